@@ -1,0 +1,1 @@
+//! Procedural macros of the `breaker` crate. Use them through `breaker`, not directly.

@@ -1,0 +1,303 @@
+//! The `Breaker`: admission, recording and operator actions over the state machine.
+
+use std::fmt;
+use std::future::IntoFuture;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use crate::clock::{Clock, ClockSource, LazyNow};
+use crate::config::{Config, Window};
+use crate::events::{Event, Listeners};
+use crate::machine::{self, Admission, Machine, Transition};
+use crate::window::Mark;
+use crate::{Classify, Outcome, Permit, Rejected, Snapshot, State};
+
+const STATE_BITS: u32 = 3;
+const STATE_MASK: u64 = (1 << STATE_BITS) - 1;
+
+/// A circuit breaker guarding one downstream.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker::{Breaker, Config, State};
+/// use breaker::clock::ManualClock;
+///
+/// let config = Config::builder().count_window(4).min_calls(4).probes(1).build()?;
+/// let clock = ManualClock::new();
+/// let b = Breaker::with_clock("libraryd", config, clock.clone());
+///
+/// for _ in 0..2 {
+///     b.try_acquire().unwrap().success();
+///     b.try_acquire().unwrap().failure();
+/// }
+/// assert_eq!(b.state(), State::Open); // 2 of 4 failed: 0.5 >= 0.5
+///
+/// let rejected = b.try_acquire().unwrap_err();
+/// assert_eq!(rejected.retry_after(), Some(Duration::from_secs(5)));
+///
+/// clock.advance(Duration::from_secs(5));
+/// b.try_acquire().unwrap().success(); // the first call after 5s is a probe
+/// assert_eq!(b.state(), State::Closed);
+/// # Ok::<(), breaker::ConfigError>(())
+/// ```
+pub struct Breaker {
+    name: Arc<str>,
+    config: Config,
+    clock: ClockSource,
+    /// `generation << 3 | state`, written under the lock, read without it so that CLOSED
+    /// admits with one atomic load.
+    word: AtomicU64,
+    machine: Mutex<Machine>,
+    rejected: AtomicU64,
+    listeners: Listeners,
+}
+
+impl Breaker {
+    /// A breaker named `name` on the default clock.
+    pub fn new(name: impl Into<Arc<str>>, config: Config) -> Self {
+        Self::with_source(name.into(), config, ClockSource::Default)
+    }
+
+    /// A breaker on a clock of your own, typically a [`ManualClock`](crate::clock::ManualClock).
+    pub fn with_clock(name: impl Into<Arc<str>>, config: Config, clock: impl Clock) -> Self {
+        Self::with_source(name.into(), config, ClockSource::Custom(Arc::new(clock)))
+    }
+
+    fn with_source(name: Arc<str>, config: Config, clock: ClockSource) -> Self {
+        let machine = Machine::new(&config, clock.now());
+        Self {
+            name,
+            config,
+            clock,
+            word: AtomicU64::new(State::Closed.code()),
+            machine: Mutex::new(machine),
+            rejected: AtomicU64::new(0),
+            listeners: Listeners::default(),
+        }
+    }
+
+    /// The breaker's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The breaker's configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The current state. An expired OPEN still reads `Open` until the next call asks.
+    pub fn state(&self) -> State {
+        State::from_code(self.word.load(Ordering::Acquire) & STATE_MASK)
+    }
+
+    /// Asks to make one call: a [`Permit`] to report its result with, or why not.
+    #[inline]
+    pub fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
+        let word = self.word.load(Ordering::Acquire);
+        let generation = word >> STATE_BITS;
+        match State::from_code(word & STATE_MASK) {
+            State::Closed => Ok(Permit::new(
+                self,
+                generation,
+                Admission::Counted,
+                self.start_time(None),
+            )),
+            State::Disabled => Ok(Permit::new(self, generation, Admission::Passthrough, None)),
+            _ => self.acquire_locked(),
+        }
+    }
+
+    #[cold]
+    fn acquire_locked(&self) -> Result<Permit<'_>, Rejected> {
+        let mut now = LazyNow::new(&self.clock);
+        let mut transition = None;
+        let (admitted, generation) = {
+            let mut m = self.lock();
+            let admitted = m.acquire(&self.config, &mut now, &mut transition);
+            self.publish(&m);
+            (admitted, m.generation())
+        };
+        self.emit(transition);
+        match admitted {
+            Ok(admission) => {
+                let started = self.start_time(Some(&mut now));
+                Ok(Permit::new(self, generation, admission, started))
+            }
+            Err((reason, retry_after)) => {
+                self.rejected.fetch_add(1, Ordering::Relaxed);
+                Err(Rejected::new(self.name.clone(), reason, retry_after))
+            }
+        }
+    }
+
+    /// When slow calls are judged, the time a call starts.
+    #[inline]
+    fn start_time(&self, now: Option<&mut LazyNow<'_>>) -> Option<Instant> {
+        self.config.slow_calls()?;
+        Some(match now {
+            Some(now) => now.get(),
+            None => self.clock.now(),
+        })
+    }
+
+    /// Reports the result of a permit; called by `Permit`.
+    pub(crate) fn complete(
+        &self,
+        generation: u64,
+        admission: Admission,
+        outcome: Outcome,
+        started: Option<Instant>,
+    ) {
+        if admission == Admission::Passthrough
+            || (outcome == Outcome::Ignored && admission == Admission::Counted)
+            || self.word.load(Ordering::Acquire) >> STATE_BITS != generation
+        {
+            return;
+        }
+        if outcome == Outcome::Ignored {
+            self.lock().release_probe(generation);
+            return;
+        }
+        let mut now = LazyNow::known(&self.clock, None);
+        let slow = match (self.config.slow_calls(), started) {
+            (Some(slow), Some(started)) => {
+                now.get().saturating_duration_since(started) > slow.threshold
+            }
+            _ => false,
+        };
+        let mark = Mark {
+            failure: outcome == Outcome::Failure,
+            slow,
+        };
+        let transition = {
+            let mut m = self.lock();
+            let transition = m.record(&self.config, generation, admission, mark, &mut now);
+            self.publish(&m);
+            transition
+        };
+        self.emit(transition);
+    }
+
+    /// Runs `future` if the breaker admits it, and records its output as
+    /// [`Classify`] judges it.
+    ///
+    /// If the future is dropped before it completes, nothing is recorded and a half-open
+    /// probe slot is freed; if it panics, a failure is recorded.
+    ///
+    /// ```
+    /// use std::io;
+    /// use breaker::{Breaker, Config};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let b = Breaker::new("libraryd", Config::default());
+    /// let out = b.call(async { Err::<u32, _>(io::Error::from(io::ErrorKind::TimedOut)) }).await;
+    /// assert!(matches!(out, Ok(Err(_))));
+    /// assert_eq!(b.snapshot().failures, 1);
+    /// # });
+    /// ```
+    pub async fn call<F>(&self, future: F) -> Result<F::Output, Rejected>
+    where
+        F: IntoFuture,
+        F::Output: Classify,
+    {
+        self.call_with(future, Classify::classify).await
+    }
+
+    /// Like [`call`](Breaker::call), judging the output with `classify` instead of its
+    /// [`Classify`] impl.
+    pub async fn call_with<F, C>(&self, future: F, classify: C) -> Result<F::Output, Rejected>
+    where
+        F: IntoFuture,
+        C: FnOnce(&F::Output) -> Outcome,
+    {
+        let permit = self.try_acquire()?;
+        let output = future.await;
+        permit.record(classify(&output));
+        Ok(output)
+    }
+
+    /// Rejects every call, never half-opening, until [`reset`](Breaker::reset).
+    pub fn force_open(&self) {
+        self.set(State::ForcedOpen);
+    }
+
+    /// Admits every call and records nothing until [`reset`](Breaker::reset).
+    pub fn disable(&self) {
+        self.set(State::Disabled);
+    }
+
+    /// Back to CLOSED with an empty window; results of calls admitted before are discarded.
+    pub fn reset(&self) {
+        self.set(State::Closed);
+    }
+
+    fn set(&self, to: State) {
+        let mut now = LazyNow::new(&self.clock);
+        let transition = {
+            let mut m = self.lock();
+            let transition = m.set(to, &mut now);
+            self.publish(&m);
+            transition
+        };
+        self.emit(transition);
+    }
+
+    /// The state and the window's counts, read together.
+    pub fn snapshot(&self) -> Snapshot {
+        let now = matches!(self.config.window(), Window::Time { .. }).then(|| self.clock.now());
+        let (state, totals) = {
+            let mut m = self.lock();
+            (m.state(), m.totals(now))
+        };
+        let (failure_rate, slow_call_rate) = machine::rates(&self.config, totals);
+        Snapshot {
+            state,
+            calls: totals.calls,
+            failures: totals.failures,
+            slow_calls: totals.slow,
+            failure_rate,
+            slow_call_rate: slow_call_rate.filter(|_| self.config.slow_calls().is_some()),
+            rejected: self.rejected.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Half-open probes currently in flight (0 outside HALF_OPEN).
+    pub fn probes_in_flight(&self) -> u32 {
+        self.lock().probes_in_flight()
+    }
+
+    /// Calls `listener` on every [`Event`], after the change is made and with no lock held,
+    /// so it may call back into the breaker. A panicking listener is contained.
+    pub fn on_event(&self, listener: impl Fn(&Event) + Send + Sync + 'static) {
+        self.listeners.add(Arc::new(listener));
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Machine> {
+        // No user code runs under this lock, so a poisoned lock still holds a sound machine.
+        self.machine.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn publish(&self, m: &Machine) {
+        let word = m.generation() << STATE_BITS | m.state().code();
+        self.word.store(word, Ordering::Release);
+    }
+
+    fn emit(&self, transition: Option<Transition>) {
+        if let Some((from, to)) = transition {
+            self.listeners.emit(&Event::StateTransition { from, to });
+        }
+    }
+}
+
+impl fmt::Debug for Breaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Breaker")
+            .field("name", &self.name)
+            .field("state", &self.state())
+            .field("config", &self.config)
+            .field("listeners", &self.listeners)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,422 @@
+//! Breaker configuration: the builder and every validation rule.
+//!
+//! The builder is `const`, so the `#[circuit_breaker]` attribute can validate its arguments
+//! at compile time with these same rules instead of a copy of them.
+
+use std::fmt;
+use std::time::Duration;
+
+/// How the breaker remembers recent outcomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    /// The last `n` completed calls.
+    Count(u32),
+    /// The calls completed during the last `span`, kept in `buckets` buckets of `span / buckets`.
+    Time {
+        /// How far back the window reaches.
+        span: Duration,
+        /// How many buckets the span is cut into; outcomes expire one bucket at a time.
+        buckets: u32,
+    },
+}
+
+/// Slow-call detection: calls slower than `threshold` count as slow, and the breaker opens
+/// when the share of slow calls reaches `rate`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlowCalls {
+    /// A call is slow when the time from acquire to result is longer than this.
+    pub threshold: Duration,
+    /// Share of slow calls, in (0, 1], that opens the breaker.
+    pub rate: f64,
+}
+
+/// A validated breaker configuration.
+///
+/// Built with [`Config::builder`]; [`Config::default`] is a count window of 20 calls, at least
+/// 10 calls before judging, failure rate 0.5, open for 5 seconds, 3 half-open probes.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker::Config;
+///
+/// let config = Config::builder()
+///     .count_window(20)
+///     .min_calls(10)
+///     .failure_rate(0.5)
+///     .slow_calls(Duration::from_millis(800), 0.8)
+///     .open_for(Duration::from_secs(5))
+///     .probes(3)
+///     .build()?;
+/// assert_eq!(config.min_calls(), 10);
+/// # Ok::<(), breaker::ConfigError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    window: Window,
+    min_calls: u32,
+    failure_rate: f64,
+    slow_calls: Option<SlowCalls>,
+    open_for: Duration,
+    probes: u32,
+}
+
+impl Config {
+    /// A builder that starts from the defaults.
+    pub const fn builder() -> ConfigBuilder {
+        ConfigBuilder::new()
+    }
+
+    /// The outcome window.
+    pub const fn window(&self) -> Window {
+        self.window
+    }
+
+    /// Calls that must be in the window before the failure rate is judged.
+    pub const fn min_calls(&self) -> u32 {
+        self.min_calls
+    }
+
+    /// Failure rate, in (0, 1], at or above which the breaker opens.
+    pub const fn failure_rate(&self) -> f64 {
+        self.failure_rate
+    }
+
+    /// Slow-call detection, if configured.
+    pub const fn slow_calls(&self) -> Option<SlowCalls> {
+        self.slow_calls
+    }
+
+    /// How long the breaker stays open before it lets probes through.
+    pub const fn open_for(&self) -> Duration {
+        self.open_for
+    }
+
+    /// How many half-open probes may be in flight at once.
+    pub const fn probes(&self) -> u32 {
+        self.probes
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        match ConfigBuilder::new().build() {
+            Ok(config) => config,
+            Err(_) => unreachable!("the default configuration is valid"),
+        }
+    }
+}
+
+/// Builds a [`Config`]; every setter is `const` and [`build`](ConfigBuilder::build) validates.
+///
+/// `min_calls` defaults to half the count window (at least 1), or 10 for a time window.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker::Config;
+///
+/// let config = Config::builder().time_window(Duration::from_secs(10), 10).build()?;
+/// assert_eq!(config.min_calls(), 10);
+///
+/// let err = Config::builder().failure_rate(1.5).build().unwrap_err();
+/// assert_eq!(err.to_string(), "failure_rate must be in (0, 1], got 1.5");
+/// # Ok::<(), breaker::ConfigError>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ConfigBuilder {
+    window: Window,
+    min_calls: Option<u32>,
+    failure_rate: f64,
+    slow_calls: Option<SlowCalls>,
+    open_for: Duration,
+    probes: u32,
+}
+
+impl Default for ConfigBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ConfigBuilder {
+    /// The defaults: count window 20, min calls 10, failure rate 0.5, open 5s, 3 probes.
+    pub const fn new() -> Self {
+        Self {
+            window: Window::Count(20),
+            min_calls: None,
+            failure_rate: 0.5,
+            slow_calls: None,
+            open_for: Duration::from_secs(5),
+            probes: 3,
+        }
+    }
+
+    /// Judge the last `calls` completed calls.
+    pub const fn count_window(mut self, calls: u32) -> Self {
+        self.window = Window::Count(calls);
+        self
+    }
+
+    /// Judge the calls completed during the last `span`, expired in `buckets` steps.
+    pub const fn time_window(mut self, span: Duration, buckets: u32) -> Self {
+        self.window = Window::Time { span, buckets };
+        self
+    }
+
+    /// Calls that must be in the window before the failure rate is judged.
+    pub const fn min_calls(mut self, calls: u32) -> Self {
+        self.min_calls = Some(calls);
+        self
+    }
+
+    /// Open when `failures / calls >= rate`; `rate` must be in (0, 1].
+    pub const fn failure_rate(mut self, rate: f64) -> Self {
+        self.failure_rate = rate;
+        self
+    }
+
+    /// Count calls slower than `threshold` as slow, and open when `slow / calls >= rate`.
+    pub const fn slow_calls(mut self, threshold: Duration, rate: f64) -> Self {
+        self.slow_calls = Some(SlowCalls { threshold, rate });
+        self
+    }
+
+    /// How long the breaker stays open before it lets probes through.
+    pub const fn open_for(mut self, duration: Duration) -> Self {
+        self.open_for = duration;
+        self
+    }
+
+    /// How many half-open probes may be in flight at once (and must succeed to close).
+    pub const fn probes(mut self, probes: u32) -> Self {
+        self.probes = probes;
+        self
+    }
+
+    /// Validates every field and returns the configuration, or the first rule broken.
+    pub const fn build(self) -> Result<Config, ConfigError> {
+        let mut i = 0;
+        while i < Field::ALL.len() {
+            if let Err(e) = self.check(Field::ALL[i]) {
+                return Err(e);
+            }
+            i += 1;
+        }
+        Ok(Config {
+            window: self.window,
+            min_calls: self.effective_min_calls(),
+            failure_rate: self.failure_rate,
+            slow_calls: self.slow_calls,
+            open_for: self.open_for,
+            probes: self.probes,
+        })
+    }
+
+    const fn effective_min_calls(&self) -> u32 {
+        match (self.min_calls, self.window) {
+            (Some(min), _) => min,
+            (None, Window::Count(n)) if n / 2 == 0 => 1,
+            (None, Window::Count(n)) => n / 2,
+            (None, Window::Time { .. }) => 10,
+        }
+    }
+
+    /// Checks the rules of one field. The attribute macro calls this once per key, so that
+    /// each broken rule is reported at the key that breaks it.
+    #[doc(hidden)]
+    pub const fn check(&self, field: Field) -> Result<(), ConfigError> {
+        match field {
+            Field::Window => match self.window {
+                Window::Count(0) => Err(ConfigError::new(
+                    field,
+                    "count window must be at least 1 call",
+                    Value::U32(0),
+                )),
+                Window::Time { span, .. } if span.is_zero() => Err(ConfigError::new(
+                    field,
+                    "time window span must be greater than zero",
+                    Value::Duration(span),
+                )),
+                _ => Ok(()),
+            },
+            Field::Buckets => match self.window {
+                Window::Time { buckets: 0, .. } => Err(ConfigError::new(
+                    field,
+                    "buckets must be at least 1",
+                    Value::U32(0),
+                )),
+                Window::Time { span, buckets } if span.as_nanos() < buckets as u128 => {
+                    Err(ConfigError::new(
+                        field,
+                        "buckets must not exceed the window span in nanoseconds",
+                        Value::U32(buckets),
+                    ))
+                }
+                _ => Ok(()),
+            },
+            Field::MinCalls => match (self.min_calls, self.window) {
+                (Some(0), _) => Err(ConfigError::new(
+                    field,
+                    "min_calls must be at least 1",
+                    Value::U32(0),
+                )),
+                (Some(min), Window::Count(window)) if window > 0 && min > window => {
+                    Err(ConfigError::new(
+                        field,
+                        "min_calls must be at most the count window",
+                        Value::MinOverWindow { min, window },
+                    ))
+                }
+                _ => Ok(()),
+            },
+            Field::FailureRate => {
+                check_rate(field, "failure_rate must be in (0, 1]", self.failure_rate)
+            }
+            Field::SlowThreshold => match self.slow_calls {
+                Some(slow) if slow.threshold.is_zero() => Err(ConfigError::new(
+                    field,
+                    "slow_calls threshold must be greater than zero",
+                    Value::Duration(slow.threshold),
+                )),
+                _ => Ok(()),
+            },
+            Field::SlowRate => match self.slow_calls {
+                Some(slow) => check_rate(field, "slow_calls rate must be in (0, 1]", slow.rate),
+                None => Ok(()),
+            },
+            Field::OpenFor => {
+                if self.open_for.is_zero() {
+                    Err(ConfigError::new(
+                        field,
+                        "open_for must be greater than zero",
+                        Value::Duration(self.open_for),
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+            Field::Probes => {
+                if self.probes == 0 {
+                    Err(ConfigError::new(
+                        field,
+                        "probes must be at least 1",
+                        Value::U32(0),
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+const fn check_rate(field: Field, rule: &'static str, rate: f64) -> Result<(), ConfigError> {
+    // Written so that NaN fails too: every comparison with NaN is false.
+    if rate > 0.0 && rate <= 1.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::new(field, rule, Value::F64(rate)))
+    }
+}
+
+/// A configuration field, as [`ConfigError::field`] names it.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    Window,
+    Buckets,
+    MinCalls,
+    FailureRate,
+    SlowThreshold,
+    SlowRate,
+    OpenFor,
+    Probes,
+}
+
+impl Field {
+    /// Every field, in the order `build` checks them.
+    pub const ALL: [Field; 8] = [
+        Field::Window,
+        Field::Buckets,
+        Field::MinCalls,
+        Field::FailureRate,
+        Field::SlowThreshold,
+        Field::SlowRate,
+        Field::OpenFor,
+        Field::Probes,
+    ];
+
+    /// The builder's name for the field.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Field::Window => "window",
+            Field::Buckets => "buckets",
+            Field::MinCalls => "min_calls",
+            Field::FailureRate => "failure_rate",
+            Field::SlowThreshold => "slow_calls.threshold",
+            Field::SlowRate => "slow_calls.rate",
+            Field::OpenFor => "open_for",
+            Field::Probes => "probes",
+        }
+    }
+}
+
+/// The value a rule was checked against, kept for the error message.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Value {
+    U32(u32),
+    F64(f64),
+    Duration(Duration),
+    MinOverWindow { min: u32, window: u32 },
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::U32(v) => write!(f, "{v}"),
+            Value::F64(v) => write!(f, "{v}"),
+            Value::Duration(d) => write!(f, "{d:?}"),
+            Value::MinOverWindow { min, window } => write!(f, "{min} with a window of {window}"),
+        }
+    }
+}
+
+/// A configuration broke a rule: names the field, the rule and the value.
+///
+/// ```
+/// use breaker::Config;
+///
+/// let err = Config::builder().count_window(20).min_calls(30).build().unwrap_err();
+/// assert_eq!(err.field(), "min_calls");
+/// assert_eq!(err.to_string(), "min_calls must be at most the count window, got 30 with a window of 20");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    field: Field,
+    rule: &'static str,
+    value: Value,
+}
+
+impl ConfigError {
+    const fn new(field: Field, rule: &'static str, value: Value) -> Self {
+        Self { field, rule, value }
+    }
+
+    /// The builder field that broke a rule, e.g. `"failure_rate"`.
+    pub const fn field(&self) -> &'static str {
+        self.field.name()
+    }
+
+    /// The rule that was broken, e.g. `"failure_rate must be in (0, 1]"`.
+    pub const fn rule(&self) -> &'static str {
+        self.rule
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, got {}", self.rule, self.value)
+    }
+}
+
+impl std::error::Error for ConfigError {}

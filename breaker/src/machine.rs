@@ -1,0 +1,229 @@
+//! The state machine: states, transitions and generations, as plain data under one lock.
+//!
+//! Every function here takes the time as an argument and never reads a clock, so the rules
+//! can be read, and tested, apart from concurrency.
+
+use std::time::{Duration, Instant};
+
+use crate::clock::LazyNow;
+use crate::config::Config;
+use crate::rejected::RejectReason;
+use crate::window::{Mark, OutcomeWindow, Totals};
+use crate::State;
+
+/// How a permit was admitted; decides what its result does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Admission {
+    /// Admitted in CLOSED: its outcome enters the window.
+    Counted,
+    /// A half-open probe holding one of the `probes` slots.
+    Probe,
+    /// Admitted by a disabled breaker: nothing is recorded.
+    Passthrough,
+}
+
+/// A state change, reported to listeners once the lock is released.
+pub(crate) type Transition = (State, State);
+
+#[derive(Debug)]
+pub(crate) struct Machine {
+    state: State,
+    /// Bumped by every state change and every reset; permits carry the one they were
+    /// admitted in, and results of older generations are discarded.
+    generation: u64,
+    window: OutcomeWindow,
+    opened_at: Instant,
+    probes_in_flight: u32,
+    probe_successes: u32,
+}
+
+impl Machine {
+    pub(crate) fn new(config: &Config, now: Instant) -> Self {
+        Self {
+            state: State::Closed,
+            generation: 0,
+            window: OutcomeWindow::new(config.window(), now),
+            opened_at: now,
+            probes_in_flight: 0,
+            probe_successes: 0,
+        }
+    }
+
+    pub(crate) fn state(&self) -> State {
+        self.state
+    }
+
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub(crate) fn totals(&mut self, now: Option<Instant>) -> Totals {
+        self.window.totals(now)
+    }
+
+    pub(crate) fn probes_in_flight(&self) -> u32 {
+        self.probes_in_flight
+    }
+
+    /// Decides whether a call may run now.
+    pub(crate) fn acquire(
+        &mut self,
+        config: &Config,
+        now: &mut LazyNow<'_>,
+        transition: &mut Option<Transition>,
+    ) -> Result<Admission, (RejectReason, Option<Duration>)> {
+        match self.state {
+            State::Closed => Ok(Admission::Counted),
+            State::Disabled => Ok(Admission::Passthrough),
+            State::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
+            State::Open if self.open_left(config, now.get()) > Duration::ZERO => {
+                Err((RejectReason::Open, Some(self.open_left(config, now.get()))))
+            }
+            State::Open => {
+                // Lazy expiry: the first call at or after the deadline becomes a probe.
+                *transition = self.enter(State::HalfOpen, now);
+                self.probes_in_flight = 1;
+                Ok(Admission::Probe)
+            }
+            State::HalfOpen if self.probes_in_flight < config.probes() => {
+                self.probes_in_flight += 1;
+                Ok(Admission::Probe)
+            }
+            State::HalfOpen => Err((RejectReason::HalfOpenFull, None)),
+        }
+    }
+
+    /// Applies the result of a permit admitted in `generation`.
+    pub(crate) fn record(
+        &mut self,
+        config: &Config,
+        generation: u64,
+        admission: Admission,
+        mark: Mark,
+        now: &mut LazyNow<'_>,
+    ) -> Option<Transition> {
+        if generation != self.generation {
+            return None;
+        }
+        match (self.state, admission) {
+            (State::Closed, Admission::Counted) => {
+                let timed = self.window.needs_clock().then(|| now.get());
+                self.window.record(mark, timed);
+                let totals = self.window.totals(timed);
+                if trips(config, totals) {
+                    return self.enter(State::Open, now);
+                }
+                None
+            }
+            (State::HalfOpen, Admission::Probe) => {
+                self.probes_in_flight -= 1;
+                if mark.failure || mark.slow {
+                    return self.enter(State::Open, now);
+                }
+                self.probe_successes += 1;
+                if self.probe_successes >= config.probes() {
+                    return self.enter(State::Closed, now);
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// Time left in OPEN; measured from the opening so that no deadline can overflow.
+    fn open_left(&self, config: &Config, now: Instant) -> Duration {
+        config
+            .open_for()
+            .saturating_sub(now.saturating_duration_since(self.opened_at))
+    }
+
+    /// A probe that ended without a verdict (ignored or cancelled) frees its slot.
+    pub(crate) fn release_probe(&mut self, generation: u64) {
+        if generation == self.generation && self.state == State::HalfOpen {
+            self.probes_in_flight -= 1;
+        }
+    }
+
+    /// Moves to an operator-chosen state. `reset` (to CLOSED) always starts a new generation
+    /// with an empty window, even from CLOSED.
+    pub(crate) fn set(&mut self, to: State, now: &mut LazyNow<'_>) -> Option<Transition> {
+        if to == self.state && to != State::Closed {
+            return None;
+        }
+        self.enter(to, now)
+    }
+
+    fn enter(&mut self, to: State, now: &mut LazyNow<'_>) -> Option<Transition> {
+        let from = self.state;
+        self.state = to;
+        self.generation += 1;
+        self.probes_in_flight = 0;
+        self.probe_successes = 0;
+        match to {
+            State::Open => self.opened_at = now.get(),
+            State::Closed => self.window.clear(),
+            _ => {}
+        }
+        (from != to).then_some((from, to))
+    }
+}
+
+/// Whether the window's counts open the breaker: judged only once `min_calls` calls
+/// completed, on `failures / calls` (not over the window size), with `>=`.
+fn trips(config: &Config, totals: Totals) -> bool {
+    if totals.calls == 0 || totals.calls < config.min_calls() {
+        return false;
+    }
+    let calls = f64::from(totals.calls);
+    if f64::from(totals.failures) / calls >= config.failure_rate() {
+        return true;
+    }
+    match config.slow_calls() {
+        Some(slow) => f64::from(totals.slow) / calls >= slow.rate,
+        None => false,
+    }
+}
+
+/// The rates a snapshot shows, or `None` before `min_calls` calls completed.
+pub(crate) fn rates(config: &Config, totals: Totals) -> (Option<f64>, Option<f64>) {
+    if totals.calls == 0 || totals.calls < config.min_calls() {
+        return (None, None);
+    }
+    let calls = f64::from(totals.calls);
+    (
+        Some(f64::from(totals.failures) / calls),
+        Some(f64::from(totals.slow) / calls),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judging_waits_for_min_calls_and_uses_completed_calls() {
+        let config = Config::builder()
+            .count_window(20)
+            .min_calls(10)
+            .build()
+            .unwrap();
+        let nine = Totals {
+            calls: 9,
+            failures: 9,
+            slow: 0,
+        };
+        assert!(!trips(&config, nine));
+        let half = Totals {
+            calls: 10,
+            failures: 5,
+            slow: 0,
+        };
+        assert!(trips(&config, half), "5 of 10 at 0.5 opens: the rule is >=");
+        let below = Totals {
+            calls: 11,
+            failures: 5,
+            slow: 0,
+        };
+        assert!(!trips(&config, below));
+    }
+}

@@ -1,0 +1,81 @@
+//! The error of a call the breaker did not let through.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Why a call was rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RejectReason {
+    /// The breaker is open: the downstream failed too often.
+    Open,
+    /// The breaker is half-open and every probe slot is in flight.
+    HalfOpenFull,
+    /// An operator forced the breaker open.
+    ForcedOpen,
+}
+
+/// A call the breaker rejected without running it: which breaker, why, and when to retry.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker::{Breaker, Config, RejectReason};
+/// use breaker::clock::ManualClock;
+///
+/// let clock = ManualClock::new();
+/// let b = Breaker::with_clock("libraryd", Config::default(), clock.clone());
+/// b.force_open();
+/// let rejected = b.try_acquire().unwrap_err();
+/// assert_eq!(rejected.reason(), RejectReason::ForcedOpen);
+/// assert_eq!(rejected.retry_after(), None);
+/// assert_eq!(rejected.to_string(), "circuit 'libraryd' is forced open");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Rejected {
+    name: Arc<str>,
+    reason: RejectReason,
+    retry_after: Option<Duration>,
+}
+
+impl Rejected {
+    pub(crate) fn new(name: Arc<str>, reason: RejectReason, retry_after: Option<Duration>) -> Self {
+        Self {
+            name,
+            reason,
+            retry_after,
+        }
+    }
+
+    /// Name of the breaker that rejected the call.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Why the call was rejected.
+    pub fn reason(&self) -> RejectReason {
+        self.reason
+    }
+
+    /// Time until the breaker lets probes through: `Some` when rejected by OPEN.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+}
+
+impl fmt::Display for Rejected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "circuit '{}' is ", self.name)?;
+        match self.reason {
+            RejectReason::Open => f.write_str("open")?,
+            RejectReason::HalfOpenFull => f.write_str("half-open with every probe in flight")?,
+            RejectReason::ForcedOpen => f.write_str("forced open")?,
+        }
+        if let Some(after) = self.retry_after {
+            write!(f, "; retry in {:.1}s", after.as_secs_f64())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Rejected {}

@@ -1,0 +1,166 @@
+//! A time window: calls completed in the last span, kept in fixed buckets.
+
+use std::time::{Duration, Instant};
+
+use super::{Mark, Totals};
+
+/// Outcomes of the last `span`, at a granularity of `span / buckets`.
+///
+/// Memory is O(buckets) whatever the traffic. Recording is amortised O(1): moving forward
+/// clears each expired bucket once, and an idle period of a whole span clears them all.
+#[derive(Debug)]
+pub(crate) struct TimeWindow {
+    buckets: Box<[Totals]>,
+    width_nanos: u64,
+    origin: Instant,
+    /// Index (since `origin`) of the newest bucket.
+    current: u64,
+    totals: Totals,
+}
+
+impl TimeWindow {
+    pub(crate) fn new(span: Duration, buckets: u32, origin: Instant) -> Self {
+        let buckets = buckets.max(1);
+        let span_nanos = u64::try_from(span.as_nanos()).unwrap_or(u64::MAX);
+        Self {
+            buckets: vec![Totals::default(); buckets as usize].into_boxed_slice(),
+            width_nanos: (span_nanos / u64::from(buckets)).max(1),
+            origin,
+            current: 0,
+            totals: Totals::default(),
+        }
+    }
+
+    fn index_at(&self, now: Instant) -> u64 {
+        let elapsed = now.saturating_duration_since(self.origin).as_nanos();
+        u64::try_from(elapsed / u128::from(self.width_nanos)).unwrap_or(u64::MAX)
+    }
+
+    /// Expires the buckets that fell out of the window by `now`. A clock that went backwards
+    /// keeps the newest bucket.
+    fn advance(&mut self, now: Option<Instant>) {
+        let Some(now) = now else { return };
+        let index = self.index_at(now);
+        if index <= self.current {
+            return;
+        }
+        let len = self.buckets.len() as u64;
+        if index - self.current >= len {
+            self.buckets.fill(Totals::default());
+            self.totals = Totals::default();
+        } else {
+            for i in self.current + 1..=index {
+                let bucket = &mut self.buckets[(i % len) as usize];
+                self.totals.calls -= bucket.calls;
+                self.totals.failures -= bucket.failures;
+                self.totals.slow -= bucket.slow;
+                *bucket = Totals::default();
+            }
+        }
+        self.current = index;
+    }
+
+    pub(crate) fn record(&mut self, mark: Mark, now: Option<Instant>) {
+        self.advance(now);
+        let len = self.buckets.len() as u64;
+        let bucket = &mut self.buckets[(self.current % len) as usize];
+        for counts in [bucket, &mut self.totals] {
+            counts.calls = counts.calls.saturating_add(1);
+            counts.failures = counts.failures.saturating_add(u32::from(mark.failure));
+            counts.slow = counts.slow.saturating_add(u32::from(mark.slow));
+        }
+    }
+
+    pub(crate) fn totals(&mut self, now: Option<Instant>) -> Totals {
+        self.advance(now);
+        self.totals
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.buckets.fill(Totals::default());
+        self.totals = Totals::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: Mark = Mark {
+        failure: false,
+        slow: false,
+    };
+    const FAIL: Mark = Mark {
+        failure: true,
+        slow: false,
+    };
+
+    fn at(origin: Instant, ms: u64) -> Option<Instant> {
+        Some(origin + Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn buckets_expire_one_at_a_time() {
+        let origin = Instant::now();
+        // 10s in 10 buckets of 1s.
+        let mut w = TimeWindow::new(Duration::from_secs(10), 10, origin);
+        w.record(FAIL, at(origin, 0));
+        w.record(OK, at(origin, 4_500));
+        assert_eq!(
+            w.totals(at(origin, 9_999)),
+            Totals {
+                calls: 2,
+                failures: 1,
+                slow: 0
+            }
+        );
+        // The first bucket [0s, 1s) expires at 10s; the one at 4.5s stays until 14s.
+        assert_eq!(
+            w.totals(at(origin, 10_000)),
+            Totals {
+                calls: 1,
+                failures: 0,
+                slow: 0
+            }
+        );
+        assert_eq!(w.totals(at(origin, 13_999)).calls, 1);
+        assert_eq!(w.totals(at(origin, 14_000)).calls, 0);
+    }
+
+    #[test]
+    fn an_idle_span_expires_everything() {
+        let origin = Instant::now();
+        let mut w = TimeWindow::new(Duration::from_secs(10), 10, origin);
+        for _ in 0..1000 {
+            w.record(FAIL, at(origin, 500));
+        }
+        assert_eq!(w.totals(at(origin, 500)).failures, 1000);
+        assert_eq!(w.totals(at(origin, 3_600_000)), Totals::default());
+        w.record(OK, at(origin, 3_600_001));
+        assert_eq!(
+            w.totals(at(origin, 3_600_001)),
+            Totals {
+                calls: 1,
+                failures: 0,
+                slow: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_clock_going_backwards_records_into_the_newest_bucket() {
+        let origin = Instant::now();
+        let mut w = TimeWindow::new(Duration::from_secs(10), 10, origin);
+        w.record(OK, at(origin, 5_000));
+        w.record(FAIL, at(origin, 1_000));
+        assert_eq!(
+            w.totals(at(origin, 5_000)),
+            Totals {
+                calls: 2,
+                failures: 1,
+                slow: 0
+            }
+        );
+        assert_eq!(w.totals(at(origin, 15_000)), Totals::default());
+    }
+}
