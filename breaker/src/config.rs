@@ -6,6 +6,12 @@
 use std::fmt;
 use std::time::Duration;
 
+/// Largest count window: memory per breaker stays bounded (one byte per call).
+pub const MAX_COUNT_WINDOW: u32 = 1 << 20;
+
+/// Largest number of time-window buckets.
+pub const MAX_BUCKETS: u32 = 1 << 12;
+
 /// How the breaker remembers recent outcomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Window {
@@ -232,6 +238,11 @@ impl ConfigBuilder {
                     "count window must be at least 1 call",
                     Value::U32(0),
                 )),
+                Window::Count(n) if n > MAX_COUNT_WINDOW => Err(ConfigError::new(
+                    field,
+                    "count window must be at most 1048576 calls",
+                    Value::U32(n),
+                )),
                 Window::Time { span, .. } if span.is_zero() => Err(ConfigError::new(
                     field,
                     "time window span must be greater than zero",
@@ -244,6 +255,11 @@ impl ConfigBuilder {
                     field,
                     "buckets must be at least 1",
                     Value::U32(0),
+                )),
+                Window::Time { buckets, .. } if buckets > MAX_BUCKETS => Err(ConfigError::new(
+                    field,
+                    "buckets must be at most 4096",
+                    Value::U32(buckets),
                 )),
                 Window::Time { span, buckets } if span.as_nanos() < buckets as u128 => {
                     Err(ConfigError::new(

@@ -66,7 +66,9 @@ mod window;
 
 pub use crate::breaker::Breaker;
 pub use crate::classify::{Classify, Outcome};
-pub use crate::config::{Config, ConfigBuilder, ConfigError, SlowCalls, Window};
+pub use crate::config::{
+    Config, ConfigBuilder, ConfigError, SlowCalls, Window, MAX_BUCKETS, MAX_COUNT_WINDOW,
+};
 pub use crate::events::Event;
 pub use crate::permit::Permit;
 pub use crate::rejected::{RejectReason, Rejected};

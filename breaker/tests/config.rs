@@ -1,0 +1,196 @@
+//! Configuration defaults and every validation rule, with the exact messages users see.
+
+use std::time::Duration;
+
+use breaker::{Config, ConfigBuilder, SlowCalls, Window};
+
+fn error(builder: ConfigBuilder) -> (&'static str, String) {
+    let err = builder.build().unwrap_err();
+    (err.field(), err.to_string())
+}
+
+#[test]
+fn defaults_follow_the_seed_design() {
+    let c = Config::default();
+    assert_eq!(c.window(), Window::Count(20));
+    assert_eq!(c.min_calls(), 10);
+    assert_eq!(c.failure_rate(), 0.5);
+    assert_eq!(c.slow_calls(), None);
+    assert_eq!(c.open_for(), Duration::from_secs(5));
+    assert_eq!(c.probes(), 3);
+    assert_eq!(Config::builder().build().unwrap(), c);
+}
+
+#[test]
+fn min_calls_defaults_to_half_the_count_window_or_ten() {
+    let min = |b: ConfigBuilder| b.build().unwrap().min_calls();
+    assert_eq!(min(Config::builder().count_window(20)), 10);
+    assert_eq!(min(Config::builder().count_window(7)), 3);
+    assert_eq!(min(Config::builder().count_window(1)), 1);
+    assert_eq!(
+        min(Config::builder().time_window(Duration::from_secs(10), 10)),
+        10
+    );
+}
+
+#[test]
+fn every_setter_is_kept() {
+    let c = Config::builder()
+        .time_window(Duration::from_secs(30), 6)
+        .min_calls(7)
+        .failure_rate(0.25)
+        .slow_calls(Duration::from_millis(800), 0.8)
+        .open_for(Duration::from_secs(2))
+        .probes(1)
+        .build()
+        .unwrap();
+    assert_eq!(
+        c.window(),
+        Window::Time {
+            span: Duration::from_secs(30),
+            buckets: 6
+        }
+    );
+    assert_eq!((c.min_calls(), c.failure_rate(), c.probes()), (7, 0.25, 1));
+    assert_eq!(
+        c.slow_calls(),
+        Some(SlowCalls {
+            threshold: Duration::from_millis(800),
+            rate: 0.8
+        })
+    );
+    assert_eq!(c.open_for(), Duration::from_secs(2));
+}
+
+#[test]
+fn bad_values_name_the_field_the_rule_and_the_value() {
+    let b = Config::builder;
+    let cases: Vec<(ConfigBuilder, &str, &str)> = vec![
+        (
+            b().count_window(0),
+            "window",
+            "count window must be at least 1 call, got 0",
+        ),
+        (
+            b().time_window(Duration::ZERO, 10),
+            "window",
+            "time window span must be greater than zero, got 0ns",
+        ),
+        (
+            b().time_window(Duration::from_secs(1), 0),
+            "buckets",
+            "buckets must be at least 1, got 0",
+        ),
+        (
+            b().time_window(Duration::from_nanos(5), 10),
+            "buckets",
+            "buckets must not exceed the window span in nanoseconds, got 10",
+        ),
+        (
+            b().count_window(breaker::MAX_COUNT_WINDOW + 1),
+            "window",
+            "count window must be at most 1048576 calls, got 1048577",
+        ),
+        (
+            b().time_window(Duration::from_secs(10), 4097),
+            "buckets",
+            "buckets must be at most 4096, got 4097",
+        ),
+        (
+            b().min_calls(0),
+            "min_calls",
+            "min_calls must be at least 1, got 0",
+        ),
+        (
+            b().count_window(20).min_calls(21),
+            "min_calls",
+            "min_calls must be at most the count window, got 21 with a window of 20",
+        ),
+        (
+            b().failure_rate(0.0),
+            "failure_rate",
+            "failure_rate must be in (0, 1], got 0",
+        ),
+        (
+            b().failure_rate(1.5),
+            "failure_rate",
+            "failure_rate must be in (0, 1], got 1.5",
+        ),
+        (
+            b().failure_rate(f64::NAN),
+            "failure_rate",
+            "failure_rate must be in (0, 1], got NaN",
+        ),
+        (
+            b().failure_rate(-0.5),
+            "failure_rate",
+            "failure_rate must be in (0, 1], got -0.5",
+        ),
+        (
+            b().slow_calls(Duration::ZERO, 0.5),
+            "slow_calls.threshold",
+            "slow_calls threshold must be greater than zero, got 0ns",
+        ),
+        (
+            b().slow_calls(Duration::from_secs(1), 1.01),
+            "slow_calls.rate",
+            "slow_calls rate must be in (0, 1], got 1.01",
+        ),
+        (
+            b().slow_calls(Duration::from_secs(1), f64::NAN),
+            "slow_calls.rate",
+            "slow_calls rate must be in (0, 1], got NaN",
+        ),
+        (
+            b().open_for(Duration::ZERO),
+            "open_for",
+            "open_for must be greater than zero, got 0ns",
+        ),
+        (b().probes(0), "probes", "probes must be at least 1, got 0"),
+    ];
+    for (builder, field, message) in cases {
+        assert_eq!(error(builder), (field, message.to_string()));
+    }
+}
+
+#[test]
+fn min_calls_may_exceed_nothing_with_a_time_window() {
+    let c = Config::builder()
+        .time_window(Duration::from_secs(10), 10)
+        .min_calls(1_000)
+        .build()
+        .unwrap();
+    assert_eq!(c.min_calls(), 1_000);
+}
+
+#[test]
+fn extreme_values_are_accepted_without_panics() {
+    let largest = Config::builder()
+        .count_window(breaker::MAX_COUNT_WINDOW)
+        .min_calls(1)
+        .open_for(Duration::MAX)
+        .build()
+        .unwrap();
+    let b = breaker::Breaker::new("extreme", largest);
+    b.try_acquire().unwrap().failure();
+    let rejected = b.try_acquire().unwrap_err();
+    assert!(rejected.retry_after().unwrap() > Duration::from_secs(1 << 40));
+
+    let widest = Config::builder()
+        .time_window(Duration::MAX, breaker::MAX_BUCKETS)
+        .min_calls(1)
+        .build()
+        .unwrap();
+    let b = breaker::Breaker::new("widest", widest);
+    b.try_acquire().unwrap().failure();
+    assert_eq!(b.snapshot().failures, 1);
+}
+
+#[test]
+fn config_is_const_constructible() {
+    const CONFIG: Config = match Config::builder().count_window(8).probes(2).build() {
+        Ok(c) => c,
+        Err(_) => panic!("invalid"),
+    };
+    assert_eq!((CONFIG.window(), CONFIG.min_calls()), (Window::Count(8), 4));
+}
