@@ -56,19 +56,7 @@ impl CountWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const OK: Mark = Mark {
-        failure: false,
-        slow: false,
-    };
-    const FAIL: Mark = Mark {
-        failure: true,
-        slow: false,
-    };
-    const SLOW_OK: Mark = Mark {
-        failure: false,
-        slow: true,
-    };
+    use crate::window::marks::{FAIL, OK, SLOW_OK};
 
     #[test]
     fn keeps_only_the_last_n_outcomes() {

@@ -25,6 +25,24 @@ pub(crate) struct Mark {
     pub(crate) slow: bool,
 }
 
+#[cfg(test)]
+pub(crate) mod marks {
+    use super::Mark;
+
+    pub(crate) const OK: Mark = Mark {
+        failure: false,
+        slow: false,
+    };
+    pub(crate) const FAIL: Mark = Mark {
+        failure: true,
+        slow: false,
+    };
+    pub(crate) const SLOW_OK: Mark = Mark {
+        failure: false,
+        slow: true,
+    };
+}
+
 #[derive(Debug)]
 pub(crate) enum OutcomeWindow {
     Count(CountWindow),

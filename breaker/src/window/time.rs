@@ -85,15 +85,7 @@ impl TimeWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const OK: Mark = Mark {
-        failure: false,
-        slow: false,
-    };
-    const FAIL: Mark = Mark {
-        failure: true,
-        slow: false,
-    };
+    use crate::window::marks::{FAIL, OK};
 
     fn at(origin: Instant, ms: u64) -> Option<Instant> {
         Some(origin + Duration::from_millis(ms))
