@@ -93,6 +93,18 @@ impl Breaker {
     }
 
     /// Asks to make one call: a [`Permit`] to report its result with, or why not.
+    ///
+    /// In CLOSED this is one atomic load; the clock is read only when slow calls are judged.
+    ///
+    /// ```
+    /// use breaker::{Breaker, Config};
+    ///
+    /// let b = Breaker::new("libraryd", Config::builder().count_window(1).build()?);
+    /// b.try_acquire().expect("closed").failure();
+    /// let rejected = b.try_acquire().unwrap_err();
+    /// assert_eq!(rejected.to_string(), "circuit 'libraryd' is open; retry in 5.0s");
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
         let word = self.word.load(Ordering::Acquire);
@@ -207,6 +219,19 @@ impl Breaker {
 
     /// Like [`call`](Breaker::call), judging the output with `classify` instead of its
     /// [`Classify`] impl.
+    ///
+    /// ```
+    /// use breaker::{Breaker, Config, Outcome};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let b = Breaker::new("statusd", Config::default());
+    /// let status = b
+    ///     .call_with(async { 503_u16 }, |s| if *s >= 500 { Outcome::Failure } else { Outcome::Success })
+    ///     .await;
+    /// assert_eq!(status.unwrap(), 503);
+    /// assert_eq!(b.snapshot().failures, 1);
+    /// # });
+    /// ```
     pub async fn call_with<F, C>(&self, future: F, classify: C) -> Result<F::Output, Rejected>
     where
         F: IntoFuture,
@@ -229,6 +254,19 @@ impl Breaker {
     }
 
     /// Back to CLOSED with an empty window; results of calls admitted before are discarded.
+    ///
+    /// ```
+    /// use breaker::{Breaker, Config, State};
+    ///
+    /// let b = Breaker::new("libraryd", Config::default());
+    /// b.disable();
+    /// b.try_acquire().unwrap().failure(); // admitted, not counted
+    /// assert_eq!((b.state(), b.snapshot().calls), (State::Disabled, 0));
+    /// b.force_open();
+    /// assert!(b.try_acquire().is_err());
+    /// b.reset();
+    /// assert_eq!(b.state(), State::Closed);
+    /// ```
     pub fn reset(&self) {
         self.set(State::Closed);
     }
