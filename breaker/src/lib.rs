@@ -33,6 +33,42 @@
 //! # Ok::<(), breaker::ConfigError>(())
 //! ```
 //!
+//! # The attribute
+//!
+//! Most code only needs [`#[circuit_breaker]`](circuit_breaker) on an `async fn`: a breaker
+//! per function (or per key), configured and checked at compile time, registered in
+//! [`registry()`] for metrics and operators.
+//!
+//! ```
+//! use breaker::{circuit_breaker, registry, Rejected};
+//!
+//! #[derive(Debug)]
+//! struct Refused;
+//!
+//! impl breaker::Classify for Refused {
+//!     fn classify(&self) -> breaker::Outcome {
+//!         breaker::Outcome::Failure
+//!     }
+//! }
+//!
+//! impl From<Rejected> for Refused {
+//!     fn from(_: Rejected) -> Self {
+//!         Refused
+//!     }
+//! }
+//!
+//! #[circuit_breaker(name = "libraryd", window = 20, min = 10, rate = 0.5, open = "5s")]
+//! async fn get_book(isbn: &str) -> Result<String, Refused> {
+//!     Ok(format!("book {isbn}"))
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! get_book("978-1").await.unwrap();
+//! let b = registry().get("libraryd").unwrap();
+//! assert_eq!(b.snapshot().calls, 1);
+//! # });
+//! ```
+//!
 //! # The rules
 //!
 //! - The window counts **completed** calls only; rejected calls never enter it.
@@ -47,6 +83,8 @@
 //!
 //! # Features
 //!
+//! - `tracing` (default): logs a warning when two `#[circuit_breaker]` functions share a
+//!   name with different configurations.
 //! - `test-util`: the default clock follows tokio's, so `tokio::time::pause()` and
 //!   `tokio::time::advance()` drive every breaker. Enable it in `[dev-dependencies]`.
 
@@ -58,8 +96,10 @@ mod classify;
 pub mod clock;
 mod config;
 mod events;
+mod keyed;
 mod machine;
 mod permit;
+mod registry;
 mod rejected;
 mod state;
 mod window;
@@ -71,5 +111,11 @@ pub use crate::config::{
 };
 pub use crate::events::Event;
 pub use crate::permit::Permit;
+pub use crate::registry::{registry, Entry, Registry};
 pub use crate::rejected::{RejectReason, Rejected};
 pub use crate::state::{Snapshot, State};
+pub use breaker_macros::circuit_breaker;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;

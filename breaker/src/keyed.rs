@@ -1,0 +1,229 @@
+//! A bounded family of breakers, one per key, for `#[circuit_breaker(key = ...)]`.
+//!
+//! The attribute's static cannot name the key type, so the family is type-erased: entries
+//! are bucketed by a hash of the borrowed key and hold the owned key as `dyn Any`, compared
+//! by downcast and `Borrow`. Finding an existing key therefore never allocates, even when the
+//! key is a `&str` and the stored one a `String` (`Borrow` makes their hashes agree).
+
+use std::any::Any;
+use std::borrow::Borrow;
+use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
+use std::fmt::{self, Display};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use crate::{Breaker, Config, State};
+
+/// Breakers told apart by key, at most `max_keys` of them.
+pub(crate) struct Keyed {
+    name: Arc<str>,
+    config: Config,
+    max_keys: usize,
+    hasher: RandomState,
+    /// A logical clock for least-recently-used eviction: bumped on every lookup.
+    tick: AtomicU64,
+    slots: RwLock<Slots>,
+}
+
+#[derive(Default)]
+struct Slots {
+    buckets: HashMap<u64, Vec<Member>, BuildHasherDefault<Prehashed>>,
+    len: usize,
+}
+
+struct Member {
+    key: Box<dyn Any + Send + Sync>,
+    text: Arc<str>,
+    breaker: Arc<Breaker>,
+    used: AtomicU64,
+}
+
+impl Keyed {
+    pub(crate) fn new(name: Arc<str>, config: Config, max_keys: usize) -> Self {
+        Self {
+            name,
+            config,
+            max_keys: max_keys.max(1),
+            hasher: RandomState::new(),
+            tick: AtomicU64::new(0),
+            slots: RwLock::default(),
+        }
+    }
+
+    pub(crate) fn name(&self) -> &Arc<str> {
+        &self.name
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The breaker of `key`, created (and the least recently used one evicted, closed ones
+    /// first, past `max_keys`) if the key is new.
+    pub(crate) fn breaker<Q>(&self, key: &Q) -> Arc<Breaker>
+    where
+        Q: ?Sized + Hash + Eq + Display + ToOwned,
+        Q::Owned: Send + Sync + 'static,
+    {
+        let hash = self.hasher.hash_one(key);
+        let now = self.tick.fetch_add(1, Ordering::Relaxed);
+        {
+            let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(member) = slots.find(hash, key) {
+                member.used.store(now, Ordering::Relaxed);
+                return member.breaker.clone();
+            }
+        }
+        self.insert(hash, key, now)
+    }
+
+    #[cold]
+    fn insert<Q>(&self, hash: u64, key: &Q, now: u64) -> Arc<Breaker>
+    where
+        Q: ?Sized + Hash + Eq + Display + ToOwned,
+        Q::Owned: Send + Sync + 'static,
+    {
+        let mut slots = self.slots.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(member) = slots.find(hash, key) {
+            member.used.store(now, Ordering::Relaxed);
+            return member.breaker.clone();
+        }
+        if slots.len >= self.max_keys {
+            slots.evict_one();
+        }
+        let text: Arc<str> = Arc::from(key.to_string());
+        let breaker = Arc::new(Breaker::new(
+            format!("{}[{}]", self.name, text),
+            self.config.clone(),
+        ));
+        slots.buckets.entry(hash).or_default().push(Member {
+            key: Box::new(key.to_owned()),
+            text,
+            breaker: breaker.clone(),
+            used: AtomicU64::new(now),
+        });
+        slots.len += 1;
+        breaker
+    }
+
+    /// The breaker whose key displays as `text`.
+    pub(crate) fn find_by_text(&self, text: &str) -> Option<Arc<Breaker>> {
+        let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
+        let found = slots.members().find(|m| &*m.text == text);
+        found.map(|m| m.breaker.clone())
+    }
+
+    /// Every key's text with its breaker.
+    pub(crate) fn members(&self) -> Vec<(Arc<str>, Arc<Breaker>)> {
+        let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
+        slots
+            .members()
+            .map(|m| (m.text.clone(), m.breaker.clone()))
+            .collect()
+    }
+}
+
+impl Slots {
+    fn find<Q>(&self, hash: u64, key: &Q) -> Option<&Member>
+    where
+        Q: ?Sized + Eq + ToOwned,
+        Q::Owned: 'static,
+    {
+        self.buckets.get(&hash)?.iter().find(|m| {
+            m.key
+                .downcast_ref::<Q::Owned>()
+                .is_some_and(|owned| owned.borrow() == key)
+        })
+    }
+
+    fn members(&self) -> impl Iterator<Item = &Member> {
+        self.buckets.values().flatten()
+    }
+
+    /// Drops the least recently used member, preferring closed breakers: an open one still
+    /// protects its downstream, and forgetting it would let a burst of calls through.
+    fn evict_one(&mut self) {
+        let victim = self
+            .buckets
+            .iter()
+            .flat_map(|(hash, members)| members.iter().enumerate().map(move |(i, m)| (*hash, i, m)))
+            .min_by_key(|(_, _, m)| {
+                let open = m.breaker.state() != State::Closed;
+                (open, m.used.load(Ordering::Relaxed))
+            })
+            .map(|(hash, i, _)| (hash, i));
+        let Some((hash, i)) = victim else { return };
+        if let Some(members) = self.buckets.get_mut(&hash) {
+            members.swap_remove(i);
+            if members.is_empty() {
+                self.buckets.remove(&hash);
+            }
+            self.len -= 1;
+        }
+    }
+}
+
+impl fmt::Debug for Keyed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let len = self.slots.read().map(|s| s.len).unwrap_or(0);
+        f.debug_struct("Keyed")
+            .field("name", &self.name)
+            .field("keys", &len)
+            .field("max_keys", &self.max_keys)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The buckets' keys are hashes already; hashing them again would only cost time.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn family(max_keys: usize) -> Keyed {
+        Keyed::new(Arc::from("replicas"), Config::default(), max_keys)
+    }
+
+    #[test]
+    fn borrowed_and_owned_keys_find_one_breaker() {
+        let f = family(8);
+        let by_str = f.breaker("10.0.0.1");
+        let by_string = f.breaker(&String::from("10.0.0.1"));
+        assert!(Arc::ptr_eq(&by_str, &by_string));
+        assert_eq!(by_str.name(), "replicas[10.0.0.1]");
+        assert_eq!(f.members().len(), 1);
+    }
+
+    #[test]
+    fn full_family_evicts_least_recently_used_closed_member() {
+        let f = family(2);
+        let a = f.breaker("a");
+        f.breaker("b");
+        a.force_open();
+        f.breaker("b"); // "a" is now the least recently used, but it is not closed
+        f.breaker("c");
+        let mut keys: Vec<_> = f.members().into_iter().map(|(k, _)| k).collect();
+        keys.sort();
+        assert_eq!(keys, [Arc::from("a"), Arc::from("c")]);
+    }
+}

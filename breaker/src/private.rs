@@ -1,0 +1,232 @@
+//! What the `#[circuit_breaker]` expansion calls. Not a public API: it changes without notice.
+
+use std::borrow::Borrow;
+use std::fmt::Display;
+use std::hash::Hash;
+use std::sync::{Arc, OnceLock};
+
+pub use crate::config::{ConfigBuilder, Field};
+use crate::keyed::Keyed;
+pub use crate::{Breaker, Classify, Config, Outcome, Permit, Rejected};
+
+/// Fails compilation with the rule `field` breaks, when the attribute's `const` evaluates it.
+pub const fn check(builder: ConfigBuilder, field: Field) {
+    // A broken window is reported at `window`; rules measured against it would only repeat it.
+    let measured_by_window = matches!(field, Field::Buckets | Field::MinCalls);
+    if measured_by_window && builder.check(Field::Window).is_err() {
+        return;
+    }
+    if let Err(e) = builder.check(field) {
+        panic!("{}", e.rule());
+    }
+}
+
+/// The rule of `max_keys`, which only the attribute has.
+pub const fn check_max_keys(max_keys: usize) {
+    if max_keys == 0 {
+        panic!("max_keys must be at least 1");
+    }
+}
+
+/// The configuration of a builder whose every field was checked by [`check`].
+///
+/// An invalid builder yields the defaults instead of a second compile error: its broken rule
+/// is already reported, at the key that broke it.
+pub const fn config(builder: ConfigBuilder) -> Config {
+    match builder.build() {
+        Ok(config) => config,
+        Err(_) => match ConfigBuilder::new().build() {
+            Ok(config) => config,
+            Err(_) => panic!("the default configuration is valid"),
+        },
+    }
+}
+
+/// The registry name of a method: its type's path without generic arguments, then the method.
+pub fn method_name(self_type: &str, method: &str) -> String {
+    let path = self_type.trim_start_matches(['&', '*']);
+    let path = path.split('<').next().unwrap_or(path);
+    format!("{path}::{method}")
+}
+
+/// The static breaker of one annotated function, registered on first use.
+#[derive(Debug)]
+pub struct StaticBreaker {
+    config: Config,
+    breaker: OnceLock<Arc<Breaker>>,
+}
+
+impl StaticBreaker {
+    pub const fn new(config: Config) -> Self {
+        Self {
+            config,
+            breaker: OnceLock::new(),
+        }
+    }
+
+    /// The breaker, registered under `name()` on the first call.
+    #[inline]
+    pub fn get(&'static self, name: impl FnOnce() -> String) -> &'static Breaker {
+        match self.breaker.get() {
+            Some(breaker) => breaker,
+            None => self.register(name()),
+        }
+    }
+
+    #[cold]
+    fn register(&'static self, name: String) -> &'static Breaker {
+        self.breaker.get_or_init(|| {
+            let breaker = Arc::new(Breaker::new(name, self.config.clone()));
+            let registered = crate::registry().register(breaker);
+            warn_if_differs(registered.name(), registered.config(), &self.config);
+            registered
+        })
+    }
+}
+
+/// The static family of a function annotated with `key = ...`, registered on first use.
+#[derive(Debug)]
+pub struct StaticKeyed {
+    config: Config,
+    max_keys: usize,
+    family: OnceLock<Arc<Keyed>>,
+}
+
+impl StaticKeyed {
+    pub const fn new(config: Config, max_keys: usize) -> Self {
+        Self {
+            config,
+            max_keys,
+            family: OnceLock::new(),
+        }
+    }
+
+    /// The breaker of `key` in the family registered under `name()`.
+    #[inline]
+    pub fn breaker<Q: ?Sized + Key>(
+        &'static self,
+        name: impl FnOnce() -> String,
+        key: &Q,
+    ) -> Arc<Breaker> {
+        let family = match self.family.get() {
+            Some(family) => family,
+            None => self.register(name()),
+        };
+        family.breaker(key)
+    }
+
+    #[cold]
+    fn register(&'static self, name: String) -> &'static Keyed {
+        self.family.get_or_init(|| {
+            let family = Arc::new(Keyed::new(
+                Arc::from(name),
+                self.config.clone(),
+                self.max_keys,
+            ));
+            let registered = crate::registry().register_keyed(family);
+            warn_if_differs(registered.name(), registered.config(), &self.config);
+            registered
+        })
+    }
+}
+
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+fn warn_if_differs(name: &str, registered: &Config, ours: &Config) {
+    #[cfg(feature = "tracing")]
+    if registered != ours {
+        tracing::warn!(
+            breaker = name,
+            ?registered,
+            ignored = ?ours,
+            "two #[circuit_breaker] functions share a name with different configurations; \
+             the first one registered is used",
+        );
+    }
+}
+
+/// A key of a keyed breaker: hashable, comparable, printable, owned or borrowed.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the key of a breaker",
+    label = "used as `key = ...` here",
+    note = "a key is `Hash + Eq + Display`, owned or borrowed (`ToOwned`), and its owned form \
+            is `Send + Sync + 'static`"
+)]
+pub trait Key: Hash + Eq + Display + ToOwned<Owned = <Self as Key>::Stored> {
+    type Stored: Borrow<Self> + Send + Sync + 'static;
+}
+
+impl<Q> Key for Q
+where
+    Q: ?Sized + Hash + Eq + Display + ToOwned,
+    Q::Owned: Send + Sync + 'static,
+{
+    type Stored = Q::Owned;
+}
+
+/// The key expression, borrowed. `(&KeyArg(&expr)).__breaker_key()` sees through one
+/// reference (`key = host` with `host: &str` keys by `str`) and takes anything else as is.
+#[derive(Debug)]
+pub struct KeyArg<'a, T: ?Sized>(pub &'a T);
+
+/// Chosen first by method resolution: the key expression is a reference.
+pub trait BorrowedKey {
+    type Target: ?Sized;
+    fn __breaker_key(&self) -> &Self::Target;
+}
+
+impl<Q: ?Sized> BorrowedKey for KeyArg<'_, &Q> {
+    type Target = Q;
+    #[inline]
+    fn __breaker_key(&self) -> &Q {
+        self.0
+    }
+}
+
+/// Chosen otherwise: the key expression is a value.
+pub trait OwnedKey {
+    type Target: ?Sized;
+    fn __breaker_key(&self) -> &Self::Target;
+}
+
+impl<T: ?Sized> OwnedKey for &KeyArg<'_, T> {
+    type Target = T;
+    #[inline]
+    fn __breaker_key(&self) -> &T {
+        self.0
+    }
+}
+
+/// The value returned for a rejected call when there is no fallback.
+#[diagnostic::on_unimplemented(
+    message = "a rejected call cannot be returned as `{Self}`",
+    label = "this return type cannot carry `breaker::Rejected`",
+    note = "return `Result<T, E>` and add `impl From<breaker::Rejected> for E`, \
+            or pass `fallback = path::to::async_fn` to `#[circuit_breaker]`"
+)]
+pub trait FromRejected {
+    fn from_rejected(rejected: Rejected) -> Self;
+}
+
+// Not recommended, so that a missing `From<Rejected>` is reported with the message above
+// rather than as a bare unsatisfied bound of this impl.
+#[diagnostic::do_not_recommend]
+impl<T, E: From<Rejected>> FromRejected for Result<T, E> {
+    #[inline]
+    fn from_rejected(rejected: Rejected) -> Self {
+        Err(E::from(rejected))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_names_drop_generic_arguments_and_references() {
+        assert_eq!(
+            method_name("app::Client<alloc::string::String>", "get"),
+            "app::Client::get"
+        );
+        assert_eq!(method_name("&app::Client", "get"), "app::Client::get");
+    }
+}

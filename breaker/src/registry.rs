@@ -1,0 +1,165 @@
+//! The process-wide registry of named breakers, for metrics and operators.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use crate::keyed::Keyed;
+use crate::Breaker;
+
+/// The registry every `#[circuit_breaker]` function registers its breaker in.
+///
+/// ```
+/// use std::sync::Arc;
+/// use breaker::{registry, Breaker, Config, State};
+///
+/// let b = registry().register(Arc::new(Breaker::new("docs::inventory", Config::default())));
+/// b.force_open();
+/// let found = registry().get("docs::inventory").expect("registered above");
+/// assert_eq!(found.state(), State::ForcedOpen);
+/// assert!(registry().list().iter().any(|e| e.name() == "docs::inventory" && e.key().is_none()));
+/// ```
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(Registry::default)
+}
+
+/// Named breakers, and the keyed families of `#[circuit_breaker(key = ...)]` functions.
+///
+/// A name maps to one breaker, or to one family of breakers told apart by their key's
+/// `Display` text. Registration never replaces: the first breaker registered under a name
+/// stays.
+#[derive(Default)]
+pub struct Registry {
+    single: RwLock<BTreeMap<Arc<str>, Arc<Breaker>>>,
+    keyed: RwLock<BTreeMap<Arc<str>, Arc<Keyed>>>,
+}
+
+impl Registry {
+    /// Registers `breaker` under its name unless a breaker is registered under that name
+    /// already; returns the one registered under the name.
+    pub fn register(&self, breaker: Arc<Breaker>) -> Arc<Breaker> {
+        let mut single = self.single.write().unwrap_or_else(|e| e.into_inner());
+        single
+            .entry(Arc::from(breaker.name()))
+            .or_insert(breaker)
+            .clone()
+    }
+
+    /// The breaker registered under `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<Breaker>> {
+        let single = self.single.read().unwrap_or_else(|e| e.into_inner());
+        single.get(name).cloned()
+    }
+
+    /// The breaker of the keyed family `name` whose key displays as `key`.
+    ///
+    /// ```
+    /// use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected};
+    ///
+    /// #[derive(Debug)]
+    /// struct Down;
+    /// impl Classify for Down {
+    ///     fn classify(&self) -> Outcome {
+    ///         Outcome::Failure
+    ///     }
+    /// }
+    /// impl From<Rejected> for Down {
+    ///     fn from(_: Rejected) -> Self {
+    ///         Down
+    ///     }
+    /// }
+    ///
+    /// #[circuit_breaker(name = "docs::replica", key = host)]
+    /// async fn ping(host: &str) -> Result<(), Down> {
+    ///     Ok(())
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// ping("10.0.0.1:7000").await.unwrap();
+    /// let b = registry().get_keyed("docs::replica", "10.0.0.1:7000").unwrap();
+    /// assert_eq!(b.snapshot().calls, 1);
+    /// assert!(registry().get_keyed("docs::replica", "10.0.0.2:7000").is_none());
+    /// # });
+    /// ```
+    pub fn get_keyed(&self, name: &str, key: &str) -> Option<Arc<Breaker>> {
+        let family = {
+            let keyed = self.keyed.read().unwrap_or_else(|e| e.into_inner());
+            keyed.get(name).cloned()
+        };
+        family?.find_by_text(key)
+    }
+
+    /// Every breaker with its name and, for a keyed family, its key: single breakers first,
+    /// each group sorted by name.
+    pub fn list(&self) -> Vec<Entry> {
+        let mut out: Vec<Entry> = {
+            let single = self.single.read().unwrap_or_else(|e| e.into_inner());
+            single
+                .iter()
+                .map(|(name, breaker)| Entry {
+                    name: name.clone(),
+                    key: None,
+                    breaker: breaker.clone(),
+                })
+                .collect()
+        };
+        let families: Vec<(Arc<str>, Arc<Keyed>)> = {
+            let keyed = self.keyed.read().unwrap_or_else(|e| e.into_inner());
+            keyed.iter().map(|(n, k)| (n.clone(), k.clone())).collect()
+        };
+        for (name, family) in families {
+            let mut members = family.members();
+            members.sort_by(|a, b| a.0.cmp(&b.0));
+            out.extend(members.into_iter().map(|(key, breaker)| Entry {
+                name: name.clone(),
+                key: Some(key),
+                breaker,
+            }));
+        }
+        out
+    }
+
+    /// Registers a keyed family unless one has that name; returns the one registered.
+    pub(crate) fn register_keyed(&self, family: Arc<Keyed>) -> Arc<Keyed> {
+        let mut keyed = self.keyed.write().unwrap_or_else(|e| e.into_inner());
+        keyed.entry(family.name().clone()).or_insert(family).clone()
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let single = self.single.read().map(|s| s.len()).unwrap_or(0);
+        let keyed = self.keyed.read().map(|k| k.len()).unwrap_or(0);
+        f.debug_struct("Registry")
+            .field("single", &single)
+            .field("keyed_families", &keyed)
+            .finish()
+    }
+}
+
+/// One breaker of the [`Registry`]: its name, its key if it belongs to a keyed family, and
+/// the breaker itself.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    name: Arc<str>,
+    key: Option<Arc<str>>,
+    breaker: Arc<Breaker>,
+}
+
+impl Entry {
+    /// The registry name (for a keyed breaker, the family's name).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The `Display` text of the key, for a keyed breaker.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// The breaker.
+    pub fn breaker(&self) -> &Arc<Breaker> {
+        &self.breaker
+    }
+}
