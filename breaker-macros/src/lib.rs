@@ -1,1 +1,330 @@
 //! Procedural macros of the `breaker` crate. Use them through `breaker`, not directly.
+
+mod args;
+mod expand;
+mod validate;
+
+use proc_macro::TokenStream;
+
+/// Guards an `async fn` with a circuit breaker.
+///
+/// ```
+/// use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+///
+/// #[derive(Debug, PartialEq)]
+/// enum LibError {
+///     NotFound,
+///     Unavailable,
+///     Rejected,
+/// }
+///
+/// // Which errors mean the downstream is sick: a NOT_FOUND is an answer.
+/// impl Classify for LibError {
+///     fn classify(&self) -> Outcome {
+///         match self {
+///             LibError::NotFound => Outcome::Success,
+///             LibError::Unavailable | LibError::Rejected => Outcome::Failure,
+///         }
+///     }
+/// }
+///
+/// impl From<Rejected> for LibError {
+///     fn from(_: Rejected) -> Self {
+///         LibError::Rejected
+///     }
+/// }
+///
+/// #[circuit_breaker(window = 20, min = 10, rate = 0.5, open = "5s", probes = 3, fallback = degraded)]
+/// async fn get_book(isbn: &str) -> Result<String, LibError> {
+///     Err(LibError::Unavailable) // libraryd is down
+/// }
+///
+/// async fn degraded(isbn: &str, rejected: Rejected) -> Result<String, LibError> {
+///     Ok(format!("cached copy of {isbn} ({rejected})"))
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// for _ in 0..10 {
+///     assert_eq!(get_book("978-1").await, Err(LibError::Unavailable));
+/// }
+/// // 10 of 10 calls failed: the breaker is open, and the fallback answers at once.
+/// assert!(get_book("978-1").await.unwrap().starts_with("cached copy of 978-1"));
+/// # });
+/// ```
+///
+/// # Keys
+///
+/// Every key is optional; an unwritten key keeps its value in `Config::default()`. Values are
+/// checked when the crate compiles, by the same rules as `ConfigBuilder::build`, and a broken
+/// rule is reported at the value that breaks it.
+///
+/// | key | value | meaning |
+/// |---|---|---|
+/// | `window` | integer, or duration string | count window of N calls (default 20), or time window of that span |
+/// | `buckets` | integer | buckets of a time window (default 10); an error with a count window |
+/// | `min` | integer | calls in the window before the failure rate is judged (default: half a count window, 10 for a time window) |
+/// | `rate` | number | failure rate in (0, 1] at or above which the breaker opens (default 0.5) |
+/// | `slow` | duration string | calls slower than this count as slow |
+/// | `slow_rate` | number | share of slow calls, in (0, 1], that opens the breaker (default 0.5); needs `slow` |
+/// | `open` | duration string | how long the breaker stays open (default 5s) |
+/// | `probes` | integer | half-open probes in flight at once (default 3) |
+/// | `fallback` | path | async fn called, instead of returning an error, when the breaker rejects the call |
+/// | `classify` | path | `fn(&R) -> Outcome` used instead of the `Classify` impl of the return type `R` |
+/// | `key` | expression | one breaker per distinct key value |
+/// | `max_keys` | integer | bound on the breakers of `key` (default 1024) |
+/// | `name` | string | registry name (default: module path and function name) |
+/// | `crate` | string | path of the runtime crate if it was renamed (default `::breaker`) |
+///
+/// Durations are [humantime](https://docs.rs/humantime) strings: `"250ms"`, `"5s"`,
+/// `"1m 30s"`.
+///
+/// ## `window`, `buckets`, `min`, `rate`
+///
+/// An integer window judges the last N completed calls; a duration judges the calls completed
+/// in that span, forgotten one bucket (`span / buckets`) at a time.
+///
+/// ```
+/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// #[circuit_breaker(window = 50, min = 20, rate = 0.25)]
+/// async fn by_count() -> Result<(), LibError> {
+///     Ok(())
+/// }
+///
+/// #[circuit_breaker(window = "30s", buckets = 6, min = 5)]
+/// async fn by_time() -> Result<(), LibError> {
+///     Ok(())
+/// }
+/// ```
+///
+/// ## `slow`, `slow_rate`
+///
+/// A call that takes longer than `slow` is slow; the breaker opens when the share of slow
+/// calls in the window reaches `slow_rate`, even if they all succeed.
+///
+/// ```
+/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// #[circuit_breaker(slow = "800ms", slow_rate = 0.8)]
+/// async fn search(query: &str) -> Result<Vec<String>, LibError> {
+///     Ok(vec![query.to_owned()])
+/// }
+/// ```
+///
+/// ## `open`, `probes`
+///
+/// After `open`, the next call finds the breaker half-open: up to `probes` calls go through
+/// at once; any failure reopens it, and `probes` successes close it.
+///
+/// ```
+/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// #[circuit_breaker(open = "1m 30s", probes = 1)]
+/// async fn reindex() -> Result<(), LibError> {
+///     Ok(())
+/// }
+/// ```
+///
+/// ## `fallback`
+///
+/// A path to an async fn taking the same arguments, receiver included, plus the
+/// [`Rejected`](../breaker/struct.Rejected.html), and returning the same type. Without a
+/// fallback, a rejected call returns `Err(E::from(rejected))`, so the return type must be
+/// `Result<T, E>` with `E: From<breaker::Rejected>`.
+///
+/// ```
+/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// struct Library {
+///     cache: Vec<String>,
+/// }
+///
+/// impl Library {
+///     #[circuit_breaker(fallback = Self::from_cache)]
+///     async fn titles(&self, shelf: u32) -> Result<Vec<String>, LibError> {
+///         Err(LibError) // libraryd is down
+///     }
+///
+///     async fn from_cache(&self, shelf: u32, rejected: Rejected) -> Result<Vec<String>, LibError> {
+///         Ok(self.cache.clone())
+///     }
+/// }
+/// ```
+///
+/// ## `classify`
+///
+/// Judges the result with a function instead of the return type's `Classify` impl, for a
+/// type you don't own or a call site that sees it differently.
+///
+/// ```
+/// # use breaker::{circuit_breaker, Outcome, Rejected};
+/// fn server_errors(status: &u16) -> Outcome {
+///     if *status >= 500 { Outcome::Failure } else { Outcome::Success }
+/// }
+///
+/// async fn unavailable(path: &str, rejected: Rejected) -> u16 {
+///     503
+/// }
+///
+/// #[circuit_breaker(classify = server_errors, fallback = unavailable)]
+/// async fn status_of(path: &str) -> u16 {
+///     200
+/// }
+/// ```
+///
+/// ## `key`, `max_keys`
+///
+/// One breaker per distinct value of the key expression, evaluated with the arguments in
+/// scope before the body: `key = addr` gives each downstream instance its own breaker. The key
+/// is `Hash + Eq + Display`, owned or borrowed (`key = host` with `host: &str` keys by `str`
+/// and finds an existing key without allocating). Past `max_keys` keys, the least recently
+/// used breaker is forgotten, closed ones first. A keyed breaker is named
+/// `name[key]`, and [`registry().get_keyed(name, key)`](../breaker/struct.Registry.html#method.get_keyed)
+/// finds it by the key's `Display` text.
+///
+/// ```
+/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// use std::net::SocketAddr;
+///
+/// #[circuit_breaker(key = addr, max_keys = 256)]
+/// async fn query(addr: SocketAddr, sql: &str) -> Result<u64, LibError> {
+///     Ok(0)
+/// }
+/// ```
+///
+/// ## `name`
+///
+/// Each annotated function has its own breaker, created on its first call and registered in
+/// [`breaker::registry()`](../breaker/fn.registry.html) under
+/// `module_path!()::function`; for a method with a receiver, under the type's path (generic
+/// arguments left out) and the method, e.g. `app::client::Client::get`. An explicit `name`
+/// replaces it, and functions with one name share one breaker: the first one registered keeps
+/// its configuration, and a different one is logged as a warning (feature `tracing`). A
+/// breaker registered by hand before the first call is used as is.
+///
+/// ```
+/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// #[circuit_breaker(name = "libraryd")]
+/// async fn get_book(isbn: &str) -> Result<String, LibError> {
+///     Ok(isbn.to_owned())
+/// }
+///
+/// #[circuit_breaker(name = "libraryd")]
+/// async fn put_book(isbn: &str) -> Result<(), LibError> {
+///     Ok(())
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// get_book("978-1").await.unwrap();
+/// put_book("978-1").await.unwrap();
+/// assert_eq!(breaker::registry().get("libraryd").unwrap().snapshot().calls, 2);
+/// # });
+/// ```
+///
+/// A generic function has one breaker for all its type parameters: the breaker guards the
+/// downstream, and the downstream does not change with them.
+///
+/// ## `crate`
+///
+/// ```
+/// # extern crate breaker as resilience;
+/// # use resilience::{Classify, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// #[resilience::circuit_breaker(crate = "::resilience")]
+/// async fn get_book() -> Result<(), LibError> {
+///     Ok(())
+/// }
+/// ```
+///
+/// # What a call does
+///
+/// It asks the breaker for a permit. If the breaker rejects it, the fallback answers, or
+/// `Err(E::from(rejected))` is returned; the body does not run. If admitted, the body runs,
+/// its value is classified and recorded, and returned unchanged. A retry loop around the
+/// function therefore asks the breaker before every attempt.
+///
+/// `return` and `?` in the body keep their meaning and never skip the recording. A cancelled
+/// call (its future dropped) records nothing and frees its half-open probe slot; a panic in the
+/// body records a failure and keeps unwinding. The signature is kept as written, and the
+/// returned future is `Send` whenever the body is.
+///
+/// # Equivalent code without the macro
+///
+/// `get_book` at the top of this page expands to about this (the configuration is checked
+/// while compiling, and the breaker registered on the first call):
+///
+/// ```
+/// # use breaker::{Breaker, Classify, Config, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # async fn degraded(isbn: &str, rejected: Rejected) -> Result<String, LibError> { Ok(String::new()) }
+/// use std::sync::{Arc, OnceLock};
+/// use std::time::Duration;
+///
+/// async fn get_book(isbn: &str) -> Result<String, LibError> {
+///     static BREAKER: OnceLock<Arc<Breaker>> = OnceLock::new();
+///     let breaker = BREAKER.get_or_init(|| {
+///         let config = Config::builder()
+///             .count_window(20)
+///             .min_calls(10)
+///             .failure_rate(0.5)
+///             .open_for(Duration::from_secs(5))
+///             .probes(3)
+///             .build()
+///             .expect("checked at compile time");
+///         let name = concat!(module_path!(), "::get_book");
+///         breaker::registry().register(Arc::new(Breaker::new(name, config)))
+///     });
+///     match breaker.try_acquire() {
+///         Ok(permit) => {
+///             let out: Result<String, LibError> = async move {
+///                 Err(LibError) // the body
+///             }
+///             .await;
+///             permit.record(Classify::classify(&out));
+///             out
+///         }
+///         Err(rejected) => degraded(isbn, rejected).await,
+///     }
+/// }
+/// ```
+///
+/// # Compile errors
+///
+/// Every error in the attribute is reported at once, at the key or value that causes it:
+/// unknown keys (with the valid ones, and a suggestion for a typo), keys written twice, values
+/// of the wrong kind (`rate = "0.5"`), unparsable durations, broken rules (`window = 0`,
+/// `rate = 1.5`, `min` over `window`, `probes = 0`, `open = "0s"`, `slow_rate` without
+/// `slow`, `buckets` with a count window), a function that is not `async`, a fallback of the
+/// wrong signature, an error type without `From<breaker::Rejected>` and no fallback, and a
+/// return type without `Classify` and no `classify`.
+///
+/// ```compile_fail
+/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// #[circuit_breaker(rate = 1.5)] // error: failure_rate must be in (0, 1]
+/// async fn get_book() -> Result<(), LibError> {
+///     Ok(())
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::circuit_breaker(attr.into(), item.into()).into()
+}

@@ -1,0 +1,291 @@
+//! Parses the attribute's `key = value` list into [`Args`], keeping each value's span.
+
+use std::time::Duration;
+
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser;
+use syn::{Error, Expr, ExprLit, ExprUnary, Lit, LitStr, Path, UnOp};
+
+/// Every key the attribute accepts, in the order the docs list them.
+const KEYS: &[&str] = &[
+    "window",
+    "buckets",
+    "min",
+    "rate",
+    "slow",
+    "slow_rate",
+    "open",
+    "probes",
+    "fallback",
+    "classify",
+    "key",
+    "max_keys",
+    "name",
+    "crate",
+];
+
+/// A value and where the user wrote it.
+pub(crate) struct Spanned<T> {
+    pub(crate) value: T,
+    /// The value's span: rules broken by the value point here.
+    pub(crate) span: Span,
+    /// The key's span: rules about the key's presence point here.
+    pub(crate) key_span: Span,
+}
+
+struct Place {
+    span: Span,
+    key_span: Span,
+}
+
+impl Place {
+    fn of<T>(&self, value: T) -> Spanned<T> {
+        Spanned {
+            value,
+            span: self.span,
+            key_span: self.key_span,
+        }
+    }
+}
+
+pub(crate) enum Window {
+    Count(u32),
+    Time(Duration),
+}
+
+/// The attribute's arguments, each `None` when not written.
+#[derive(Default)]
+pub(crate) struct Args {
+    pub(crate) window: Option<Spanned<Window>>,
+    pub(crate) buckets: Option<Spanned<u32>>,
+    pub(crate) min: Option<Spanned<u32>>,
+    pub(crate) rate: Option<Spanned<f64>>,
+    pub(crate) slow: Option<Spanned<Duration>>,
+    pub(crate) slow_rate: Option<Spanned<f64>>,
+    pub(crate) open: Option<Spanned<Duration>>,
+    pub(crate) probes: Option<Spanned<u32>>,
+    pub(crate) fallback: Option<Spanned<Path>>,
+    pub(crate) classify: Option<Spanned<Path>>,
+    pub(crate) key: Option<Spanned<Expr>>,
+    pub(crate) max_keys: Option<Spanned<usize>>,
+    pub(crate) name: Option<Spanned<LitStr>>,
+    pub(crate) krate: Option<Spanned<Path>>,
+    /// `crate` was written but is not a path: nothing may name the runtime then.
+    pub(crate) krate_invalid: bool,
+}
+
+/// Parses `tokens`; a value error is collected and parsing goes on, so that every error of
+/// the attribute is reported at once.
+pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
+    let mut args = Args::default();
+    let parser = syn::meta::parser(|meta| {
+        let key = meta.path.get_ident().map(ToString::to_string).or_else(|| {
+            (meta.path.segments.len() == 1 && meta.path.leading_colon.is_none())
+                .then(|| meta.path.segments[0].ident.to_string())
+        });
+        let key_span = meta.path.segments[0].ident.span();
+        let Some(key) = key.filter(|k| KEYS.contains(&k.as_str())) else {
+            errors.push(unknown_key(&meta));
+            if meta.input.peek(syn::Token![=]) {
+                meta.value()?.parse::<Expr>()?;
+            }
+            return Ok(());
+        };
+        let expr: Expr = meta.value()?.parse()?;
+        let span = expr_span(&expr);
+        let at = Place { span, key_span };
+        let result = match key.as_str() {
+            "window" => window(&expr).map(|v| set_once(&mut args.window, at.of(v), &key, errors)),
+            "buckets" => {
+                integer(&expr, &key).map(|v| set_once(&mut args.buckets, at.of(v), &key, errors))
+            }
+            "min" => integer(&expr, &key).map(|v| set_once(&mut args.min, at.of(v), &key, errors)),
+            "rate" => rate(&expr, &key).map(|v| set_once(&mut args.rate, at.of(v), &key, errors)),
+            "slow" => {
+                duration(&expr, &key).map(|v| set_once(&mut args.slow, at.of(v), &key, errors))
+            }
+            "slow_rate" => {
+                rate(&expr, &key).map(|v| set_once(&mut args.slow_rate, at.of(v), &key, errors))
+            }
+            "open" => {
+                duration(&expr, &key).map(|v| set_once(&mut args.open, at.of(v), &key, errors))
+            }
+            "probes" => {
+                integer(&expr, &key).map(|v| set_once(&mut args.probes, at.of(v), &key, errors))
+            }
+            "fallback" => {
+                path(&expr, &key).map(|v| set_once(&mut args.fallback, at.of(v), &key, errors))
+            }
+            "classify" => {
+                path(&expr, &key).map(|v| set_once(&mut args.classify, at.of(v), &key, errors))
+            }
+            "key" => {
+                set_once(&mut args.key, at.of(expr.clone()), &key, errors);
+                Ok(())
+            }
+            "max_keys" => {
+                integer(&expr, &key).map(|v| set_once(&mut args.max_keys, at.of(v), &key, errors))
+            }
+            "name" => string(&expr, &key).map(|v| set_once(&mut args.name, at.of(v), &key, errors)),
+            "crate" => string(&expr, &key)
+                .and_then(|s| s.parse::<Path>())
+                .map(|v| set_once(&mut args.krate, at.of(v), &key, errors)),
+            _ => unreachable!("every key of KEYS has an arm"),
+        };
+        if let Err(e) = result {
+            args.krate_invalid |= key == "crate";
+            errors.push(e);
+        }
+        Ok(())
+    });
+    if let Err(e) = parser.parse2(tokens) {
+        errors.push(e);
+    }
+    args
+}
+
+/// The one place a key written twice is reported.
+fn set_once<T>(
+    slot: &mut Option<Spanned<T>>,
+    value: Spanned<T>,
+    key: &str,
+    errors: &mut Vec<Error>,
+) {
+    if slot.is_some() {
+        errors.push(Error::new(value.key_span, format!("duplicate key `{key}`")));
+    } else {
+        *slot = Some(value);
+    }
+}
+
+fn unknown_key(meta: &ParseNestedMeta<'_>) -> Error {
+    let written = quote::ToTokens::to_token_stream(&meta.path)
+        .to_string()
+        .replace(' ', "");
+    let valid = KEYS
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let suggestion = KEYS
+        .iter()
+        .map(|k| (strsim::damerau_levenshtein(&written, k), k))
+        .filter(|(distance, k)| *distance <= 2 && *distance < k.len())
+        .min()
+        .map(|(_, k)| format!("; did you mean `{k}`?"))
+        .unwrap_or_default();
+    meta.error(format!(
+        "unknown key `{written}`{suggestion}\nvalid keys: {valid}"
+    ))
+}
+
+/// The span of the value's first token: on stable compilers a span cannot be joined, so the
+/// literal (after any `-`) is the most precise place to point at.
+fn expr_span(expr: &Expr) -> Span {
+    match expr {
+        Expr::Unary(ExprUnary { expr, .. }) => expr_span(expr),
+        _ => syn::spanned::Spanned::span(expr),
+    }
+}
+
+fn window(expr: &Expr) -> syn::Result<Window> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(n), ..
+        }) => n.base10_parse().map(Window::Count),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => parse_duration(s).map(Window::Time),
+        _ => Err(Error::new_spanned(
+            expr,
+            "`window` expects an integer (a count window of N calls, like `window = 20`) \
+             or a duration string (a time window, like `window = \"10s\"`)",
+        )),
+    }
+}
+
+fn integer<N>(expr: &Expr, key: &str) -> syn::Result<N>
+where
+    N: std::str::FromStr,
+    N::Err: std::fmt::Display,
+{
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(n), ..
+        }) => n.base10_parse(),
+        _ => Err(Error::new_spanned(
+            expr,
+            format!("`{key}` expects an integer literal, like `{key} = 10`"),
+        )),
+    }
+}
+
+fn rate(expr: &Expr, key: &str) -> syn::Result<f64> {
+    let wrong = || {
+        Error::new_spanned(
+            expr,
+            format!("`{key}` expects a number literal, like `{key} = 0.5`"),
+        )
+    };
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Float(f), ..
+        }) => f.base10_parse(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(n), ..
+        }) => n.base10_parse(),
+        Expr::Unary(ExprUnary {
+            op: UnOp::Neg(_),
+            expr: inner,
+            ..
+        }) if matches!(**inner, Expr::Lit(_)) => rate(inner, key).map(|r| -r).map_err(|_| wrong()),
+        _ => Err(wrong()),
+    }
+}
+
+fn duration(expr: &Expr, key: &str) -> syn::Result<Duration> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => parse_duration(s),
+        _ => Err(Error::new_spanned(
+            expr,
+            format!("`{key}` expects a duration string, like `{key} = \"5s\"`"),
+        )),
+    }
+}
+
+fn parse_duration(s: &LitStr) -> syn::Result<Duration> {
+    humantime::parse_duration(&s.value()).map_err(|e| {
+        Error::new(
+            s.span(),
+            format!(
+                "invalid duration {:?}: {e}; write it like \"250ms\", \"5s\" or \"1m 30s\"",
+                s.value()
+            ),
+        )
+    })
+}
+
+fn path(expr: &Expr, key: &str) -> syn::Result<Path> {
+    match expr {
+        Expr::Path(p) if p.qself.is_none() => Ok(p.path.clone()),
+        _ => Err(Error::new_spanned(
+            expr,
+            format!("`{key}` expects a path to a function, like `{key} = my_fn` or `{key} = Self::my_fn`"),
+        )),
+    }
+}
+
+fn string(expr: &Expr, key: &str) -> syn::Result<LitStr> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Ok(s.clone()),
+        _ => Err(Error::new_spanned(
+            expr,
+            format!("`{key}` expects a string literal, like `{key} = \"...\"`"),
+        )),
+    }
+}

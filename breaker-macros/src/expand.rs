@@ -1,0 +1,332 @@
+//! Turns the checked arguments and the function into the wrapped function.
+
+use proc_macro2::{Group, Ident, Literal, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::ext::IdentExt;
+use syn::{AttrStyle, FnArg, ItemFn, LitStr, Pat, ReturnType, Type};
+
+use crate::args::{self, Args, Spanned, Window};
+use crate::validate;
+
+/// Slow-call rate when only `slow` is given.
+const DEFAULT_SLOW_RATE: f64 = 0.5;
+/// Buckets of a time window when `buckets` is not given.
+const DEFAULT_BUCKETS: u32 = 10;
+/// Bound on keyed breakers when `max_keys` is not given.
+const DEFAULT_MAX_KEYS: usize = 1024;
+
+pub(crate) fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let func: ItemFn = match syn::parse2(item.clone()) {
+        Ok(func) => func,
+        Err(e) => {
+            let e = e.to_compile_error();
+            return quote!(#e #item);
+        }
+    };
+    let mut errors = Vec::new();
+    let args = args::parse(attr, &mut errors);
+    validate::validate(&args, &func, &mut errors);
+    match errors.into_iter().reduce(|mut all, e| {
+        all.combine(e);
+        all
+    }) {
+        // The function as written, so that its callers don't drown in follow-on errors.
+        Some(e) => {
+            let e = e.to_compile_error();
+            // The values that did parse are still checked, so every error shows at once.
+            let checks = (!args.krate_invalid).then(|| {
+                let p = private_path(&args);
+                let builder = builder(&args, &p);
+                let checks = checks(&args, &p);
+                quote! {
+                    const _: () = {
+                        const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
+                        #checks
+                    };
+                }
+            });
+            quote!(#e #checks #func)
+        }
+        None => expand(&args, func),
+    }
+}
+
+fn expand(args: &Args, func: ItemFn) -> TokenStream {
+    let p = private_path(args);
+    let ItemFn {
+        attrs,
+        vis,
+        sig,
+        block,
+    } = func;
+    let (inner_attrs, outer_attrs): (Vec<_>, Vec<_>) = attrs
+        .into_iter()
+        .partition(|a| matches!(a.style, AttrStyle::Inner(_)));
+
+    // Locals of the expansion: invisible to the body and to the user's names.
+    let breaker = Ident::new("breaker", Span::mixed_site());
+    let permit = Ident::new("permit", Span::mixed_site());
+    let rejected = Ident::new("rejected", Span::mixed_site());
+    let out = Ident::new("out", Span::mixed_site());
+    let admission = Ident::new("admission", Span::mixed_site());
+
+    let builder = builder(args, &p);
+    let checks = checks(args, &p);
+    let name = registry_name(args, &sig);
+
+    let (ret_span, ret_ty) = match &sig.output {
+        ReturnType::Default => (sig.ident.span(), Some(quote!(()))),
+        ReturnType::Type(_, ty) => (
+            ty_span(ty),
+            (!contains_impl(ty)).then(|| ty.to_token_stream()),
+        ),
+    };
+    let annotated = |local: &Ident| match &ret_ty {
+        Some(ty) => quote!(#local: #ty),
+        None => quote!(#local),
+    };
+    let out_binding = annotated(&out);
+
+    let classify = match &args.classify {
+        Some(path) => {
+            let path = &path.value;
+            quote_spanned!(path_span(path)=> #path(&#out))
+        }
+        None => {
+            let classify = match &ret_ty {
+                Some(ty) => quote!(<#ty as #p::Classify>::classify),
+                None => quote!(#p::Classify::classify),
+            };
+            let classify = respan(classify, ret_span);
+            quote!(#classify(&#out))
+        }
+    };
+
+    let on_rejected = match &args.fallback {
+        Some(fallback) => {
+            let path = &fallback.value;
+            let span = path_span(path);
+            let passed = sig.inputs.iter().map(|arg| match arg {
+                FnArg::Receiver(r) => r.self_token.to_token_stream(),
+                FnArg::Typed(t) => match &*t.pat {
+                    Pat::Ident(p) => p.ident.to_token_stream(),
+                    other => other.to_token_stream(),
+                },
+            });
+            let fallback_out = format_ident!("fallback_out", span = Span::mixed_site());
+            let binding = annotated(&fallback_out);
+            quote_spanned! {span=>
+                {
+                    let #binding = #path(#(#passed,)* #rejected).await;
+                    #fallback_out
+                }
+            }
+        }
+        None => match &ret_ty {
+            Some(ty) => {
+                quote_spanned!(ret_span=> <#ty as #p::FromRejected>::from_rejected(#rejected))
+            }
+            None => quote_spanned!(ret_span=> #p::FromRejected::from_rejected(#rejected)),
+        },
+    };
+
+    let acquire = match &args.key {
+        None => quote! {
+            static BREAKER: #p::StaticBreaker = #p::StaticBreaker::new(#p::config(BREAKER_CONFIG));
+            let #breaker = BREAKER.get(#name);
+        },
+        Some(key) => {
+            let expr = &key.value;
+            let max_keys = args.max_keys.as_ref().map_or(DEFAULT_MAX_KEYS, |m| m.value);
+            let max_keys_check = args
+                .max_keys
+                .as_ref()
+                .map(|m| respan(quote!(const _: () = #p::check_max_keys(#max_keys);), m.span));
+            let lookup = quote_spanned! {key.span=>
+                BREAKER.breaker(#name, (&#p::KeyArg(&(#expr))).__breaker_key())
+            };
+            quote! {
+                #max_keys_check
+                static BREAKER: #p::StaticKeyed =
+                    #p::StaticKeyed::new(#p::config(BREAKER_CONFIG), #max_keys);
+                #[allow(unused_imports)]
+                use #p::{BorrowedKey as _, OwnedKey as _};
+                let #breaker = #lookup;
+            }
+        }
+    };
+
+    quote! {
+        #(#outer_attrs)*
+        #vis #sig {
+            #(#inner_attrs)*
+            const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
+            #checks
+            #acquire
+            let #admission = #breaker.try_acquire();
+            match #admission {
+                ::core::result::Result::Ok(#permit) => {
+                    let #out_binding = async move #block.await;
+                    #permit.record(#classify);
+                    #out
+                }
+                ::core::result::Result::Err(#rejected) => #on_rejected,
+            }
+        }
+    }
+}
+
+/// `::breaker::__private`, or its path under the renamed runtime crate.
+fn private_path(args: &Args) -> TokenStream {
+    match &args.krate {
+        Some(krate) => {
+            let krate = &krate.value;
+            quote!(#krate::__private)
+        }
+        None => quote!(::breaker::__private),
+    }
+}
+
+/// The `ConfigBuilder` expression for the keys written; unwritten keys keep the defaults.
+fn builder(args: &Args, p: &TokenStream) -> TokenStream {
+    let mut b = quote!(#p::ConfigBuilder::new());
+    match args.window.as_ref().map(|w| &w.value) {
+        Some(Window::Count(n)) => b = quote!(#b.count_window(#n)),
+        Some(Window::Time(span)) => {
+            let span = duration(*span);
+            let buckets = args.buckets.as_ref().map_or(DEFAULT_BUCKETS, |b| b.value);
+            b = quote!(#b.time_window(#span, #buckets));
+        }
+        None => {}
+    }
+    if let Some(min) = &args.min {
+        let min = min.value;
+        b = quote!(#b.min_calls(#min));
+    }
+    if let Some(rate) = &args.rate {
+        let rate = float(rate.value);
+        b = quote!(#b.failure_rate(#rate));
+    }
+    if let Some(slow) = &args.slow {
+        let threshold = duration(slow.value);
+        let rate = float(
+            args.slow_rate
+                .as_ref()
+                .map_or(DEFAULT_SLOW_RATE, |r| r.value),
+        );
+        b = quote!(#b.slow_calls(#threshold, #rate));
+    }
+    if let Some(open) = &args.open {
+        let open = duration(open.value);
+        b = quote!(#b.open_for(#open));
+    }
+    if let Some(probes) = &args.probes {
+        let probes = probes.value;
+        b = quote!(#b.probes(#probes));
+    }
+    b
+}
+
+/// One `const` per field, spanned on the value that decides it, so that the compiler reports
+/// each broken rule at its key, all of them at once.
+fn checks(args: &Args, p: &TokenStream) -> TokenStream {
+    fn at<T>(s: &Option<Spanned<T>>) -> Option<Span> {
+        s.as_ref().map(|s| s.span)
+    }
+    let window = at(&args.window);
+    let fields = [
+        ("Window", window),
+        ("Buckets", at(&args.buckets).or(window)),
+        ("MinCalls", at(&args.min)),
+        ("FailureRate", at(&args.rate)),
+        ("SlowThreshold", at(&args.slow)),
+        ("SlowRate", at(&args.slow_rate).or(at(&args.slow))),
+        ("OpenFor", at(&args.open)),
+        ("Probes", at(&args.probes)),
+    ];
+    fields
+        .into_iter()
+        .map(|(field, span)| {
+            let field = Ident::new(field, Span::call_site());
+            let check = quote!(const _: () = #p::check(BREAKER_CONFIG, #p::Field::#field););
+            match span {
+                Some(span) => respan(check, span),
+                None => check,
+            }
+        })
+        .collect()
+}
+
+/// A closure giving the registry name, called once, on the first call.
+fn registry_name(args: &Args, sig: &syn::Signature) -> TokenStream {
+    let ident = LitStr::new(&sig.ident.unraw().to_string(), sig.ident.span());
+    if let Some(name) = &args.name {
+        let name = &name.value;
+        quote!(|| ::std::string::String::from(#name))
+    } else if sig.receiver().is_some() {
+        let p = private_path(args);
+        quote!(|| #p::method_name(::core::any::type_name::<Self>(), #ident))
+    } else {
+        quote!(|| ::std::string::String::from(
+            ::core::concat!(::core::module_path!(), "::", #ident)
+        ))
+    }
+}
+
+fn duration(d: std::time::Duration) -> TokenStream {
+    let secs = d.as_secs();
+    let nanos = d.subsec_nanos();
+    quote!(::core::time::Duration::new(#secs, #nanos))
+}
+
+fn float(v: f64) -> TokenStream {
+    let lit = Literal::f64_suffixed(v.abs());
+    if v.is_sign_negative() {
+        quote!(-#lit)
+    } else {
+        quote!(#lit)
+    }
+}
+
+/// An `impl Trait` return type cannot be named in a `let`, so its locals go unannotated.
+fn contains_impl(ty: &Type) -> bool {
+    contains_impl_tokens(ty.to_token_stream())
+}
+
+fn contains_impl_tokens(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|t| match t {
+        TokenTree::Ident(i) => i == "impl",
+        TokenTree::Group(g) => contains_impl_tokens(g.stream()),
+        _ => false,
+    })
+}
+
+fn ty_span(ty: &Type) -> Span {
+    ty.to_token_stream()
+        .into_iter()
+        .next()
+        .map_or_else(Span::call_site, |t| t.span())
+}
+
+fn path_span(path: &syn::Path) -> Span {
+    path.segments
+        .last()
+        .map_or_else(Span::call_site, |s| s.ident.span())
+}
+
+/// Gives every token `span`, so that a compile error in the generated item points there.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            if let TokenTree::Group(g) = &t {
+                let mut group = Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                t = TokenTree::Group(group);
+            } else {
+                t.set_span(span);
+            }
+            t
+        })
+        .collect()
+}
