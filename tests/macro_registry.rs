@@ -1,0 +1,232 @@
+//! Where annotated functions' breakers live: names, the registry, keyed families.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use breaker::{circuit_breaker, registry, Breaker, Classify, Config, Outcome, Rejected, State};
+
+#[derive(Debug, PartialEq)]
+enum NetError {
+    Refused,
+    Rejected,
+}
+
+impl Classify for NetError {
+    fn classify(&self) -> Outcome {
+        Outcome::Failure
+    }
+}
+
+impl From<Rejected> for NetError {
+    fn from(_: Rejected) -> Self {
+        NetError::Rejected
+    }
+}
+
+#[circuit_breaker]
+async fn plain() -> Result<(), NetError> {
+    Ok(())
+}
+
+struct Client<T> {
+    _marker: std::marker::PhantomData<T>,
+}
+
+impl<T: Sync> Client<T> {
+    #[circuit_breaker]
+    async fn get(&self) -> Result<(), NetError> {
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn default_names_are_module_path_then_fn_and_type_for_methods() {
+    plain().await.unwrap();
+    assert_eq!(
+        registry()
+            .get("macro_registry::plain")
+            .unwrap()
+            .snapshot()
+            .calls,
+        1
+    );
+    Client::<String> {
+        _marker: std::marker::PhantomData,
+    }
+    .get()
+    .await
+    .unwrap();
+    let b = registry().get("macro_registry::Client::get").unwrap();
+    assert_eq!(b.name(), "macro_registry::Client::get");
+    let listed = registry().list();
+    assert!(listed
+        .iter()
+        .any(|e| e.name() == "macro_registry::plain" && e.key().is_none()));
+}
+
+#[circuit_breaker(name = "inventory", window = 2, min = 2, rate = 1.0)]
+async fn inventory_read(fail: bool) -> Result<(), NetError> {
+    if fail {
+        Err(NetError::Refused)
+    } else {
+        Ok(())
+    }
+}
+
+#[circuit_breaker(name = "inventory", window = 50)]
+async fn inventory_write() -> Result<(), NetError> {
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn functions_with_one_explicit_name_share_one_breaker() {
+    assert_eq!(inventory_read(true).await, Err(NetError::Refused));
+    assert_eq!(inventory_read(true).await, Err(NetError::Refused));
+    assert_eq!(inventory_write().await, Err(NetError::Rejected));
+    let b = registry().get("inventory").unwrap();
+    assert_eq!(b.state(), State::Open);
+    assert_eq!(
+        b.config().min_calls(),
+        2,
+        "the first registration's config wins"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn hand_registered_breaker_is_used_by_the_attribute() {
+    let mine = Arc::new(Breaker::new("billing", Config::default()));
+    let registered = registry().register(mine.clone());
+    assert!(Arc::ptr_eq(&mine, &registered));
+    mine.force_open();
+    assert_eq!(billing().await, Err(NetError::Rejected));
+    let again = registry().register(Arc::new(Breaker::new("billing", Config::default())));
+    assert!(Arc::ptr_eq(&mine, &again), "registration never replaces");
+}
+
+#[circuit_breaker(name = "billing")]
+async fn billing() -> Result<(), NetError> {
+    Ok(())
+}
+
+#[circuit_breaker(key = addr, window = 2, min = 2, rate = 1.0, max_keys = 8)]
+async fn call_replica(addr: SocketAddr, fail: bool) -> Result<SocketAddr, NetError> {
+    if fail {
+        Err(NetError::Refused)
+    } else {
+        Ok(addr)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn keyed_breakers_are_independent_per_key() {
+    let a: SocketAddr = "10.0.0.1:7000".parse().unwrap();
+    let b: SocketAddr = "10.0.0.2:7000".parse().unwrap();
+    assert_eq!(call_replica(a, true).await, Err(NetError::Refused));
+    assert_eq!(call_replica(a, true).await, Err(NetError::Refused));
+    assert_eq!(call_replica(a, false).await, Err(NetError::Rejected));
+    assert_eq!(call_replica(b, false).await, Ok(b));
+
+    let name = "macro_registry::call_replica";
+    let open = registry().get_keyed(name, "10.0.0.1:7000").unwrap();
+    assert_eq!(open.state(), State::Open);
+    assert_eq!(open.name(), "macro_registry::call_replica[10.0.0.1:7000]");
+    let closed = registry().get_keyed(name, "10.0.0.2:7000").unwrap();
+    assert_eq!(closed.state(), State::Closed);
+    let mut keys: Vec<String> = registry()
+        .list()
+        .into_iter()
+        .filter(|e| e.name() == name)
+        .map(|e| e.key().unwrap().to_owned())
+        .collect();
+    keys.sort();
+    assert_eq!(keys, ["10.0.0.1:7000", "10.0.0.2:7000"]);
+}
+
+#[circuit_breaker(key = host, max_keys = 2, window = 1, min = 1)]
+async fn call_host(host: &str, fail: bool) -> Result<(), NetError> {
+    if fail {
+        Err(NetError::Refused)
+    } else {
+        Ok(())
+    }
+}
+
+fn hosts() -> Vec<String> {
+    let mut keys: Vec<String> = registry()
+        .list()
+        .into_iter()
+        .filter(|e| e.name() == "macro_registry::call_host")
+        .map(|e| e.key().unwrap().to_owned())
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[tokio::test(start_paused = true)]
+async fn keyed_breakers_are_bounded_evicting_least_recently_used_closed_first() {
+    call_host("a", true).await.unwrap_err(); // "a" opens
+    call_host("b", false).await.unwrap();
+    call_host("c", false).await.unwrap(); // evicts "b": "a" is older but open
+    assert_eq!(hosts(), ["a", "c"]);
+    call_host(&String::from("c"), false).await.unwrap(); // a String finds the same key
+    call_host("d", false).await.unwrap(); // evicts "c", the only closed one
+    assert_eq!(hosts(), ["a", "d"]);
+    assert_eq!(call_host("a", false).await, Err(NetError::Rejected));
+}
+
+#[tokio::test(start_paused = true)]
+async fn keyed_call_is_send_and_spawns() {
+    let addr: SocketAddr = "10.0.0.9:7000".parse().unwrap();
+    let out = tokio::spawn(call_replica(addr, false)).await.unwrap();
+    assert_eq!(out, Ok(addr));
+}
+
+/// Counts the warnings logged on this thread.
+struct Warnings(Arc<std::sync::atomic::AtomicUsize>);
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        if *event.metadata().level() == tracing::Level::WARN {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[circuit_breaker(name = "catalog", window = 10)]
+async fn catalog_read() -> Result<(), NetError> {
+    Ok(())
+}
+
+#[circuit_breaker(name = "catalog", window = 10)]
+async fn catalog_list() -> Result<(), NetError> {
+    Ok(())
+}
+
+#[circuit_breaker(name = "catalog", window = 30)]
+async fn catalog_write() -> Result<(), NetError> {
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shared_name_with_a_different_config_logs_a_warning() {
+    let warnings = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let _guard = tracing::subscriber::set_default(Warnings(warnings.clone()));
+    catalog_read().await.unwrap();
+    catalog_list().await.unwrap();
+    assert_eq!(warnings.load(std::sync::atomic::Ordering::SeqCst), 0);
+    catalog_write().await.unwrap();
+    assert_eq!(warnings.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let b = registry().get("catalog").unwrap();
+    assert_eq!(b.config().window(), breaker::Window::Count(10));
+    assert_eq!(b.snapshot().calls, 3);
+}

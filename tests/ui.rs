@@ -1,0 +1,9 @@
+//! Compile-time behaviour of `#[circuit_breaker]`: what must compile, and the errors of what
+//! must not.
+
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    t.pass("tests/ui/pass/*.rs");
+    t.compile_fail("tests/ui/fail/*.rs");
+}

@@ -1,0 +1,26 @@
+use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+
+#[derive(Debug)]
+pub struct Down;
+
+impl Classify for Down {
+    fn classify(&self) -> Outcome {
+        Outcome::Failure
+    }
+}
+
+impl From<Rejected> for Down {
+    fn from(_: Rejected) -> Self {
+        Down
+    }
+}
+
+#[circuit_breaker(window = 20)]
+fn blocking() -> Result<(), Down> {
+    Ok(())
+}
+
+fn caller() -> Result<(), Down> {
+    blocking()
+}
+fn main() {}
