@@ -51,6 +51,8 @@ pub struct Breaker {
     machine: Mutex<Machine>,
     rejected: AtomicU64,
     listeners: Listeners,
+    /// Whether permits note their start: slow-call detection or the ramp's latency guard.
+    times_calls: bool,
 }
 
 impl Breaker {
@@ -67,6 +69,7 @@ impl Breaker {
     fn with_source(name: Arc<str>, config: Config, clock: ClockSource) -> Self {
         let machine = Machine::new(&config, clock.now());
         Self {
+            times_calls: config.slow_calls().is_some() || config.ramp_latency_guard().is_some(),
             name,
             config,
             clock,
@@ -144,10 +147,12 @@ impl Breaker {
         }
     }
 
-    /// When slow calls are judged, the time a call starts.
+    /// When calls are timed (slow calls, latency guard), the time a call starts.
     #[inline]
     fn start_time(&self, now: Option<&mut LazyNow<'_>>) -> Option<Instant> {
-        self.config.slow_calls()?;
+        if !self.times_calls {
+            return None;
+        }
         Some(match now {
             Some(now) => now.get(),
             None => self.clock.now(),
@@ -163,7 +168,7 @@ impl Breaker {
         started: Option<Instant>,
     ) {
         if admission == Admission::Passthrough
-            || (outcome == Outcome::Ignored && admission == Admission::Counted)
+            || (outcome == Outcome::Ignored && admission != Admission::Probe)
             || self.word.load(Ordering::Acquire) >> STATE_BITS != generation
         {
             return;
@@ -172,11 +177,10 @@ impl Breaker {
             self.lock().release_probe(generation);
             return;
         }
-        let mut now = LazyNow::known(&self.clock, None);
-        let slow = match (self.config.slow_calls(), started) {
-            (Some(slow), Some(started)) => {
-                now.get().saturating_duration_since(started) > slow.threshold
-            }
+        let mut now = LazyNow::new(&self.clock);
+        let latency = started.map(|started| now.get().saturating_duration_since(started));
+        let slow = match (self.config.slow_calls(), latency) {
+            (Some(slow), Some(latency)) => latency > slow.threshold,
             _ => false,
         };
         let mark = Mark {
@@ -185,7 +189,7 @@ impl Breaker {
         };
         let transition = {
             let mut m = self.lock();
-            let transition = m.record(&self.config, generation, admission, mark, &mut now);
+            let transition = m.record(&self.config, generation, admission, mark, latency, &mut now);
             self.publish(&m);
             transition
         };
@@ -275,7 +279,7 @@ impl Breaker {
         let mut now = LazyNow::new(&self.clock);
         let transition = {
             let mut m = self.lock();
-            let transition = m.set(to, &mut now);
+            let transition = m.set(to, &self.config, &mut now);
             self.publish(&m);
             transition
         };
@@ -285,9 +289,9 @@ impl Breaker {
     /// The state and the window's counts, read together.
     pub fn snapshot(&self) -> Snapshot {
         let now = matches!(self.config.window(), Window::Time { .. }).then(|| self.clock.now());
-        let (state, totals) = {
+        let (state, totals, admit_percent) = {
             let mut m = self.lock();
-            (m.state(), m.totals(now))
+            (m.state(), m.totals(now), m.admit_percent(&self.config))
         };
         let (failure_rate, slow_call_rate) = machine::rates(&self.config, totals);
         Snapshot {
@@ -298,6 +302,7 @@ impl Breaker {
             failure_rate,
             slow_call_rate: slow_call_rate.filter(|_| self.config.slow_calls().is_some()),
             rejected: self.rejected.load(Ordering::Relaxed),
+            admit_percent,
         }
     }
 

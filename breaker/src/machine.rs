@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::clock::LazyNow;
 use crate::config::Config;
+use crate::recovery::{RampDecision, Recovery};
 use crate::rejected::RejectReason;
 use crate::window::{Mark, OutcomeWindow, Totals};
 use crate::State;
@@ -18,6 +19,8 @@ pub(crate) enum Admission {
     Counted,
     /// A half-open probe holding one of the `probes` slots.
     Probe,
+    /// Admitted by a step of the half-open ramp-up.
+    Ramp,
     /// Admitted by a disabled breaker: nothing is recorded.
     Passthrough,
 }
@@ -35,6 +38,7 @@ pub(crate) struct Machine {
     opened_at: Instant,
     probes_in_flight: u32,
     probe_successes: u32,
+    recovery: Recovery,
 }
 
 impl Machine {
@@ -46,6 +50,7 @@ impl Machine {
             opened_at: now,
             probes_in_flight: 0,
             probe_successes: 0,
+            recovery: Recovery::new(config),
         }
     }
 
@@ -65,6 +70,10 @@ impl Machine {
         self.probes_in_flight
     }
 
+    pub(crate) fn admit_percent(&self, config: &Config) -> u32 {
+        self.recovery.admit_percent(config)
+    }
+
     /// Decides whether a call may run now.
     pub(crate) fn acquire(
         &mut self,
@@ -76,14 +85,24 @@ impl Machine {
             State::Closed => Ok(Admission::Counted),
             State::Disabled => Ok(Admission::Passthrough),
             State::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
-            State::Open if self.open_left(config, now.get()) > Duration::ZERO => {
-                Err((RejectReason::Open, Some(self.open_left(config, now.get()))))
+            State::Open if self.open_left(now.get()) > Duration::ZERO => {
+                Err((RejectReason::Open, Some(self.open_left(now.get()))))
             }
             State::Open => {
                 // Lazy expiry: the first call at or after the deadline becomes a probe.
-                *transition = self.enter(State::HalfOpen, now);
+                *transition = self.enter(State::HalfOpen, config, now);
                 self.probes_in_flight = 1;
                 Ok(Admission::Probe)
+            }
+            State::HalfOpen if self.recovery.ramping() => {
+                match self.recovery.ramp_admit(config, now.get()) {
+                    RampDecision::Admit => Ok(Admission::Ramp),
+                    RampDecision::Throttle => Err((RejectReason::Throttled, None)),
+                    RampDecision::Close => {
+                        *transition = self.enter(State::Closed, config, now);
+                        Ok(Admission::Counted)
+                    }
+                }
             }
             State::HalfOpen if self.probes_in_flight < config.probes() => {
                 self.probes_in_flight += 1;
@@ -93,13 +112,15 @@ impl Machine {
         }
     }
 
-    /// Applies the result of a permit admitted in `generation`.
+    /// Applies the result of a permit admitted in `generation`; `latency` is known when the
+    /// configuration times calls.
     pub(crate) fn record(
         &mut self,
         config: &Config,
         generation: u64,
         admission: Admission,
         mark: Mark,
+        latency: Option<Duration>,
         now: &mut LazyNow<'_>,
     ) -> Option<Transition> {
         if generation != self.generation {
@@ -107,22 +128,40 @@ impl Machine {
         }
         match (self.state, admission) {
             (State::Closed, Admission::Counted) => {
+                if let Some(latency) = latency {
+                    self.recovery.record_latency(latency);
+                }
                 let timed = self.window.needs_clock().then(|| now.get());
                 self.window.record(mark, timed);
                 let totals = self.window.totals(timed);
                 if trips(config, totals) {
-                    return self.enter(State::Open, now);
+                    return self.enter(State::Open, config, now);
                 }
                 None
             }
             (State::HalfOpen, Admission::Probe) => {
                 self.probes_in_flight -= 1;
                 if mark.failure || mark.slow {
-                    return self.enter(State::Open, now);
+                    return self.enter(State::Open, config, now);
                 }
                 self.probe_successes += 1;
-                if self.probe_successes >= config.probes() {
-                    return self.enter(State::Closed, now);
+                if self.probe_successes < config.probes() {
+                    return None;
+                }
+                if self.recovery.start_ramp(config, now.get()) {
+                    // Same state, new phase: results of the probes still out are stale.
+                    self.generation += 1;
+                    self.probes_in_flight = 0;
+                    return None;
+                }
+                self.enter(State::Closed, config, now)
+            }
+            (State::HalfOpen, Admission::Ramp) => {
+                if mark.failure || mark.slow {
+                    return self.enter(State::Open, config, now);
+                }
+                if let Some(latency) = latency {
+                    self.recovery.record_latency(latency);
                 }
                 None
             }
@@ -131,8 +170,8 @@ impl Machine {
     }
 
     /// Time left in OPEN; measured from the opening so that no deadline can overflow.
-    fn open_left(&self, config: &Config, now: Instant) -> Duration {
-        config
+    fn open_left(&self, now: Instant) -> Duration {
+        self.recovery
             .open_for()
             .saturating_sub(now.saturating_duration_since(self.opened_at))
     }
@@ -146,23 +185,35 @@ impl Machine {
 
     /// Moves to an operator-chosen state. `reset` (to CLOSED) always starts a new generation
     /// with an empty window, even from CLOSED.
-    pub(crate) fn set(&mut self, to: State, now: &mut LazyNow<'_>) -> Option<Transition> {
+    pub(crate) fn set(
+        &mut self,
+        to: State,
+        config: &Config,
+        now: &mut LazyNow<'_>,
+    ) -> Option<Transition> {
         if to == self.state && to != State::Closed {
             return None;
         }
-        self.enter(to, now)
+        self.enter(to, config, now)
     }
 
-    fn enter(&mut self, to: State, now: &mut LazyNow<'_>) -> Option<Transition> {
+    fn enter(&mut self, to: State, config: &Config, now: &mut LazyNow<'_>) -> Option<Transition> {
         let from = self.state;
         self.state = to;
         self.generation += 1;
         self.probes_in_flight = 0;
         self.probe_successes = 0;
         match to {
-            State::Open => self.opened_at = now.get(),
-            State::Closed => self.window.clear(),
-            _ => {}
+            State::Open => {
+                self.opened_at = now.get();
+                self.recovery.on_open(config, from == State::HalfOpen);
+            }
+            State::HalfOpen => {}
+            State::Closed => {
+                self.window.clear();
+                self.recovery.on_close(config);
+            }
+            State::ForcedOpen | State::Disabled => self.recovery.on_close(config),
         }
         (from != to).then_some((from, to))
     }
