@@ -30,6 +30,7 @@ pub(crate) type Transition = (State, State);
 
 #[derive(Debug)]
 pub(crate) struct Machine {
+    config: Config,
     state: State,
     /// Bumped by every state change and every reset; permits carry the one they were
     /// admitted in, and results of older generations are discarded.
@@ -42,15 +43,16 @@ pub(crate) struct Machine {
 }
 
 impl Machine {
-    pub(crate) fn new(config: &Config, now: Instant) -> Self {
+    pub(crate) fn new(config: Config, now: Instant) -> Self {
         Self {
+            recovery: Recovery::new(&config),
+            window: OutcomeWindow::new(config.window(), now),
+            config,
             state: State::Closed,
             generation: 0,
-            window: OutcomeWindow::new(config.window(), now),
             opened_at: now,
             probes_in_flight: 0,
             probe_successes: 0,
-            recovery: Recovery::new(config),
         }
     }
 
@@ -62,22 +64,70 @@ impl Machine {
         self.generation
     }
 
-    pub(crate) fn totals(&mut self, now: Option<Instant>) -> Totals {
-        self.window.totals(now)
+    /// The window's counts, reading the clock only for a time window.
+    pub(crate) fn totals(&mut self, now: &mut LazyNow<'_>) -> Totals {
+        let timed = self.window.needs_clock().then(|| now.get());
+        self.window.totals(timed)
+    }
+
+    /// `failures / calls` and `slow / calls`, or `None` before `min_calls` calls completed.
+    pub(crate) fn rates(&self, totals: Totals) -> (Option<f64>, Option<f64>) {
+        if totals.calls == 0 || totals.calls < self.config.min_calls() {
+            return (None, None);
+        }
+        let calls = f64::from(totals.calls);
+        let slow = self
+            .config
+            .slow_calls()
+            .map(|_| f64::from(totals.slow) / calls);
+        (Some(f64::from(totals.failures) / calls), slow)
     }
 
     pub(crate) fn probes_in_flight(&self) -> u32 {
         self.probes_in_flight
     }
 
-    pub(crate) fn admit_percent(&self, config: &Config) -> u32 {
-        self.recovery.admit_percent(config)
+    pub(crate) fn admit_percent(&self) -> u32 {
+        self.recovery.admit_percent(&self.config)
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Whether permits must note when their call started.
+    pub(crate) fn times_calls(&self) -> bool {
+        self.config.slow_calls().is_some() || self.config.ramp_latency_guard().is_some()
+    }
+
+    /// Takes a new configuration and keeps the state. A new window shape starts an empty
+    /// window in a new generation, so results of calls admitted before are discarded.
+    pub(crate) fn reconfigure(&mut self, config: Config, now: Instant) {
+        if config.window() != self.config.window() {
+            self.window = OutcomeWindow::new(config.window(), now);
+            self.generation += 1;
+            self.probes_in_flight = 0;
+            self.probe_successes = 0;
+        }
+        let recovery_changed = config.open_backoff() != self.config.open_backoff()
+            || config.ramp_up() != self.config.ramp_up()
+            || config.ramp_latency_guard() != self.config.ramp_latency_guard()
+            || config.open_for() != self.config.open_for();
+        self.config = config;
+        if recovery_changed {
+            if self.recovery.ramping() {
+                // The ramp it was on may no longer exist: judge the recovery afresh.
+                self.generation += 1;
+                self.probes_in_flight = 0;
+                self.probe_successes = 0;
+            }
+            self.recovery = Recovery::new(&self.config);
+        }
     }
 
     /// Decides whether a call may run now.
     pub(crate) fn acquire(
         &mut self,
-        config: &Config,
         now: &mut LazyNow<'_>,
         transition: &mut Option<Transition>,
     ) -> Result<Admission, (RejectReason, Option<Duration>)> {
@@ -90,21 +140,21 @@ impl Machine {
             }
             State::Open => {
                 // Lazy expiry: the first call at or after the deadline becomes a probe.
-                *transition = self.enter(State::HalfOpen, config, now);
+                *transition = self.enter(State::HalfOpen, now);
                 self.probes_in_flight = 1;
                 Ok(Admission::Probe)
             }
             State::HalfOpen if self.recovery.ramping() => {
-                match self.recovery.ramp_admit(config, now.get()) {
+                match self.recovery.ramp_admit(&self.config, now.get()) {
                     RampDecision::Admit => Ok(Admission::Ramp),
                     RampDecision::Throttle => Err((RejectReason::Throttled, None)),
                     RampDecision::Close => {
-                        *transition = self.enter(State::Closed, config, now);
+                        *transition = self.enter(State::Closed, now);
                         Ok(Admission::Counted)
                     }
                 }
             }
-            State::HalfOpen if self.probes_in_flight < config.probes() => {
+            State::HalfOpen if self.probes_in_flight < self.config.probes() => {
                 self.probes_in_flight += 1;
                 Ok(Admission::Probe)
             }
@@ -116,16 +166,20 @@ impl Machine {
     /// configuration times calls.
     pub(crate) fn record(
         &mut self,
-        config: &Config,
         generation: u64,
         admission: Admission,
-        mark: Mark,
+        failure: bool,
         latency: Option<Duration>,
         now: &mut LazyNow<'_>,
     ) -> Option<Transition> {
         if generation != self.generation {
             return None;
         }
+        let slow = match (self.config.slow_calls(), latency) {
+            (Some(slow), Some(latency)) => latency > slow.threshold,
+            _ => false,
+        };
+        let mark = Mark { failure, slow };
         match (self.state, admission) {
             (State::Closed, Admission::Counted) => {
                 if let Some(latency) = latency {
@@ -134,31 +188,31 @@ impl Machine {
                 let timed = self.window.needs_clock().then(|| now.get());
                 self.window.record(mark, timed);
                 let totals = self.window.totals(timed);
-                if trips(config, totals) {
-                    return self.enter(State::Open, config, now);
+                if trips(&self.config, totals) {
+                    return self.enter(State::Open, now);
                 }
                 None
             }
             (State::HalfOpen, Admission::Probe) => {
                 self.probes_in_flight -= 1;
                 if mark.failure || mark.slow {
-                    return self.enter(State::Open, config, now);
+                    return self.enter(State::Open, now);
                 }
                 self.probe_successes += 1;
-                if self.probe_successes < config.probes() {
+                if self.probe_successes < self.config.probes() {
                     return None;
                 }
-                if self.recovery.start_ramp(config, now.get()) {
+                if self.recovery.start_ramp(&self.config, now.get()) {
                     // Same state, new phase: results of the probes still out are stale.
                     self.generation += 1;
                     self.probes_in_flight = 0;
                     return None;
                 }
-                self.enter(State::Closed, config, now)
+                self.enter(State::Closed, now)
             }
             (State::HalfOpen, Admission::Ramp) => {
                 if mark.failure || mark.slow {
-                    return self.enter(State::Open, config, now);
+                    return self.enter(State::Open, now);
                 }
                 if let Some(latency) = latency {
                     self.recovery.record_latency(latency);
@@ -185,19 +239,14 @@ impl Machine {
 
     /// Moves to an operator-chosen state. `reset` (to CLOSED) always starts a new generation
     /// with an empty window, even from CLOSED.
-    pub(crate) fn set(
-        &mut self,
-        to: State,
-        config: &Config,
-        now: &mut LazyNow<'_>,
-    ) -> Option<Transition> {
+    pub(crate) fn set(&mut self, to: State, now: &mut LazyNow<'_>) -> Option<Transition> {
         if to == self.state && to != State::Closed {
             return None;
         }
-        self.enter(to, config, now)
+        self.enter(to, now)
     }
 
-    fn enter(&mut self, to: State, config: &Config, now: &mut LazyNow<'_>) -> Option<Transition> {
+    fn enter(&mut self, to: State, now: &mut LazyNow<'_>) -> Option<Transition> {
         let from = self.state;
         self.state = to;
         self.generation += 1;
@@ -206,14 +255,14 @@ impl Machine {
         match to {
             State::Open => {
                 self.opened_at = now.get();
-                self.recovery.on_open(config, from == State::HalfOpen);
+                self.recovery.on_open(&self.config, from == State::HalfOpen);
             }
             State::HalfOpen => {}
             State::Closed => {
                 self.window.clear();
-                self.recovery.on_close(config);
+                self.recovery.on_close(&self.config);
             }
-            State::ForcedOpen | State::Disabled => self.recovery.on_close(config),
+            State::ForcedOpen | State::Disabled => self.recovery.on_close(&self.config),
         }
         (from != to).then_some((from, to))
     }
@@ -233,18 +282,6 @@ fn trips(config: &Config, totals: Totals) -> bool {
         Some(slow) => f64::from(totals.slow) / calls >= slow.rate,
         None => false,
     }
-}
-
-/// The rates a snapshot shows, or `None` before `min_calls` calls completed.
-pub(crate) fn rates(config: &Config, totals: Totals) -> (Option<f64>, Option<f64>) {
-    if totals.calls == 0 || totals.calls < config.min_calls() {
-        return (None, None);
-    }
-    let calls = f64::from(totals.calls);
-    (
-        Some(f64::from(totals.failures) / calls),
-        Some(f64::from(totals.slow) / calls),
-    )
 }
 
 #[cfg(test)]
