@@ -2,15 +2,14 @@
 
 use std::fmt;
 use std::future::IntoFuture;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use crate::clock::{Clock, ClockSource, LazyNow};
-use crate::config::{Config, Window};
+use crate::config::Config;
 use crate::events::{Event, Listeners};
-use crate::machine::{self, Admission, Machine, Transition};
-use crate::window::Mark;
+use crate::machine::{Admission, Machine, Transition};
 use crate::{Classify, Outcome, Permit, Rejected, Snapshot, State};
 
 const STATE_BITS: u32 = 3;
@@ -43,7 +42,6 @@ const STATE_MASK: u64 = (1 << STATE_BITS) - 1;
 /// ```
 pub struct Breaker {
     name: Arc<str>,
-    config: Config,
     clock: ClockSource,
     /// `generation << 3 | state`, written under the lock, read without it so that CLOSED
     /// admits with one atomic load.
@@ -51,6 +49,8 @@ pub struct Breaker {
     machine: Mutex<Machine>,
     rejected: AtomicU64,
     listeners: Listeners,
+    /// Whether permits note their start: slow-call detection or the ramp's latency guard.
+    times_calls: AtomicBool,
 }
 
 impl Breaker {
@@ -65,10 +65,10 @@ impl Breaker {
     }
 
     fn with_source(name: Arc<str>, config: Config, clock: ClockSource) -> Self {
-        let machine = Machine::new(&config, clock.now());
+        let machine = Machine::new(config, clock.now());
         Self {
+            times_calls: AtomicBool::new(machine.times_calls()),
             name,
-            config,
             clock,
             word: AtomicU64::new(State::Closed.code()),
             machine: Mutex::new(machine),
@@ -82,9 +82,32 @@ impl Breaker {
         &self.name
     }
 
-    /// The breaker's configuration.
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// The breaker's current configuration.
+    pub fn config(&self) -> Config {
+        self.lock().config().clone()
+    }
+
+    /// Replaces the configuration of a running breaker, keeping its state: an operator's
+    /// runtime override. A different window shape starts an empty window, and results of
+    /// calls admitted before are then discarded.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::{Breaker, Config, State};
+    ///
+    /// let b = Breaker::new("libraryd", Config::default());
+    /// b.reconfigure(Config::builder().count_window(2).min_calls(1).build()?);
+    /// b.try_acquire().unwrap().failure();
+    /// assert_eq!(b.state(), State::Open);
+    /// assert_eq!(b.config().min_calls(), 1);
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub fn reconfigure(&self, config: Config) {
+        let now = self.clock.now();
+        let mut m = self.lock();
+        m.reconfigure(config, now);
+        self.times_calls.store(m.times_calls(), Ordering::Relaxed);
+        self.publish(&m);
     }
 
     /// The current state. An expired OPEN still reads `Open` until the next call asks.
@@ -127,7 +150,7 @@ impl Breaker {
         let mut transition = None;
         let (admitted, generation) = {
             let mut m = self.lock();
-            let admitted = m.acquire(&self.config, &mut now, &mut transition);
+            let admitted = m.acquire(&mut now, &mut transition);
             self.publish(&m);
             (admitted, m.generation())
         };
@@ -144,10 +167,12 @@ impl Breaker {
         }
     }
 
-    /// When slow calls are judged, the time a call starts.
+    /// When calls are timed (slow calls, latency guard), the time a call starts.
     #[inline]
     fn start_time(&self, now: Option<&mut LazyNow<'_>>) -> Option<Instant> {
-        self.config.slow_calls()?;
+        if !self.times_calls.load(Ordering::Relaxed) {
+            return None;
+        }
         Some(match now {
             Some(now) => now.get(),
             None => self.clock.now(),
@@ -163,7 +188,7 @@ impl Breaker {
         started: Option<Instant>,
     ) {
         if admission == Admission::Passthrough
-            || (outcome == Outcome::Ignored && admission == Admission::Counted)
+            || (outcome == Outcome::Ignored && admission != Admission::Probe)
             || self.word.load(Ordering::Acquire) >> STATE_BITS != generation
         {
             return;
@@ -172,20 +197,12 @@ impl Breaker {
             self.lock().release_probe(generation);
             return;
         }
-        let mut now = LazyNow::known(&self.clock, None);
-        let slow = match (self.config.slow_calls(), started) {
-            (Some(slow), Some(started)) => {
-                now.get().saturating_duration_since(started) > slow.threshold
-            }
-            _ => false,
-        };
-        let mark = Mark {
-            failure: outcome == Outcome::Failure,
-            slow,
-        };
+        let mut now = LazyNow::new(&self.clock);
+        let latency = started.map(|started| now.get().saturating_duration_since(started));
+        let failure = outcome == Outcome::Failure;
         let transition = {
             let mut m = self.lock();
-            let transition = m.record(&self.config, generation, admission, mark, &mut now);
+            let transition = m.record(generation, admission, failure, latency, &mut now);
             self.publish(&m);
             transition
         };
@@ -284,20 +301,21 @@ impl Breaker {
 
     /// The state and the window's counts, read together.
     pub fn snapshot(&self) -> Snapshot {
-        let now = matches!(self.config.window(), Window::Time { .. }).then(|| self.clock.now());
-        let (state, totals) = {
-            let mut m = self.lock();
-            (m.state(), m.totals(now))
-        };
-        let (failure_rate, slow_call_rate) = machine::rates(&self.config, totals);
+        let mut now = LazyNow::new(&self.clock);
+        let mut m = self.lock();
+        let totals = m.totals(&mut now);
+        let (failure_rate, slow_call_rate) = m.rates(totals);
+        let (state, admit_percent) = (m.state(), m.admit_percent());
+        drop(m);
         Snapshot {
             state,
             calls: totals.calls,
             failures: totals.failures,
             slow_calls: totals.slow,
             failure_rate,
-            slow_call_rate: slow_call_rate.filter(|_| self.config.slow_calls().is_some()),
+            slow_call_rate,
             rejected: self.rejected.load(Ordering::Relaxed),
+            admit_percent,
         }
     }
 
@@ -334,7 +352,6 @@ impl fmt::Debug for Breaker {
         f.debug_struct("Breaker")
             .field("name", &self.name)
             .field("state", &self.state())
-            .field("config", &self.config)
             .field("listeners", &self.listeners)
             .finish_non_exhaustive()
     }

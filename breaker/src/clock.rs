@@ -146,11 +146,6 @@ impl<'a> LazyNow<'a> {
         Self { clock, at: None }
     }
 
-    /// A time already read, e.g. to judge a slow call.
-    pub(crate) fn known(clock: &'a ClockSource, at: Option<Instant>) -> Self {
-        Self { clock, at }
-    }
-
     pub(crate) fn get(&mut self) -> Instant {
         *self.at.get_or_insert_with(|| self.clock.now())
     }

@@ -36,6 +36,74 @@ pub struct SlowCalls {
     pub rate: f64,
 }
 
+/// Backoff of the open duration: each failed half-open trial makes the next OPEN last
+/// `factor` times the previous one, up to `max`. The first OPEN after CLOSED lasts `open_for`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Backoff {
+    /// Growth of the open duration after each failed trial, at least 1.
+    pub factor: f64,
+    /// Longest OPEN, at least `open_for`.
+    pub max: Duration,
+}
+
+/// Most steps a ramp-up may have.
+pub const MAX_RAMP_STEPS: usize = 16;
+
+/// Stepwise ramp-up after the half-open probes succeed: the breaker admits each percentage of
+/// calls for one `step`, then the next, and closes after the last (which is 100).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct RampUp {
+    percents: [u32; MAX_RAMP_STEPS],
+    /// Steps given, which may exceed `MAX_RAMP_STEPS` in a builder that `build` refuses.
+    len: usize,
+    step: Duration,
+}
+
+impl RampUp {
+    const fn new(percents: &[u32], step: Duration) -> Self {
+        let mut kept = [0; MAX_RAMP_STEPS];
+        let mut i = 0;
+        while i < percents.len() && i < MAX_RAMP_STEPS {
+            kept[i] = percents[i];
+            i += 1;
+        }
+        Self {
+            percents: kept,
+            len: percents.len(),
+            step,
+        }
+    }
+
+    /// The percentages of calls admitted, step by step.
+    pub fn percents(&self) -> &[u32] {
+        let len = if self.len < MAX_RAMP_STEPS {
+            self.len
+        } else {
+            MAX_RAMP_STEPS
+        };
+        &self.percents[..len]
+    }
+
+    /// How long each step lasts.
+    pub const fn step(&self) -> Duration {
+        self.step
+    }
+
+    /// The percentage of step `index`, or `None` past the last step.
+    pub(crate) fn percent(&self, index: usize) -> Option<u32> {
+        self.percents().get(index).copied()
+    }
+}
+
+impl fmt::Debug for RampUp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RampUp")
+            .field("percents", &self.percents())
+            .field("step", &self.step)
+            .finish()
+    }
+}
+
 /// A validated breaker configuration.
 ///
 /// Built with [`Config::builder`]; [`Config::default`] is a count window of 20 calls, at least
@@ -64,6 +132,9 @@ pub struct Config {
     slow_calls: Option<SlowCalls>,
     open_for: Duration,
     probes: u32,
+    backoff: Option<Backoff>,
+    ramp_up: Option<RampUp>,
+    ramp_guard: Option<f64>,
 }
 
 impl Config {
@@ -101,6 +172,21 @@ impl Config {
     pub const fn probes(&self) -> u32 {
         self.probes
     }
+
+    /// Backoff of the open duration after failed half-open trials, if configured.
+    pub const fn open_backoff(&self) -> Option<Backoff> {
+        self.backoff
+    }
+
+    /// Stepwise ramp-up after the probes succeed, if configured.
+    pub const fn ramp_up(&self) -> Option<&RampUp> {
+        self.ramp_up.as_ref()
+    }
+
+    /// Latency guard of the ramp-up: the factor over the closed-state p99, if configured.
+    pub const fn ramp_latency_guard(&self) -> Option<f64> {
+        self.ramp_guard
+    }
 }
 
 impl Default for Config {
@@ -136,6 +222,9 @@ pub struct ConfigBuilder {
     slow_calls: Option<SlowCalls>,
     open_for: Duration,
     probes: u32,
+    backoff: Option<Backoff>,
+    ramp_up: Option<RampUp>,
+    ramp_guard: Option<f64>,
 }
 
 impl Default for ConfigBuilder {
@@ -154,6 +243,9 @@ impl ConfigBuilder {
             slow_calls: None,
             open_for: Duration::from_secs(5),
             probes: 3,
+            backoff: None,
+            ramp_up: None,
+            ramp_guard: None,
         }
     }
 
@@ -199,6 +291,41 @@ impl ConfigBuilder {
         self
     }
 
+    /// After each failed half-open trial, make the next OPEN last `factor` times the previous
+    /// one, up to `max`. Example: open 5s, factor 2, max 60s probes after 5s, 10s, 20s, 40s,
+    /// 60s, 60s. Closing resets it.
+    pub const fn open_backoff(mut self, factor: f64, max: Duration) -> Self {
+        self.backoff = Some(Backoff { factor, max });
+        self
+    }
+
+    /// When the half-open probes have all succeeded, admit only `percents[0]`% of calls for
+    /// `step`, then the next percentage, and close after the last step. The percentages must
+    /// rise strictly, lie in 1..=100 and end at 100; any failure during the ramp reopens.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::Config;
+    ///
+    /// let config = Config::builder().ramp_up(&[10, 30, 60, 100], Duration::from_secs(5)).build()?;
+    /// assert_eq!(config.ramp_up().unwrap().percents(), [10, 30, 60, 100]);
+    ///
+    /// let err = Config::builder().ramp_up(&[10, 50], Duration::from_secs(5)).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "ramp_up must end at 100, got [10, 50]");
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub const fn ramp_up(mut self, percents: &[u32], step: Duration) -> Self {
+        self.ramp_up = Some(RampUp::new(percents, step));
+        self
+    }
+
+    /// During the ramp-up, hold the current step instead of climbing while the step's p99
+    /// latency exceeds `factor` times the p99 seen while CLOSED.
+    pub const fn ramp_latency_guard(mut self, factor: f64) -> Self {
+        self.ramp_guard = Some(factor);
+        self
+    }
+
     /// Validates every field and returns the configuration, or the first rule broken.
     pub const fn build(self) -> Result<Config, ConfigError> {
         let mut i = 0;
@@ -215,6 +342,9 @@ impl ConfigBuilder {
             slow_calls: self.slow_calls,
             open_for: self.open_for,
             probes: self.probes,
+            backoff: self.backoff,
+            ramp_up: self.ramp_up,
+            ramp_guard: self.ramp_guard,
         })
     }
 
@@ -322,8 +452,87 @@ impl ConfigBuilder {
                     Ok(())
                 }
             }
+            Field::BackoffFactor => match self.backoff {
+                Some(b) if b.factor.is_nan() || b.factor < 1.0 => Err(ConfigError::new(
+                    field,
+                    "open_backoff factor must be at least 1",
+                    Value::F64(b.factor),
+                )),
+                _ => Ok(()),
+            },
+            Field::BackoffMax => match self.backoff {
+                Some(b) if b.max.as_nanos() < self.open_for.as_nanos() => Err(ConfigError::new(
+                    field,
+                    "open_backoff max must be at least open_for",
+                    Value::MaxUnderOpen {
+                        max: b.max,
+                        open: self.open_for,
+                    },
+                )),
+                _ => Ok(()),
+            },
+            Field::Ramp => match self.ramp_up {
+                Some(ramp) => check_ramp(field, ramp),
+                None => Ok(()),
+            },
+            Field::RampStep => match self.ramp_up {
+                Some(ramp) if ramp.step.is_zero() => Err(ConfigError::new(
+                    field,
+                    "ramp_up step must be greater than zero",
+                    Value::Duration(ramp.step),
+                )),
+                _ => Ok(()),
+            },
+            Field::RampGuard => match (self.ramp_guard, self.ramp_up) {
+                (Some(factor), _) if factor.is_nan() || factor <= 1.0 => Err(ConfigError::new(
+                    field,
+                    "ramp_latency_guard factor must be greater than 1",
+                    Value::F64(factor),
+                )),
+                (Some(factor), None) => Err(ConfigError::new(
+                    field,
+                    "ramp_latency_guard needs ramp_up",
+                    Value::F64(factor),
+                )),
+                _ => Ok(()),
+            },
         }
     }
+}
+
+const fn check_ramp(field: Field, ramp: RampUp) -> Result<(), ConfigError> {
+    if ramp.len > MAX_RAMP_STEPS {
+        return Err(ConfigError::new(
+            field,
+            "ramp_up must have at most 16 steps",
+            Value::U32(ramp.len as u32),
+        ));
+    }
+    match ramp_rule_broken(ramp) {
+        Some(rule) => Err(ConfigError::new(field, rule, Value::Ramp(ramp))),
+        None => Ok(()),
+    }
+}
+
+const fn ramp_rule_broken(ramp: RampUp) -> Option<&'static str> {
+    if ramp.len == 0 {
+        return Some("ramp_up must have at least one step");
+    }
+    let mut i = 0;
+    while i < ramp.len {
+        let p = ramp.percents[i];
+        if p == 0 || p > 100 {
+            return Some("ramp_up percentages must be in 1..=100");
+        }
+        if i > 0 && p <= ramp.percents[i - 1] {
+            return Some("ramp_up percentages must rise strictly");
+        }
+        i += 1;
+    }
+    if ramp.percents[ramp.len - 1] != 100 {
+        return Some("ramp_up must end at 100");
+    }
+    None
 }
 
 const fn check_rate(field: Field, rule: &'static str, rate: f64) -> Result<(), ConfigError> {
@@ -347,11 +556,16 @@ pub enum Field {
     SlowRate,
     OpenFor,
     Probes,
+    BackoffFactor,
+    BackoffMax,
+    Ramp,
+    RampStep,
+    RampGuard,
 }
 
 impl Field {
     /// Every field, in the order `build` checks them.
-    pub const ALL: [Field; 8] = [
+    pub const ALL: [Field; 13] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -360,6 +574,11 @@ impl Field {
         Field::SlowRate,
         Field::OpenFor,
         Field::Probes,
+        Field::BackoffFactor,
+        Field::BackoffMax,
+        Field::Ramp,
+        Field::RampStep,
+        Field::RampGuard,
     ];
 
     /// The builder's name for the field.
@@ -373,6 +592,11 @@ impl Field {
             Field::SlowRate => "slow_calls.rate",
             Field::OpenFor => "open_for",
             Field::Probes => "probes",
+            Field::BackoffFactor => "open_backoff.factor",
+            Field::BackoffMax => "open_backoff.max",
+            Field::Ramp => "ramp_up",
+            Field::RampStep => "ramp_up.step",
+            Field::RampGuard => "ramp_latency_guard",
         }
     }
 }
@@ -384,6 +608,8 @@ enum Value {
     F64(f64),
     Duration(Duration),
     MinOverWindow { min: u32, window: u32 },
+    MaxUnderOpen { max: Duration, open: Duration },
+    Ramp(RampUp),
 }
 
 impl fmt::Display for Value {
@@ -393,6 +619,8 @@ impl fmt::Display for Value {
             Value::F64(v) => write!(f, "{v}"),
             Value::Duration(d) => write!(f, "{d:?}"),
             Value::MinOverWindow { min, window } => write!(f, "{min} with a window of {window}"),
+            Value::MaxUnderOpen { max, open } => write!(f, "{max:?} with open_for {open:?}"),
+            Value::Ramp(ramp) => write!(f, "{:?}", ramp.percents()),
         }
     }
 }

@@ -97,8 +97,10 @@ pub mod clock;
 mod config;
 mod events;
 mod keyed;
+mod latency;
 mod machine;
 mod permit;
+mod recovery;
 mod registry;
 mod rejected;
 mod state;
@@ -107,7 +109,8 @@ mod window;
 pub use crate::breaker::Breaker;
 pub use crate::classify::{Classify, Outcome};
 pub use crate::config::{
-    Config, ConfigBuilder, ConfigError, SlowCalls, Window, MAX_BUCKETS, MAX_COUNT_WINDOW,
+    Backoff, Config, ConfigBuilder, ConfigError, RampUp, SlowCalls, Window, MAX_BUCKETS,
+    MAX_COUNT_WINDOW, MAX_RAMP_STEPS,
 };
 pub use crate::events::Event;
 pub use crate::permit::Permit;

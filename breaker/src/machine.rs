@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::clock::LazyNow;
 use crate::config::Config;
+use crate::recovery::{RampDecision, Recovery};
 use crate::rejected::RejectReason;
 use crate::window::{Mark, OutcomeWindow, Totals};
 use crate::State;
@@ -18,6 +19,8 @@ pub(crate) enum Admission {
     Counted,
     /// A half-open probe holding one of the `probes` slots.
     Probe,
+    /// Admitted by a step of the half-open ramp-up.
+    Ramp,
     /// Admitted by a disabled breaker: nothing is recorded.
     Passthrough,
 }
@@ -27,6 +30,7 @@ pub(crate) type Transition = (State, State);
 
 #[derive(Debug)]
 pub(crate) struct Machine {
+    config: Config,
     state: State,
     /// Bumped by every state change and every reset; permits carry the one they were
     /// admitted in, and results of older generations are discarded.
@@ -35,14 +39,17 @@ pub(crate) struct Machine {
     opened_at: Instant,
     probes_in_flight: u32,
     probe_successes: u32,
+    recovery: Recovery,
 }
 
 impl Machine {
-    pub(crate) fn new(config: &Config, now: Instant) -> Self {
+    pub(crate) fn new(config: Config, now: Instant) -> Self {
         Self {
+            recovery: Recovery::new(&config),
+            window: OutcomeWindow::new(config.window(), now),
+            config,
             state: State::Closed,
             generation: 0,
-            window: OutcomeWindow::new(config.window(), now),
             opened_at: now,
             probes_in_flight: 0,
             probe_successes: 0,
@@ -57,18 +64,70 @@ impl Machine {
         self.generation
     }
 
-    pub(crate) fn totals(&mut self, now: Option<Instant>) -> Totals {
-        self.window.totals(now)
+    /// The window's counts, reading the clock only for a time window.
+    pub(crate) fn totals(&mut self, now: &mut LazyNow<'_>) -> Totals {
+        let timed = self.window.needs_clock().then(|| now.get());
+        self.window.totals(timed)
+    }
+
+    /// `failures / calls` and `slow / calls`, or `None` before `min_calls` calls completed.
+    pub(crate) fn rates(&self, totals: Totals) -> (Option<f64>, Option<f64>) {
+        if totals.calls == 0 || totals.calls < self.config.min_calls() {
+            return (None, None);
+        }
+        let calls = f64::from(totals.calls);
+        let slow = self
+            .config
+            .slow_calls()
+            .map(|_| f64::from(totals.slow) / calls);
+        (Some(f64::from(totals.failures) / calls), slow)
     }
 
     pub(crate) fn probes_in_flight(&self) -> u32 {
         self.probes_in_flight
     }
 
+    pub(crate) fn admit_percent(&self) -> u32 {
+        self.recovery.admit_percent(&self.config)
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Whether permits must note when their call started.
+    pub(crate) fn times_calls(&self) -> bool {
+        self.config.slow_calls().is_some() || self.config.ramp_latency_guard().is_some()
+    }
+
+    /// Takes a new configuration and keeps the state. A new window shape starts an empty
+    /// window in a new generation, so results of calls admitted before are discarded.
+    pub(crate) fn reconfigure(&mut self, config: Config, now: Instant) {
+        if config.window() != self.config.window() {
+            self.window = OutcomeWindow::new(config.window(), now);
+            self.generation += 1;
+            self.probes_in_flight = 0;
+            self.probe_successes = 0;
+        }
+        let recovery_changed = config.open_backoff() != self.config.open_backoff()
+            || config.ramp_up() != self.config.ramp_up()
+            || config.ramp_latency_guard() != self.config.ramp_latency_guard()
+            || config.open_for() != self.config.open_for();
+        self.config = config;
+        if recovery_changed {
+            if self.recovery.ramping() {
+                // The ramp it was on may no longer exist: judge the recovery afresh.
+                self.generation += 1;
+                self.probes_in_flight = 0;
+                self.probe_successes = 0;
+            }
+            self.recovery = Recovery::new(&self.config);
+        }
+    }
+
     /// Decides whether a call may run now.
     pub(crate) fn acquire(
         &mut self,
-        config: &Config,
         now: &mut LazyNow<'_>,
         transition: &mut Option<Transition>,
     ) -> Result<Admission, (RejectReason, Option<Duration>)> {
@@ -76,8 +135,8 @@ impl Machine {
             State::Closed => Ok(Admission::Counted),
             State::Disabled => Ok(Admission::Passthrough),
             State::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
-            State::Open if self.open_left(config, now.get()) > Duration::ZERO => {
-                Err((RejectReason::Open, Some(self.open_left(config, now.get()))))
+            State::Open if self.open_left(now.get()) > Duration::ZERO => {
+                Err((RejectReason::Open, Some(self.open_left(now.get()))))
             }
             State::Open => {
                 // Lazy expiry: the first call at or after the deadline becomes a probe.
@@ -85,7 +144,17 @@ impl Machine {
                 self.probes_in_flight = 1;
                 Ok(Admission::Probe)
             }
-            State::HalfOpen if self.probes_in_flight < config.probes() => {
+            State::HalfOpen if self.recovery.ramping() => {
+                match self.recovery.ramp_admit(&self.config, now.get()) {
+                    RampDecision::Admit => Ok(Admission::Ramp),
+                    RampDecision::Throttle => Err((RejectReason::Throttled, None)),
+                    RampDecision::Close => {
+                        *transition = self.enter(State::Closed, now);
+                        Ok(Admission::Counted)
+                    }
+                }
+            }
+            State::HalfOpen if self.probes_in_flight < self.config.probes() => {
                 self.probes_in_flight += 1;
                 Ok(Admission::Probe)
             }
@@ -93,24 +162,33 @@ impl Machine {
         }
     }
 
-    /// Applies the result of a permit admitted in `generation`.
+    /// Applies the result of a permit admitted in `generation`; `latency` is known when the
+    /// configuration times calls.
     pub(crate) fn record(
         &mut self,
-        config: &Config,
         generation: u64,
         admission: Admission,
-        mark: Mark,
+        failure: bool,
+        latency: Option<Duration>,
         now: &mut LazyNow<'_>,
     ) -> Option<Transition> {
         if generation != self.generation {
             return None;
         }
+        let slow = match (self.config.slow_calls(), latency) {
+            (Some(slow), Some(latency)) => latency > slow.threshold,
+            _ => false,
+        };
+        let mark = Mark { failure, slow };
         match (self.state, admission) {
             (State::Closed, Admission::Counted) => {
+                if let Some(latency) = latency {
+                    self.recovery.record_latency(latency);
+                }
                 let timed = self.window.needs_clock().then(|| now.get());
                 self.window.record(mark, timed);
                 let totals = self.window.totals(timed);
-                if trips(config, totals) {
+                if trips(&self.config, totals) {
                     return self.enter(State::Open, now);
                 }
                 None
@@ -121,8 +199,23 @@ impl Machine {
                     return self.enter(State::Open, now);
                 }
                 self.probe_successes += 1;
-                if self.probe_successes >= config.probes() {
-                    return self.enter(State::Closed, now);
+                if self.probe_successes < self.config.probes() {
+                    return None;
+                }
+                if self.recovery.start_ramp(&self.config, now.get()) {
+                    // Same state, new phase: results of the probes still out are stale.
+                    self.generation += 1;
+                    self.probes_in_flight = 0;
+                    return None;
+                }
+                self.enter(State::Closed, now)
+            }
+            (State::HalfOpen, Admission::Ramp) => {
+                if mark.failure || mark.slow {
+                    return self.enter(State::Open, now);
+                }
+                if let Some(latency) = latency {
+                    self.recovery.record_latency(latency);
                 }
                 None
             }
@@ -131,8 +224,8 @@ impl Machine {
     }
 
     /// Time left in OPEN; measured from the opening so that no deadline can overflow.
-    fn open_left(&self, config: &Config, now: Instant) -> Duration {
-        config
+    fn open_left(&self, now: Instant) -> Duration {
+        self.recovery
             .open_for()
             .saturating_sub(now.saturating_duration_since(self.opened_at))
     }
@@ -160,9 +253,16 @@ impl Machine {
         self.probes_in_flight = 0;
         self.probe_successes = 0;
         match to {
-            State::Open => self.opened_at = now.get(),
-            State::Closed => self.window.clear(),
-            _ => {}
+            State::Open => {
+                self.opened_at = now.get();
+                self.recovery.on_open(&self.config, from == State::HalfOpen);
+            }
+            State::HalfOpen => {}
+            State::Closed => {
+                self.window.clear();
+                self.recovery.on_close(&self.config);
+            }
+            State::ForcedOpen | State::Disabled => self.recovery.on_close(&self.config),
         }
         (from != to).then_some((from, to))
     }
@@ -182,18 +282,6 @@ fn trips(config: &Config, totals: Totals) -> bool {
         Some(slow) => f64::from(totals.slow) / calls >= slow.rate,
         None => false,
     }
-}
-
-/// The rates a snapshot shows, or `None` before `min_calls` calls completed.
-pub(crate) fn rates(config: &Config, totals: Totals) -> (Option<f64>, Option<f64>) {
-    if totals.calls == 0 || totals.calls < config.min_calls() {
-        return (None, None);
-    }
-    let calls = f64::from(totals.calls);
-    (
-        Some(f64::from(totals.failures) / calls),
-        Some(f64::from(totals.slow) / calls),
-    )
 }
 
 #[cfg(test)]

@@ -78,7 +78,7 @@ impl StaticBreaker {
         self.breaker.get_or_init(|| {
             let breaker = Arc::new(Breaker::new(name, self.config.clone()));
             let registered = crate::registry().register(breaker);
-            warn_if_differs(registered.name(), registered.config(), &self.config);
+            warn_if_differs(registered.name(), &registered.config(), &self.config);
             registered
         })
     }
@@ -124,7 +124,7 @@ impl StaticKeyed {
                 self.max_keys,
             ));
             let registered = crate::registry().register_keyed(family);
-            warn_if_differs(registered.name(), registered.config(), &self.config);
+            warn_if_differs(registered.name(), &registered.config(), &self.config);
             registered
         })
     }

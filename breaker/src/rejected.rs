@@ -14,6 +14,8 @@ pub enum RejectReason {
     HalfOpenFull,
     /// An operator forced the breaker open.
     ForcedOpen,
+    /// The breaker is recovering step by step and admits only part of the calls.
+    Throttled,
 }
 
 /// A call the breaker rejected without running it: which breaker, why, and when to retry.
@@ -70,6 +72,7 @@ impl fmt::Display for Rejected {
             RejectReason::Open => f.write_str("open")?,
             RejectReason::HalfOpenFull => f.write_str("half-open with every probe in flight")?,
             RejectReason::ForcedOpen => f.write_str("forced open")?,
+            RejectReason::Throttled => f.write_str("throttled by recovery")?,
         }
         if let Some(after) = self.retry_after {
             write!(f, "; retry in {:.1}s", after.as_secs_f64())?;

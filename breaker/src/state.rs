@@ -86,4 +86,6 @@ pub struct Snapshot {
     pub slow_call_rate: Option<f64>,
     /// Calls rejected since the breaker was created.
     pub rejected: u64,
+    /// Percentage of calls admitted: the current step during a ramp-up, 100 otherwise.
+    pub admit_percent: u32,
 }

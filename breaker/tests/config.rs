@@ -147,6 +147,70 @@ fn bad_values_name_the_field_the_rule_and_the_value() {
             "open_for must be greater than zero, got 0ns",
         ),
         (b().probes(0), "probes", "probes must be at least 1, got 0"),
+        (
+            b().open_backoff(0.5, Duration::from_secs(60)),
+            "open_backoff.factor",
+            "open_backoff factor must be at least 1, got 0.5",
+        ),
+        (
+            b().open_backoff(f64::NAN, Duration::from_secs(60)),
+            "open_backoff.factor",
+            "open_backoff factor must be at least 1, got NaN",
+        ),
+        (
+            b().open_backoff(2.0, Duration::from_secs(1)),
+            "open_backoff.max",
+            "open_backoff max must be at least open_for, got 1s with open_for 5s",
+        ),
+        (
+            b().ramp_up(&[], Duration::from_secs(5)),
+            "ramp_up",
+            "ramp_up must have at least one step, got []",
+        ),
+        (
+            b().ramp_up(&[10, 10, 100], Duration::from_secs(5)),
+            "ramp_up",
+            "ramp_up percentages must rise strictly, got [10, 10, 100]",
+        ),
+        (
+            b().ramp_up(&[0, 100], Duration::from_secs(5)),
+            "ramp_up",
+            "ramp_up percentages must be in 1..=100, got [0, 100]",
+        ),
+        (
+            b().ramp_up(&[50, 150], Duration::from_secs(5)),
+            "ramp_up",
+            "ramp_up percentages must be in 1..=100, got [50, 150]",
+        ),
+        (
+            b().ramp_up(&[10, 60], Duration::from_secs(5)),
+            "ramp_up",
+            "ramp_up must end at 100, got [10, 60]",
+        ),
+        (
+            b().ramp_up(
+                &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 100],
+                Duration::from_secs(1),
+            ),
+            "ramp_up",
+            "ramp_up must have at most 16 steps, got 17",
+        ),
+        (
+            b().ramp_up(&[50, 100], Duration::ZERO),
+            "ramp_up.step",
+            "ramp_up step must be greater than zero, got 0ns",
+        ),
+        (
+            b().ramp_up(&[50, 100], Duration::from_secs(1))
+                .ramp_latency_guard(1.0),
+            "ramp_latency_guard",
+            "ramp_latency_guard factor must be greater than 1, got 1",
+        ),
+        (
+            b().ramp_latency_guard(3.0),
+            "ramp_latency_guard",
+            "ramp_latency_guard needs ramp_up, got 3",
+        ),
     ];
     for (builder, field, message) in cases {
         assert_eq!(error(builder), (field, message.to_string()));

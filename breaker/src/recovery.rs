@@ -1,0 +1,152 @@
+//! Progressive recovery: backoff of the open duration, the stepwise ramp-up of HALF_OPEN,
+//! and its latency guard.
+
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::latency::LatencyHistogram;
+
+/// What the ramp-up says of one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RampDecision {
+    /// Admit the call at the current step.
+    Admit,
+    /// Not this call: the step admits only its percentage.
+    Throttle,
+    /// The last step has passed: close the breaker.
+    Close,
+}
+
+#[derive(Debug)]
+struct Ramp {
+    step: usize,
+    started: Instant,
+    /// Calls asked during this step; admission follows `asked * percent / 100`.
+    asked: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct Recovery {
+    /// How long the current (or next) OPEN lasts.
+    open_for: Duration,
+    ramp: Option<Ramp>,
+    /// p99 of latencies while CLOSED, with the guard on.
+    baseline: Option<LatencyHistogram>,
+    /// Latencies of the current ramp step, with the guard on.
+    step_latency: Option<LatencyHistogram>,
+}
+
+impl Recovery {
+    pub(crate) fn new(config: &Config) -> Self {
+        let guarded = config.ramp_latency_guard().is_some();
+        Self {
+            open_for: config.open_for(),
+            ramp: None,
+            baseline: guarded.then(LatencyHistogram::new),
+            step_latency: guarded.then(LatencyHistogram::new),
+        }
+    }
+
+    pub(crate) fn open_for(&self) -> Duration {
+        self.open_for
+    }
+
+    /// Entering OPEN: after a failed half-open trial the open duration grows by the backoff.
+    pub(crate) fn on_open(&mut self, config: &Config, after_trial: bool) {
+        self.ramp = None;
+        self.open_for = match config.open_backoff() {
+            Some(backoff) if after_trial => {
+                let grown = self.open_for.as_secs_f64() * backoff.factor;
+                Duration::try_from_secs_f64(grown)
+                    .unwrap_or(backoff.max)
+                    .min(backoff.max)
+            }
+            _ => config.open_for(),
+        };
+    }
+
+    /// Entering CLOSED, or any operator action: forget the backoff and the ramp.
+    pub(crate) fn on_close(&mut self, config: &Config) {
+        self.ramp = None;
+        self.open_for = config.open_for();
+    }
+
+    /// The probes succeeded: start the ramp if one is configured.
+    pub(crate) fn start_ramp(&mut self, config: &Config, now: Instant) -> bool {
+        if config.ramp_up().is_none() {
+            return false;
+        }
+        self.ramp = Some(Ramp {
+            step: 0,
+            started: now,
+            asked: 0,
+        });
+        if let Some(h) = &mut self.step_latency {
+            h.clear();
+        }
+        true
+    }
+
+    pub(crate) fn ramping(&self) -> bool {
+        self.ramp.is_some()
+    }
+
+    /// The share of calls admitted now, in percent: 100 outside the ramp.
+    pub(crate) fn admit_percent(&self, config: &Config) -> u32 {
+        match (&self.ramp, config.ramp_up()) {
+            (Some(ramp), Some(steps)) => steps.percent(ramp.step).unwrap_or(100),
+            _ => 100,
+        }
+    }
+
+    /// Decides one call during the ramp, first moving to the next step if this one is over.
+    pub(crate) fn ramp_admit(&mut self, config: &Config, now: Instant) -> RampDecision {
+        let (Some(ramp), Some(steps)) = (&mut self.ramp, config.ramp_up()) else {
+            return RampDecision::Admit;
+        };
+        if now.saturating_duration_since(ramp.started) >= steps.step() {
+            let held = match (
+                config.ramp_latency_guard(),
+                &self.baseline,
+                &self.step_latency,
+            ) {
+                (Some(factor), Some(base), Some(step)) => match (base.p99(), step.p99()) {
+                    (Some(base), Some(step)) => step.as_secs_f64() > base.as_secs_f64() * factor,
+                    _ => false,
+                },
+                _ => false,
+            };
+            if !held {
+                ramp.step += 1;
+                if ramp.step >= steps.percents().len() {
+                    return RampDecision::Close;
+                }
+            }
+            ramp.started = now;
+            ramp.asked = 0;
+            if let Some(h) = &mut self.step_latency {
+                h.clear();
+            }
+        }
+        let percent = u64::from(steps.percent(ramp.step).unwrap_or(100));
+        let before = ramp.asked * percent / 100;
+        ramp.asked += 1;
+        if ramp.asked * percent / 100 > before {
+            RampDecision::Admit
+        } else {
+            RampDecision::Throttle
+        }
+    }
+
+    /// A successful call's latency: the baseline while CLOSED, the step's during the ramp.
+    pub(crate) fn record_latency(&mut self, latency: Duration) {
+        let histogram = if self.ramp.is_some() {
+            &mut self.step_latency
+        } else {
+            &mut self.baseline
+        };
+        if let Some(h) = histogram {
+            h.record(latency);
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! Progressive recovery: backoff of the open duration, the stepwise ramp-up and its
+//! latency guard.
+
+use std::time::Duration;
+
+use breaker::clock::ManualClock;
+use breaker::{Breaker, Config, ConfigBuilder, RejectReason, State};
+
+const SEC: Duration = Duration::from_secs(1);
+
+fn breaker(builder: ConfigBuilder) -> (Breaker, ManualClock) {
+    let config = builder
+        .count_window(4)
+        .min_calls(4)
+        .probes(1)
+        .build()
+        .unwrap();
+    let clock = ManualClock::new();
+    (
+        Breaker::with_clock("libraryd", config, clock.clone()),
+        clock,
+    )
+}
+
+fn trip(b: &Breaker) {
+    for _ in 0..4 {
+        b.try_acquire().unwrap().failure();
+        if b.state() == State::Open {
+            return;
+        }
+    }
+    panic!("4 failures of 4 calls open the breaker");
+}
+
+/// Time left before the open breaker lets a probe through.
+fn open_left(b: &Breaker) -> Duration {
+    b.try_acquire().unwrap_err().retry_after().unwrap()
+}
+
+/// Waits out OPEN and lets the probe succeed.
+fn probe_succeeds(b: &Breaker, clock: &ManualClock) {
+    clock.advance(open_left(b));
+    b.try_acquire().unwrap().success();
+}
+
+#[test]
+fn each_failed_trial_multiplies_the_open_duration_up_to_the_max() {
+    let (b, clock) = breaker(Config::builder().open_backoff(2.0, 60 * SEC));
+    trip(&b);
+    let mut seen = vec![];
+    for _ in 0..6 {
+        let left = open_left(&b);
+        seen.push(left.as_secs());
+        clock.advance(left);
+        b.try_acquire().unwrap().failure();
+    }
+    assert_eq!(seen, [5, 10, 20, 40, 60, 60]);
+}
+
+#[test]
+fn backoff_resets_when_the_breaker_closes() {
+    let (b, clock) = breaker(Config::builder().open_backoff(3.0, 60 * SEC));
+    trip(&b);
+    clock.advance(5 * SEC);
+    b.try_acquire().unwrap().failure();
+    assert_eq!(open_left(&b), 15 * SEC);
+    probe_succeeds(&b, &clock);
+    assert_eq!(b.state(), State::Closed);
+    trip(&b);
+    assert_eq!(
+        open_left(&b),
+        5 * SEC,
+        "the first OPEN after CLOSED lasts open_for"
+    );
+}
+
+#[test]
+fn without_backoff_every_open_lasts_open_for() {
+    let (b, clock) = breaker(Config::builder());
+    trip(&b);
+    clock.advance(5 * SEC);
+    b.try_acquire().unwrap().failure();
+    assert_eq!(open_left(&b), 5 * SEC);
+}
+
+fn ramp() -> ConfigBuilder {
+    Config::builder().ramp_up(&[10, 30, 60, 100], 5 * SEC)
+}
+
+/// Asks `n` calls, records admitted ones as successes, and returns how many were admitted.
+fn admitted_of(b: &Breaker, n: usize) -> usize {
+    (0..n)
+        .filter_map(|_| b.try_acquire().ok())
+        .map(|p| p.success())
+        .count()
+}
+
+#[test]
+fn each_ramp_step_admits_its_share_evenly() {
+    let (b, clock) = breaker(ramp());
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    assert_eq!(b.state(), State::HalfOpen, "the ramp keeps HALF_OPEN");
+    for percent in [10, 30, 60, 100] {
+        // Any 100 consecutive calls: the share, never a burst.
+        assert_eq!(admitted_of(&b, 100), percent as usize, "step {percent}%");
+        assert_eq!(
+            admitted_of(&b, 10),
+            percent as usize / 10,
+            "step {percent}%"
+        );
+        assert_eq!(b.snapshot().admit_percent, percent);
+        clock.advance(5 * SEC);
+    }
+    assert_eq!(admitted_of(&b, 1), 1);
+    let s = b.snapshot();
+    assert_eq!((s.state, s.admit_percent, s.calls), (State::Closed, 100, 1));
+}
+
+#[test]
+fn ramp_admission_is_spread_out() {
+    let (b, clock) = breaker(ramp());
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    let pattern: Vec<bool> = (0..30)
+        .map(|_| b.try_acquire().map(|p| p.success()).is_ok())
+        .collect();
+    let admitted: Vec<usize> = (0..30).filter(|&i| pattern[i]).collect();
+    assert_eq!(admitted, [9, 19, 29]);
+}
+
+#[test]
+fn calls_not_admitted_are_throttled_by_recovery() {
+    let (b, clock) = breaker(ramp());
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    let rejected = b.try_acquire().unwrap_err();
+    assert_eq!(rejected.reason(), RejectReason::Throttled);
+    assert_eq!(rejected.retry_after(), None);
+    assert_eq!(
+        rejected.to_string(),
+        "circuit 'libraryd' is throttled by recovery"
+    );
+}
+
+#[test]
+fn a_step_lasts_until_a_call_comes_after_it() {
+    let (b, clock) = breaker(ramp());
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    clock.advance(60 * SEC); // idle: one step at a time, moved by the next call
+    admitted_of(&b, 1);
+    assert_eq!(b.snapshot().admit_percent, 30);
+}
+
+#[test]
+fn failure_during_the_ramp_reopens_with_backoff() {
+    let (b, clock) = breaker(ramp().open_backoff(2.0, 60 * SEC));
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    clock.advance(5 * SEC);
+    let permit = (0..10).find_map(|_| b.try_acquire().ok()).unwrap();
+    assert_eq!(b.snapshot().admit_percent, 30);
+    permit.failure();
+    let s = b.snapshot();
+    assert_eq!((s.state, s.admit_percent), (State::Open, 100));
+    assert_eq!(open_left(&b), 10 * SEC);
+}
+
+#[test]
+fn late_probe_results_do_not_touch_the_ramp() {
+    let config = ramp()
+        .count_window(4)
+        .min_calls(4)
+        .probes(2)
+        .build()
+        .unwrap();
+    let clock = ManualClock::new();
+    let b = Breaker::with_clock("libraryd", config, clock.clone());
+    trip(&b);
+    clock.advance(5 * SEC);
+    let first = b.try_acquire().unwrap();
+    first.success();
+    let late = b.try_acquire().unwrap();
+    b.try_acquire().unwrap().success(); // second success: the ramp starts
+    assert_eq!(b.snapshot().admit_percent, 10);
+    late.failure(); // admitted by the probe phase: stale
+    assert_eq!(b.state(), State::HalfOpen);
+}
+
+/// Runs one call that takes `latency`, recording success when admitted.
+fn timed_call(b: &Breaker, clock: &ManualClock, latency: Duration) -> bool {
+    match b.try_acquire() {
+        Ok(p) => {
+            clock.advance(latency);
+            p.success();
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn latency_guard_holds_a_step_until_latency_comes_back() {
+    let builder = ramp().ramp_latency_guard(3.0);
+    let (b, clock) = breaker(builder);
+    let fast = Duration::from_millis(10);
+    let slow = Duration::from_millis(100);
+    for _ in 0..50 {
+        timed_call(&b, &clock, fast); // the CLOSED baseline: p99 about 10ms
+    }
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    assert_eq!(b.snapshot().admit_percent, 10);
+
+    let mut admitted = 0;
+    while admitted < 5 {
+        admitted += usize::from(timed_call(&b, &clock, slow));
+    }
+    clock.advance(5 * SEC);
+    timed_call(&b, &clock, fast);
+    assert_eq!(b.snapshot().admit_percent, 10, "held: p99 100ms > 3 x 10ms");
+
+    for _ in 0..20 {
+        timed_call(&b, &clock, fast);
+    }
+    clock.advance(5 * SEC);
+    timed_call(&b, &clock, fast);
+    assert_eq!(
+        b.snapshot().admit_percent,
+        30,
+        "latency came back: climbing again"
+    );
+}
+
+#[test]
+fn latency_guard_lets_a_healthy_ramp_climb() {
+    let (b, clock) = breaker(ramp().ramp_latency_guard(3.0));
+    let fast = Duration::from_millis(10);
+    for _ in 0..50 {
+        timed_call(&b, &clock, fast);
+    }
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    for _ in 0..20 {
+        timed_call(&b, &clock, Duration::from_millis(25));
+    }
+    clock.advance(5 * SEC);
+    timed_call(&b, &clock, fast);
+    assert_eq!(b.snapshot().admit_percent, 30, "25ms < 3 x 10ms");
+}
