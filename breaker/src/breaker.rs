@@ -42,6 +42,8 @@ const STATE_MASK: u64 = (1 << STATE_BITS) - 1;
 /// ```
 pub struct Breaker {
     name: Arc<str>,
+    /// The key's text, for a breaker of a keyed family.
+    key: Option<Arc<str>>,
     clock: ClockSource,
     /// `generation << 3 | state`, written under the lock, read without it so that CLOSED
     /// admits with one atomic load.
@@ -69,6 +71,7 @@ impl Breaker {
         Self {
             times_calls: AtomicBool::new(machine.times_calls()),
             name,
+            key: None,
             clock,
             word: AtomicU64::new(State::Closed.code()),
             machine: Mutex::new(machine),
@@ -77,9 +80,23 @@ impl Breaker {
         }
     }
 
+    /// One breaker of a keyed family, e.g. `app::get[10.0.0.1:7000]` with key `10.0.0.1:7000`.
+    pub(crate) fn keyed(name: String, key: Arc<str>, config: Config) -> Self {
+        Self {
+            key: Some(key),
+            ..Self::new(name, config)
+        }
+    }
+
     /// The breaker's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The key of a breaker created per key by `#[circuit_breaker(key = ...)]`, as its
+    /// `Display` text; `None` for other breakers.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
     }
 
     /// The breaker's current configuration.
@@ -342,6 +359,8 @@ impl Breaker {
 
     fn emit(&self, transition: Option<Transition>) {
         if let Some((from, to)) = transition {
+            #[cfg(feature = "tracing")]
+            crate::trace::transition(self, from, to);
             self.listeners.emit(&Event::StateTransition { from, to });
         }
     }

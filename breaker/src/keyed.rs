@@ -94,8 +94,9 @@ impl Keyed {
             slots.evict_one();
         }
         let text: Arc<str> = Arc::from(key.to_string());
-        let breaker = Arc::new(Breaker::new(
+        let breaker = Arc::new(Breaker::keyed(
             format!("{}[{}]", self.name, text),
+            text.clone(),
             self.config.clone(),
         ));
         slots.buckets.entry(hash).or_default().push(Member {

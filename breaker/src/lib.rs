@@ -83,8 +83,9 @@
 //!
 //! # Features
 //!
-//! - `tracing` (default): logs a warning when two `#[circuit_breaker]` functions share a
-//!   name with different configurations.
+//! - `tracing` (default): logs every state transition (a warning when a breaker opens, info
+//!   when it closes) with the breaker's name, key and failure rate, and a warning when two
+//!   `#[circuit_breaker]` functions share a name with different configurations.
 //! - `test-util`: the default clock follows tokio's, so `tokio::time::pause()` and
 //!   `tokio::time::advance()` drive every breaker. Enable it in `[dev-dependencies]`.
 
@@ -104,6 +105,8 @@ mod recovery;
 mod registry;
 mod rejected;
 mod state;
+#[cfg(feature = "tracing")]
+mod trace;
 mod window;
 
 pub use crate::breaker::Breaker;
