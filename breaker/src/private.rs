@@ -124,7 +124,7 @@ impl StaticKeyed {
                 self.max_keys,
             ));
             let registered = crate::registry().register_keyed(family);
-            warn_if_differs(registered.name(), &registered.config(), &self.config);
+            warn_if_differs(registered.name(), registered.config(), &self.config);
             registered
         })
     }
