@@ -143,6 +143,29 @@ impl Config {
         ConfigBuilder::new()
     }
 
+    /// A builder holding this configuration, to change some fields of it.
+    ///
+    /// ```
+    /// use breaker::Config;
+    ///
+    /// let tighter = Config::default().to_builder().failure_rate(0.25).build()?;
+    /// assert_eq!((tighter.min_calls(), tighter.failure_rate()), (10, 0.25));
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub const fn to_builder(&self) -> ConfigBuilder {
+        ConfigBuilder {
+            window: self.window,
+            min_calls: Some(self.min_calls),
+            failure_rate: self.failure_rate,
+            slow_calls: self.slow_calls,
+            open_for: self.open_for,
+            probes: self.probes,
+            backoff: self.backoff,
+            ramp_up: self.ramp_up,
+            ramp_guard: self.ramp_guard,
+        }
+    }
+
     /// The outcome window.
     pub const fn window(&self) -> Window {
         self.window
