@@ -17,6 +17,11 @@ const KEYS: &[&str] = &[
     "slow_rate",
     "open",
     "probes",
+    "backoff",
+    "open_max",
+    "ramp",
+    "ramp_step",
+    "ramp_guard",
     "fallback",
     "classify",
     "key",
@@ -65,6 +70,11 @@ pub(crate) struct Args {
     pub(crate) slow_rate: Option<Spanned<f64>>,
     pub(crate) open: Option<Spanned<Duration>>,
     pub(crate) probes: Option<Spanned<u32>>,
+    pub(crate) backoff: Option<Spanned<f64>>,
+    pub(crate) open_max: Option<Spanned<Duration>>,
+    pub(crate) ramp: Option<Spanned<Vec<u32>>>,
+    pub(crate) ramp_step: Option<Spanned<Duration>>,
+    pub(crate) ramp_guard: Option<Spanned<f64>>,
     pub(crate) fallback: Option<Spanned<Path>>,
     pub(crate) classify: Option<Spanned<Path>>,
     pub(crate) key: Option<Spanned<Expr>>,
@@ -79,66 +89,76 @@ pub(crate) struct Args {
 /// the attribute is reported at once.
 pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
     let mut args = Args::default();
-    let parser = syn::meta::parser(|meta| {
-        let key = meta.path.get_ident().map(ToString::to_string).or_else(|| {
-            (meta.path.segments.len() == 1 && meta.path.leading_colon.is_none())
-                .then(|| meta.path.segments[0].ident.to_string())
+    let parser =
+        syn::meta::parser(|meta| {
+            let key = meta.path.get_ident().map(ToString::to_string).or_else(|| {
+                (meta.path.segments.len() == 1 && meta.path.leading_colon.is_none())
+                    .then(|| meta.path.segments[0].ident.to_string())
+            });
+            let key_span = meta.path.segments[0].ident.span();
+            let Some(key) = key.filter(|k| KEYS.contains(&k.as_str())) else {
+                errors.push(unknown_key(&meta));
+                if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<Expr>()?;
+                }
+                return Ok(());
+            };
+            let expr: Expr = meta.value()?.parse()?;
+            let span = expr_span(&expr);
+            let at = Place { span, key_span };
+            let result =
+                match key.as_str() {
+                    "window" => {
+                        window(&expr).map(|v| set_once(&mut args.window, at.of(v), &key, errors))
+                    }
+                    "buckets" => integer(&expr, &key)
+                        .map(|v| set_once(&mut args.buckets, at.of(v), &key, errors)),
+                    "min" => integer(&expr, &key)
+                        .map(|v| set_once(&mut args.min, at.of(v), &key, errors)),
+                    "rate" => number(&expr, &key, "0.5")
+                        .map(|v| set_once(&mut args.rate, at.of(v), &key, errors)),
+                    "slow" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.slow, at.of(v), &key, errors)),
+                    "slow_rate" => number(&expr, &key, "0.8")
+                        .map(|v| set_once(&mut args.slow_rate, at.of(v), &key, errors)),
+                    "open" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.open, at.of(v), &key, errors)),
+                    "probes" => integer(&expr, &key)
+                        .map(|v| set_once(&mut args.probes, at.of(v), &key, errors)),
+                    "backoff" => number(&expr, &key, "2.0")
+                        .map(|v| set_once(&mut args.backoff, at.of(v), &key, errors)),
+                    "open_max" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.open_max, at.of(v), &key, errors)),
+                    "ramp" => {
+                        percents(&expr).map(|v| set_once(&mut args.ramp, at.of(v), &key, errors))
+                    }
+                    "ramp_step" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.ramp_step, at.of(v), &key, errors)),
+                    "ramp_guard" => number(&expr, &key, "3.0")
+                        .map(|v| set_once(&mut args.ramp_guard, at.of(v), &key, errors)),
+                    "fallback" => path(&expr, &key)
+                        .map(|v| set_once(&mut args.fallback, at.of(v), &key, errors)),
+                    "classify" => path(&expr, &key)
+                        .map(|v| set_once(&mut args.classify, at.of(v), &key, errors)),
+                    "key" => {
+                        set_once(&mut args.key, at.of(expr.clone()), &key, errors);
+                        Ok(())
+                    }
+                    "max_keys" => integer(&expr, &key)
+                        .map(|v| set_once(&mut args.max_keys, at.of(v), &key, errors)),
+                    "name" => string(&expr, &key)
+                        .map(|v| set_once(&mut args.name, at.of(v), &key, errors)),
+                    "crate" => string(&expr, &key)
+                        .and_then(|s| s.parse::<Path>())
+                        .map(|v| set_once(&mut args.krate, at.of(v), &key, errors)),
+                    _ => unreachable!("every key of KEYS has an arm"),
+                };
+            if let Err(e) = result {
+                args.krate_invalid |= key == "crate";
+                errors.push(e);
+            }
+            Ok(())
         });
-        let key_span = meta.path.segments[0].ident.span();
-        let Some(key) = key.filter(|k| KEYS.contains(&k.as_str())) else {
-            errors.push(unknown_key(&meta));
-            if meta.input.peek(syn::Token![=]) {
-                meta.value()?.parse::<Expr>()?;
-            }
-            return Ok(());
-        };
-        let expr: Expr = meta.value()?.parse()?;
-        let span = expr_span(&expr);
-        let at = Place { span, key_span };
-        let result = match key.as_str() {
-            "window" => window(&expr).map(|v| set_once(&mut args.window, at.of(v), &key, errors)),
-            "buckets" => {
-                integer(&expr, &key).map(|v| set_once(&mut args.buckets, at.of(v), &key, errors))
-            }
-            "min" => integer(&expr, &key).map(|v| set_once(&mut args.min, at.of(v), &key, errors)),
-            "rate" => rate(&expr, &key).map(|v| set_once(&mut args.rate, at.of(v), &key, errors)),
-            "slow" => {
-                duration(&expr, &key).map(|v| set_once(&mut args.slow, at.of(v), &key, errors))
-            }
-            "slow_rate" => {
-                rate(&expr, &key).map(|v| set_once(&mut args.slow_rate, at.of(v), &key, errors))
-            }
-            "open" => {
-                duration(&expr, &key).map(|v| set_once(&mut args.open, at.of(v), &key, errors))
-            }
-            "probes" => {
-                integer(&expr, &key).map(|v| set_once(&mut args.probes, at.of(v), &key, errors))
-            }
-            "fallback" => {
-                path(&expr, &key).map(|v| set_once(&mut args.fallback, at.of(v), &key, errors))
-            }
-            "classify" => {
-                path(&expr, &key).map(|v| set_once(&mut args.classify, at.of(v), &key, errors))
-            }
-            "key" => {
-                set_once(&mut args.key, at.of(expr.clone()), &key, errors);
-                Ok(())
-            }
-            "max_keys" => {
-                integer(&expr, &key).map(|v| set_once(&mut args.max_keys, at.of(v), &key, errors))
-            }
-            "name" => string(&expr, &key).map(|v| set_once(&mut args.name, at.of(v), &key, errors)),
-            "crate" => string(&expr, &key)
-                .and_then(|s| s.parse::<Path>())
-                .map(|v| set_once(&mut args.krate, at.of(v), &key, errors)),
-            _ => unreachable!("every key of KEYS has an arm"),
-        };
-        if let Err(e) = result {
-            args.krate_invalid |= key == "crate";
-            errors.push(e);
-        }
-        Ok(())
-    });
     if let Err(e) = parser.parse2(tokens) {
         errors.push(e);
     }
@@ -221,11 +241,12 @@ where
     }
 }
 
-fn rate(expr: &Expr, key: &str) -> syn::Result<f64> {
+/// A number literal; `example` is a sensible value of the key, for the error message.
+fn number(expr: &Expr, key: &str, example: &str) -> syn::Result<f64> {
     let wrong = || {
         Error::new_spanned(
             expr,
-            format!("`{key}` expects a number literal, like `{key} = 0.5`"),
+            format!("`{key}` expects a number literal, like `{key} = {example}`"),
         )
     };
     match expr {
@@ -239,7 +260,27 @@ fn rate(expr: &Expr, key: &str) -> syn::Result<f64> {
             op: UnOp::Neg(_),
             expr: inner,
             ..
-        }) if matches!(**inner, Expr::Lit(_)) => rate(inner, key).map(|r| -r).map_err(|_| wrong()),
+        }) if matches!(**inner, Expr::Lit(_)) => {
+            number(inner, key, example).map(|r| -r).map_err(|_| wrong())
+        }
+        _ => Err(wrong()),
+    }
+}
+
+/// `ramp = [10, 30, 60, 100]`: integer literals in brackets; their rules are the runtime's.
+fn percents(expr: &Expr) -> syn::Result<Vec<u32>> {
+    let wrong = || {
+        Error::new_spanned(
+            expr,
+            "`ramp` expects a list of percentages, like `ramp = [10, 30, 60, 100]`",
+        )
+    };
+    match expr {
+        Expr::Array(array) => array
+            .elems
+            .iter()
+            .map(|e| integer(e, "ramp").map_err(|_| wrong()))
+            .collect(),
         _ => Err(wrong()),
     }
 }

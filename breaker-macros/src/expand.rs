@@ -1,5 +1,7 @@
 //! Turns the checked arguments and the function into the wrapped function.
 
+use std::time::Duration;
+
 use proc_macro2::{Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
@@ -12,6 +14,8 @@ use crate::validate;
 const DEFAULT_SLOW_RATE: f64 = 0.5;
 /// Buckets of a time window when `buckets` is not given.
 const DEFAULT_BUCKETS: u32 = 10;
+/// Length of a ramp step when `ramp_step` is not given (the seed design's 5 seconds).
+const DEFAULT_RAMP_STEP: Duration = Duration::from_secs(5);
 /// Bound on keyed breakers when `max_keys` is not given.
 const DEFAULT_MAX_KEYS: usize = 1024;
 
@@ -224,6 +228,24 @@ fn builder(args: &Args, p: &TokenStream) -> TokenStream {
         let probes = probes.value;
         b = quote!(#b.probes(#probes));
     }
+    if let (Some(backoff), Some(max)) = (&args.backoff, &args.open_max) {
+        let factor = float(backoff.value);
+        let max = duration(max.value);
+        b = quote!(#b.open_backoff(#factor, #max));
+    }
+    if let Some(ramp) = &args.ramp {
+        let percents = &ramp.value;
+        let step = duration(
+            args.ramp_step
+                .as_ref()
+                .map_or(DEFAULT_RAMP_STEP, |s| s.value),
+        );
+        b = quote!(#b.ramp_up(&[#(#percents),*], #step));
+    }
+    if let Some(guard) = &args.ramp_guard {
+        let factor = float(guard.value);
+        b = quote!(#b.ramp_latency_guard(#factor));
+    }
     b
 }
 
@@ -243,6 +265,11 @@ fn checks(args: &Args, p: &TokenStream) -> TokenStream {
         ("SlowRate", at(&args.slow_rate).or(at(&args.slow))),
         ("OpenFor", at(&args.open)),
         ("Probes", at(&args.probes)),
+        ("BackoffFactor", at(&args.backoff)),
+        ("BackoffMax", at(&args.open_max)),
+        ("Ramp", at(&args.ramp)),
+        ("RampStep", at(&args.ramp_step).or(at(&args.ramp))),
+        ("RampGuard", at(&args.ramp_guard)),
     ];
     fields
         .into_iter()

@@ -68,6 +68,10 @@ use proc_macro::TokenStream;
 /// | `slow_rate` | number | share of slow calls, in (0, 1], that opens the breaker (default 0.5); needs `slow` |
 /// | `open` | duration string | how long the breaker stays open (default 5s) |
 /// | `probes` | integer | half-open probes in flight at once (default 3) |
+/// | `backoff`, `open_max` | number, duration string | each failed half-open trial multiplies the next OPEN by `backoff` (at least 1), up to `open_max`; both or neither |
+/// | `ramp` | list of integers | after the probes succeed, admit these percentages of calls step by step, e.g. `[10, 30, 60, 100]`; strictly rising, ending at 100 |
+/// | `ramp_step` | duration string | how long each ramp step lasts (default 5s); needs `ramp` |
+/// | `ramp_guard` | number | hold the ramp while the step's p99 latency exceeds this factor (above 1) of the closed-state p99; needs `ramp` |
 /// | `fallback` | path | async fn called, instead of returning an error, when the breaker rejects the call |
 /// | `classify` | path | `fn(&R) -> Outcome` used instead of the `Classify` impl of the return type `R` |
 /// | `key` | expression | one breaker per distinct key value |
@@ -128,6 +132,30 @@ use proc_macro::TokenStream;
 /// #[circuit_breaker(open = "1m 30s", probes = 1)]
 /// async fn reindex() -> Result<(), LibError> {
 ///     Ok(())
+/// }
+/// ```
+///
+/// ## `backoff`, `open_max`, `ramp`, `ramp_step`, `ramp_guard`
+///
+/// Progressive recovery for downstreams that restart cold. A failed half-open trial makes the
+/// next OPEN last `backoff` times longer, up to `open_max` (5s, 10s, 20s, 40s, 60s, 60s for
+/// `open = "5s", backoff = 2.0, open_max = "60s"`). When the probes succeed, the breaker stays
+/// half-open and admits only `ramp[0]`% of calls for `ramp_step`, then the next percentage,
+/// evenly spread (of any 100 calls at 10%, 10 are admitted), and closes after the last step.
+/// Calls not admitted get a [`Rejected`](../breaker/struct.Rejected.html) that says they were
+/// throttled by recovery; any failure during the ramp reopens at once, with the backoff.
+///
+/// ```
+/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// #[circuit_breaker(
+///     open = "5s", backoff = 2.0, open_max = "60s",
+///     ramp = [10, 30, 60, 100], ramp_step = "5s", ramp_guard = 3.0,
+/// )]
+/// async fn get_stock(sku: u64) -> Result<u32, LibError> {
+///     Ok(sku as u32)
 /// }
 /// ```
 ///
@@ -310,7 +338,8 @@ use proc_macro::TokenStream;
 /// unknown keys (with the valid ones, and a suggestion for a typo), keys written twice, values
 /// of the wrong kind (`rate = "0.5"`), unparsable durations, broken rules (`window = 0`,
 /// `rate = 1.5`, `min` over `window`, `probes = 0`, `open = "0s"`, `slow_rate` without
-/// `slow`, `buckets` with a count window), a function that is not `async`, a fallback of the
+/// `slow`, `buckets` with a count window, `backoff` below 1, `open_max` below `open`, a `ramp`
+/// that does not rise strictly to 100, `ramp_step = "0s"`, `ramp_guard` of 1 or less), a function that is not `async`, a fallback of the
 /// wrong signature, an error type without `From<breaker::Rejected>` and no fallback, and a
 /// return type without `Classify` and no `classify`.
 ///

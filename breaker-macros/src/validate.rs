@@ -31,6 +31,25 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
              like `slow = \"800ms\"`",
         ));
     }
+    match (&args.backoff, &args.open_max) {
+        (Some(backoff), None) => errors.push(Error::new(
+            backoff.key_span,
+            "`backoff` needs `open_max`, the longest OPEN, like `open_max = \"60s\"`",
+        )),
+        (None, Some(open_max)) => errors.push(Error::new(
+            open_max.key_span,
+            "`open_max` needs `backoff`, the growth of OPEN after each failed trial, \
+             like `backoff = 2.0`",
+        )),
+        _ => {}
+    }
+    if let (Some(ramp_step), None) = (&args.ramp_step, &args.ramp) {
+        errors.push(Error::new(
+            ramp_step.key_span,
+            "`ramp_step` needs `ramp`, the percentages to ramp up through, \
+             like `ramp = [10, 30, 60, 100]`",
+        ));
+    }
     if let (Some(max_keys), None) = (&args.max_keys, &args.key) {
         errors.push(Error::new(
             max_keys.key_span,
