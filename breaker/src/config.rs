@@ -3,8 +3,16 @@
 //! The builder is `const`, so the `#[circuit_breaker]` attribute can validate its arguments
 //! at compile time with these same rules instead of a copy of them.
 
-use std::fmt;
+mod error;
+mod recovery;
+
 use std::time::Duration;
+
+pub use self::error::{ConfigError, Field};
+pub use self::recovery::{Backoff, RampUp, MAX_RAMP_STEPS};
+
+use self::error::Value;
+use self::recovery::check_ramp;
 
 /// Largest count window: memory per breaker stays bounded (one byte per call).
 pub const MAX_COUNT_WINDOW: u32 = 1 << 20;
@@ -34,74 +42,6 @@ pub struct SlowCalls {
     pub threshold: Duration,
     /// Share of slow calls, in (0, 1], that opens the breaker.
     pub rate: f64,
-}
-
-/// Backoff of the open duration: each failed half-open trial makes the next OPEN last
-/// `factor` times the previous one, up to `max`. The first OPEN after CLOSED lasts `open_for`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Backoff {
-    /// Growth of the open duration after each failed trial, at least 1.
-    pub factor: f64,
-    /// Longest OPEN, at least `open_for`.
-    pub max: Duration,
-}
-
-/// Most steps a ramp-up may have.
-pub const MAX_RAMP_STEPS: usize = 16;
-
-/// Stepwise ramp-up after the half-open probes succeed: the breaker admits each percentage of
-/// calls for one `step`, then the next, and closes after the last (which is 100).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct RampUp {
-    percents: [u32; MAX_RAMP_STEPS],
-    /// Steps given, which may exceed `MAX_RAMP_STEPS` in a builder that `build` refuses.
-    len: usize,
-    step: Duration,
-}
-
-impl RampUp {
-    const fn new(percents: &[u32], step: Duration) -> Self {
-        let mut kept = [0; MAX_RAMP_STEPS];
-        let mut i = 0;
-        while i < percents.len() && i < MAX_RAMP_STEPS {
-            kept[i] = percents[i];
-            i += 1;
-        }
-        Self {
-            percents: kept,
-            len: percents.len(),
-            step,
-        }
-    }
-
-    /// The percentages of calls admitted, step by step.
-    pub fn percents(&self) -> &[u32] {
-        let len = if self.len < MAX_RAMP_STEPS {
-            self.len
-        } else {
-            MAX_RAMP_STEPS
-        };
-        &self.percents[..len]
-    }
-
-    /// How long each step lasts.
-    pub const fn step(&self) -> Duration {
-        self.step
-    }
-
-    /// The percentage of step `index`, or `None` past the last step.
-    pub(crate) fn percent(&self, index: usize) -> Option<u32> {
-        self.percents().get(index).copied()
-    }
-}
-
-impl fmt::Debug for RampUp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RampUp")
-            .field("percents", &self.percents())
-            .field("step", &self.step)
-            .finish()
-    }
 }
 
 /// A validated breaker configuration.
@@ -499,10 +439,10 @@ impl ConfigBuilder {
                 None => Ok(()),
             },
             Field::RampStep => match self.ramp_up {
-                Some(ramp) if ramp.step.is_zero() => Err(ConfigError::new(
+                Some(ramp) if ramp.step().is_zero() => Err(ConfigError::new(
                     field,
                     "ramp_up step must be greater than zero",
-                    Value::Duration(ramp.step),
+                    Value::Duration(ramp.step()),
                 )),
                 _ => Ok(()),
             },
@@ -523,41 +463,6 @@ impl ConfigBuilder {
     }
 }
 
-const fn check_ramp(field: Field, ramp: RampUp) -> Result<(), ConfigError> {
-    if ramp.len > MAX_RAMP_STEPS {
-        return Err(ConfigError::new(
-            field,
-            "ramp_up must have at most 16 steps",
-            Value::U32(ramp.len as u32),
-        ));
-    }
-    match ramp_rule_broken(ramp) {
-        Some(rule) => Err(ConfigError::new(field, rule, Value::Ramp(ramp))),
-        None => Ok(()),
-    }
-}
-
-const fn ramp_rule_broken(ramp: RampUp) -> Option<&'static str> {
-    if ramp.len == 0 {
-        return Some("ramp_up must have at least one step");
-    }
-    let mut i = 0;
-    while i < ramp.len {
-        let p = ramp.percents[i];
-        if p == 0 || p > 100 {
-            return Some("ramp_up percentages must be in 1..=100");
-        }
-        if i > 0 && p <= ramp.percents[i - 1] {
-            return Some("ramp_up percentages must rise strictly");
-        }
-        i += 1;
-    }
-    if ramp.percents[ramp.len - 1] != 100 {
-        return Some("ramp_up must end at 100");
-    }
-    None
-}
-
 const fn check_rate(field: Field, rule: &'static str, rate: f64) -> Result<(), ConfigError> {
     // Written so that NaN fails too: every comparison with NaN is false.
     if rate > 0.0 && rate <= 1.0 {
@@ -566,124 +471,3 @@ const fn check_rate(field: Field, rule: &'static str, rate: f64) -> Result<(), C
         Err(ConfigError::new(field, rule, Value::F64(rate)))
     }
 }
-
-/// A configuration field, as [`ConfigError::field`] names it.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Field {
-    Window,
-    Buckets,
-    MinCalls,
-    FailureRate,
-    SlowThreshold,
-    SlowRate,
-    OpenFor,
-    Probes,
-    BackoffFactor,
-    BackoffMax,
-    Ramp,
-    RampStep,
-    RampGuard,
-}
-
-impl Field {
-    /// Every field, in the order `build` checks them.
-    pub const ALL: [Field; 13] = [
-        Field::Window,
-        Field::Buckets,
-        Field::MinCalls,
-        Field::FailureRate,
-        Field::SlowThreshold,
-        Field::SlowRate,
-        Field::OpenFor,
-        Field::Probes,
-        Field::BackoffFactor,
-        Field::BackoffMax,
-        Field::Ramp,
-        Field::RampStep,
-        Field::RampGuard,
-    ];
-
-    /// The builder's name for the field.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Field::Window => "window",
-            Field::Buckets => "buckets",
-            Field::MinCalls => "min_calls",
-            Field::FailureRate => "failure_rate",
-            Field::SlowThreshold => "slow_calls.threshold",
-            Field::SlowRate => "slow_calls.rate",
-            Field::OpenFor => "open_for",
-            Field::Probes => "probes",
-            Field::BackoffFactor => "open_backoff.factor",
-            Field::BackoffMax => "open_backoff.max",
-            Field::Ramp => "ramp_up",
-            Field::RampStep => "ramp_up.step",
-            Field::RampGuard => "ramp_latency_guard",
-        }
-    }
-}
-
-/// The value a rule was checked against, kept for the error message.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Value {
-    U32(u32),
-    F64(f64),
-    Duration(Duration),
-    MinOverWindow { min: u32, window: u32 },
-    MaxUnderOpen { max: Duration, open: Duration },
-    Ramp(RampUp),
-}
-
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::U32(v) => write!(f, "{v}"),
-            Value::F64(v) => write!(f, "{v}"),
-            Value::Duration(d) => write!(f, "{d:?}"),
-            Value::MinOverWindow { min, window } => write!(f, "{min} with a window of {window}"),
-            Value::MaxUnderOpen { max, open } => write!(f, "{max:?} with open_for {open:?}"),
-            Value::Ramp(ramp) => write!(f, "{:?}", ramp.percents()),
-        }
-    }
-}
-
-/// A configuration broke a rule: names the field, the rule and the value.
-///
-/// ```
-/// use breaker::Config;
-///
-/// let err = Config::builder().count_window(20).min_calls(30).build().unwrap_err();
-/// assert_eq!(err.field(), "min_calls");
-/// assert_eq!(err.to_string(), "min_calls must be at most the count window, got 30 with a window of 20");
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-pub struct ConfigError {
-    field: Field,
-    rule: &'static str,
-    value: Value,
-}
-
-impl ConfigError {
-    const fn new(field: Field, rule: &'static str, value: Value) -> Self {
-        Self { field, rule, value }
-    }
-
-    /// The builder field that broke a rule, e.g. `"failure_rate"`.
-    pub const fn field(&self) -> &'static str {
-        self.field.name()
-    }
-
-    /// The rule that was broken, e.g. `"failure_rate must be in (0, 1]"`.
-    pub const fn rule(&self) -> &'static str {
-        self.rule
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}, got {}", self.rule, self.value)
-    }
-}
-
-impl std::error::Error for ConfigError {}
