@@ -1,2 +1,5 @@
-//! Examples and integration tests of `breaker`; this library only runs the README's code.
+//! Examples and integration tests of `breaker`, and the code they share. Its docs run the
+//! README's code.
 #![doc = include_str!("../README.md")]
+
+pub mod simulation;
