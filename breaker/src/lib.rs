@@ -88,6 +88,18 @@
 //!   `#[circuit_breaker]` functions share a name with different configurations.
 //! - `test-util`: the default clock follows tokio's, so `tokio::time::pause()` and
 //!   `tokio::time::advance()` drive every breaker. Enable it in `[dev-dependencies]`.
+//! - `tower`: [`tower::CircuitBreakerLayer`], a layer guarding any `Service` with one shared
+//!   breaker, judging responses as well as errors (an HTTP 503 is a failure).
+//! - `http`: [`Classify`] for `http::StatusCode` and `http::Response<B>` (5xx are failures),
+//!   and [`StatusClassifier`] to count 429 Too Many Requests too.
+//! - `tonic`: [`Classify`] for `tonic::Status` (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL are
+//!   failures; NOT_FOUND, INVALID_ARGUMENT and other business codes are answers).
+//! - `reqwest`: [`Classify`] for `reqwest::Error` (timeouts, connect errors, 5xx statuses).
+//! - `tokio`: [`Classify`] for `tokio::time::error::Elapsed` (a timeout is a failure).
+//! - `prometheus`: [`metrics::register`] exports every breaker of [`registry()`] to a
+//!   `prometheus-client` registry.
+//! - `overrides`: [`overrides::Overrides`], operator settings from a TOML file applied with
+//!   [`Registry::apply`].
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]
@@ -97,14 +109,21 @@ mod classify;
 pub mod clock;
 mod config;
 mod events;
+mod integrations;
 mod keyed;
 mod latency;
 mod machine;
+#[cfg(feature = "prometheus")]
+pub mod metrics;
+#[cfg(feature = "overrides")]
+pub mod overrides;
 mod permit;
 mod recovery;
 mod registry;
 mod rejected;
 mod state;
+#[cfg(feature = "tower")]
+pub mod tower;
 #[cfg(feature = "tracing")]
 mod trace;
 mod window;
@@ -116,6 +135,8 @@ pub use crate::config::{
     MAX_COUNT_WINDOW, MAX_RAMP_STEPS,
 };
 pub use crate::events::Event;
+#[cfg(feature = "http")]
+pub use crate::integrations::http::StatusClassifier;
 pub use crate::permit::Permit;
 pub use crate::registry::{registry, Entry, Registry};
 pub use crate::rejected::{RejectReason, Rejected};

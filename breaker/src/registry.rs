@@ -4,6 +4,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock, RwLock};
 
+type Watcher = Arc<dyn Fn(&str, &Arc<Breaker>) + Send + Sync>;
+
+/// Called with the registry name and the breaker whenever a breaker joins the registry, a
+/// single one or a member of a keyed family, as it joins.
+static WATCHERS: RwLock<Vec<Watcher>> = RwLock::new(Vec::new());
+
 use crate::keyed::Keyed;
 use crate::Breaker;
 
@@ -39,11 +45,17 @@ impl Registry {
     /// Registers `breaker` under its name unless a breaker is registered under that name
     /// already; returns the one registered under the name.
     pub fn register(&self, breaker: Arc<Breaker>) -> Arc<Breaker> {
-        let mut single = self.single.write().unwrap_or_else(|e| e.into_inner());
-        single
-            .entry(Arc::from(breaker.name()))
-            .or_insert(breaker)
-            .clone()
+        let registered = {
+            let mut single = self.single.write().unwrap_or_else(|e| e.into_inner());
+            single
+                .entry(Arc::from(breaker.name()))
+                .or_insert(breaker.clone())
+                .clone()
+        };
+        if Arc::ptr_eq(&registered, &breaker) {
+            announce(registered.name(), &registered);
+        }
+        registered
     }
 
     /// The breaker registered under `name`.
@@ -161,5 +173,33 @@ impl Entry {
     /// The breaker.
     pub fn breaker(&self) -> &Arc<Breaker> {
         &self.breaker
+    }
+}
+
+/// Calls `watcher` for every breaker that joins the registry from now on (metrics count its
+/// transitions, overrides of its family apply to it).
+#[cfg_attr(
+    not(any(feature = "prometheus", feature = "overrides")),
+    allow(dead_code)
+)]
+pub(crate) fn watch(watcher: impl Fn(&str, &Arc<Breaker>) + Send + Sync + 'static) {
+    let mut watchers = WATCHERS.write().unwrap_or_else(|e| e.into_inner());
+    watchers.push(Arc::new(watcher));
+}
+
+/// Tells the watchers that `breaker` joined the registry under `name`.
+pub(crate) fn announce(name: &str, breaker: &Arc<Breaker>) {
+    let watchers: Vec<Watcher> = WATCHERS.read().unwrap_or_else(|e| e.into_inner()).clone();
+    for watcher in watchers {
+        watcher(name, breaker);
+    }
+}
+
+impl Registry {
+    /// The keyed family registered under `name`.
+    #[cfg_attr(not(feature = "overrides"), allow(dead_code))]
+    pub(crate) fn family(&self, name: &str) -> Option<Arc<Keyed>> {
+        let keyed = self.keyed.read().unwrap_or_else(|e| e.into_inner());
+        keyed.get(name).cloned()
     }
 }

@@ -35,13 +35,56 @@ pub enum RejectReason {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Rejected {
-    name: Arc<str>,
+    name: Name,
     reason: RejectReason,
     retry_after: Option<Duration>,
 }
 
+/// Names up to this many bytes travel inline in a rejection.
+const INLINE: usize = 30;
+
+/// A breaker's name as its rejections carry it: copied when short, so that rejecting touches
+/// no shared reference count (two atomic operations per rejection), shared when long.
+#[derive(Clone)]
+pub(crate) enum Name {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Shared(Arc<str>),
+}
+
+impl Name {
+    pub(crate) fn new(name: &Arc<str>) -> Self {
+        let mut bytes = [0; INLINE];
+        match bytes.get_mut(..name.len()) {
+            Some(inline) => {
+                inline.copy_from_slice(name.as_bytes());
+                Name::Inline {
+                    len: name.len() as u8,
+                    bytes,
+                }
+            }
+            None => Name::Shared(name.clone()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            // The bytes are a whole `str`'s, so they are UTF-8.
+            Name::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
+            Name::Shared(name) => name,
+        }
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 impl Rejected {
-    pub(crate) fn new(name: Arc<str>, reason: RejectReason, retry_after: Option<Duration>) -> Self {
+    pub(crate) fn new(name: Name, reason: RejectReason, retry_after: Option<Duration>) -> Self {
         Self {
             name,
             reason,
@@ -51,7 +94,7 @@ impl Rejected {
 
     /// Name of the breaker that rejected the call.
     pub fn name(&self) -> &str {
-        &self.name
+        self.name.as_str()
     }
 
     /// Why the call was rejected.
@@ -67,7 +110,7 @@ impl Rejected {
 
 impl fmt::Display for Rejected {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "circuit '{}' is ", self.name)?;
+        write!(f, "circuit '{}' is ", self.name.as_str())?;
         match self.reason {
             RejectReason::Open => f.write_str("open")?,
             RejectReason::HalfOpenFull => f.write_str("half-open with every probe in flight")?,

@@ -1,0 +1,301 @@
+//! Every breaker of the [`registry()`](crate::registry()) as Prometheus metrics, on the
+//! `prometheus-client` crate.
+//!
+//! [`register`] adds one collector to a `prometheus_client` registry. At each scrape it walks
+//! the breaker registry, so breakers created later (by a `#[circuit_breaker]` function's first
+//! call, or a new key of a keyed one) show up without another call. Every series has the
+//! label `name`, and `key` for a breaker of a keyed family:
+//!
+//! | metric | type | value |
+//! |---|---|---|
+//! | `circuitbreaker_state` | gauge | the current state: 0 CLOSED, 1 OPEN, 2 HALF_OPEN, 3 FORCED_OPEN, 4 DISABLED |
+//! | `circuitbreaker_calls_total{result="rejected"}` | counter | calls rejected since the breaker was created |
+//! | `circuitbreaker_failure_rate` | gauge | failures / calls in the window, once `min_calls` completed |
+//! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
+//! | `circuitbreaker_state_transitions_total{from,to}` | counter | transitions since [`register`] first ran, or since the breaker was created if later |
+//!
+//! The state is one series per breaker holding the current state's code, not one series per
+//! state, so no series is left at 1 after the breaker moved on. The rates are left out while
+//! the breaker has not judged its window yet. Calls that succeeded, failed or were ignored
+//! are not exported: the runtime does not count them beyond the window yet.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use breaker::{registry, Breaker, Config};
+//!
+//! let b = registry().register(Arc::new(Breaker::new("docs::metrics", Config::default())));
+//! b.force_open();
+//! let _ = b.try_acquire();
+//!
+//! let mut prometheus = prometheus_client::registry::Registry::default();
+//! breaker::metrics::register(&mut prometheus);
+//! let mut text = String::new();
+//! prometheus_client::encoding::text::encode(&mut text, &prometheus).unwrap();
+//! assert!(text.contains("circuitbreaker_state{name=\"docs::metrics\"} 3\n"));
+//! assert!(text.contains("circuitbreaker_calls_total{name=\"docs::metrics\",result=\"rejected\"} 1\n"));
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
+
+use crate::{Breaker, Entry, Event, State};
+
+/// Registers the collector of every breaker in [`registry()`](crate::registry()) with
+/// `prometheus`. Call it once per `prometheus_client` registry.
+///
+/// ```
+/// let mut prometheus = prometheus_client::registry::Registry::default();
+/// breaker::metrics::register(&mut prometheus);
+/// let mut text = String::new();
+/// prometheus_client::encoding::text::encode(&mut text, &prometheus).unwrap();
+/// assert!(text.contains("# TYPE circuitbreaker_state gauge\n"));
+/// ```
+pub fn register(prometheus: &mut Registry) {
+    prometheus.register_collector(Box::new(BreakerCollector::new()));
+}
+
+/// The metrics of every breaker as Prometheus text exposition (OpenMetrics), for a
+/// `/metrics` endpoint that serves nothing else.
+///
+/// ```
+/// let text = breaker::metrics::text();
+/// assert!(text.ends_with("# EOF\n"));
+/// ```
+pub fn text() -> String {
+    let mut prometheus = Registry::default();
+    register(&mut prometheus);
+    let mut out = String::new();
+    // Writing into a `String` cannot fail.
+    let _ = prometheus_client::encoding::text::encode(&mut out, &prometheus);
+    out
+}
+
+/// The collector [`register`] adds: reads the breakers at each scrape.
+///
+/// ```
+/// let mut prometheus = prometheus_client::registry::Registry::default();
+/// prometheus.register_collector(Box::new(breaker::metrics::BreakerCollector::new()));
+/// ```
+#[derive(Debug)]
+pub struct BreakerCollector {
+    transitions: &'static Transitions,
+}
+
+impl BreakerCollector {
+    /// A collector of every breaker in the registry; starts counting transitions now.
+    pub fn new() -> Self {
+        let transitions = transitions();
+        for entry in crate::registry().list() {
+            transitions.attach(entry.breaker());
+        }
+        Self { transitions }
+    }
+}
+
+impl Default for BreakerCollector {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Collector for BreakerCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
+        let entries = crate::registry().list();
+        let series: Vec<Series> = entries
+            .iter()
+            .map(|entry| {
+                self.transitions.attach(entry.breaker());
+                Series::read(entry, self.transitions)
+            })
+            .collect();
+        self.transitions.forget_dropped();
+
+        let help = "Current state: 0 closed, 1 open, 2 half-open, 3 forced open, 4 disabled.";
+        let mut family =
+            encoder.encode_descriptor("circuitbreaker_state", help, None, MetricType::Gauge)?;
+        for s in &series {
+            let code = s.state as i64;
+            ConstGauge::new(code).encode(family.encode_family(&s.labels(&[]))?)?;
+        }
+
+        let help = "Calls by result; only rejected calls are counted for now.";
+        let mut family =
+            encoder.encode_descriptor("circuitbreaker_calls", help, None, MetricType::Counter)?;
+        for s in &series {
+            let labels = s.labels(&[("result", "rejected")]);
+            ConstCounter::new(s.rejected).encode(family.encode_family(&labels)?)?;
+        }
+
+        let help = "Failures over completed calls in the window, once min_calls completed.";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_failure_rate",
+            help,
+            None,
+            MetricType::Gauge,
+        )?;
+        for s in &series {
+            if let Some(rate) = s.failure_rate {
+                ConstGauge::new(rate).encode(family.encode_family(&s.labels(&[]))?)?;
+            }
+        }
+
+        let help = "Slow calls over completed calls in the window, once min_calls completed.";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_slow_call_rate",
+            help,
+            None,
+            MetricType::Gauge,
+        )?;
+        for s in &series {
+            if let Some(rate) = s.slow_call_rate {
+                ConstGauge::new(rate).encode(family.encode_family(&s.labels(&[]))?)?;
+            }
+        }
+
+        let help = "State transitions, by the state left and the state entered.";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_state_transitions",
+            help,
+            None,
+            MetricType::Counter,
+        )?;
+        for s in &series {
+            for (&(from, to), &count) in &s.transitions {
+                let labels = s.labels(&[("from", state_name(from)), ("to", state_name(to))]);
+                ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What one scrape reads of one breaker.
+struct Series {
+    name: String,
+    key: Option<String>,
+    state: u8,
+    rejected: u64,
+    failure_rate: Option<f64>,
+    slow_call_rate: Option<f64>,
+    transitions: BTreeMap<(u8, u8), u64>,
+}
+
+impl Series {
+    fn read(entry: &Entry, transitions: &Transitions) -> Self {
+        let s = entry.breaker().snapshot();
+        Self {
+            name: entry.name().to_owned(),
+            key: entry.key().map(str::to_owned),
+            state: state_code(s.state),
+            rejected: s.rejected,
+            failure_rate: s.failure_rate,
+            slow_call_rate: s.slow_call_rate,
+            transitions: transitions.counts(entry.breaker()),
+        }
+    }
+
+    fn labels<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut labels = vec![("name", self.name.as_str())];
+        if let Some(key) = &self.key {
+            labels.push(("key", key.as_str()));
+        }
+        labels.extend_from_slice(extra);
+        labels
+    }
+}
+
+/// The gauge's code of a state, fixed by the metric's documentation.
+fn state_code(state: State) -> u8 {
+    match state {
+        State::Closed => 0,
+        State::Open => 1,
+        State::HalfOpen => 2,
+        State::ForcedOpen => 3,
+        State::Disabled => 4,
+    }
+}
+
+/// The state of a gauge code, by its name in logs and labels.
+fn state_name(code: u8) -> &'static str {
+    const STATES: [State; 5] = [
+        State::Closed,
+        State::Open,
+        State::HalfOpen,
+        State::ForcedOpen,
+        State::Disabled,
+    ];
+    STATES[usize::from(code)].as_str()
+}
+
+/// Transitions by the codes of the states left and entered.
+type Counts = Arc<Mutex<BTreeMap<(u8, u8), u64>>>;
+
+/// Transition counts of every breaker a collector has seen, filled by a listener on each.
+#[derive(Debug, Default)]
+struct Transitions {
+    /// By the breaker's address, with a weak handle that tells a dropped breaker (an evicted
+    /// key) from a new one at the same address.
+    seen: Mutex<HashMap<usize, (Weak<Breaker>, Counts)>>,
+}
+
+/// The process's one set of transition counts, listening to every breaker that joins the
+/// registry from the first collector on.
+fn transitions() -> &'static Transitions {
+    static TRANSITIONS: OnceLock<Transitions> = OnceLock::new();
+    let mut first = false;
+    let transitions = TRANSITIONS.get_or_init(|| {
+        first = true;
+        Transitions::default()
+    });
+    if first {
+        crate::registry::watch(move |_, breaker| transitions.attach(breaker));
+    }
+    transitions
+}
+
+impl Transitions {
+    /// Starts counting the transitions of `breaker`, unless already counting them.
+    fn attach(&self, breaker: &Arc<Breaker>) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let address = Arc::as_ptr(breaker) as usize;
+        if let Some((known, _)) = seen.get(&address) {
+            if known.upgrade().is_some_and(|b| Arc::ptr_eq(&b, breaker)) {
+                return;
+            }
+        }
+        let counts = Counts::default();
+        let listened = counts.clone();
+        breaker.on_event(move |event| match *event {
+            Event::StateTransition { from, to } => {
+                let mut counts = listened.lock().unwrap_or_else(|e| e.into_inner());
+                *counts
+                    .entry((state_code(from), state_code(to)))
+                    .or_insert(0) += 1;
+            }
+        });
+        seen.insert(address, (Arc::downgrade(breaker), counts));
+    }
+
+    fn counts(&self, breaker: &Arc<Breaker>) -> BTreeMap<(u8, u8), u64> {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        match seen.get(&(Arc::as_ptr(breaker) as usize)) {
+            Some((_, counts)) => counts.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            None => BTreeMap::new(),
+        }
+    }
+
+    /// Drops the counts of breakers that no longer exist, so that a flood of keys does not
+    /// grow them without bound.
+    fn forget_dropped(&self) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.retain(|_, (breaker, _)| breaker.strong_count() > 0);
+    }
+}

@@ -1,0 +1,392 @@
+//! Operator overrides: reconfigure, force open, disable or reset running breakers by name,
+//! from a TOML file, without recompiling.
+//!
+//! Each table is a breaker's registry name; its keys are the `#[circuit_breaker]` keys
+//! (`window`, `buckets`, `min`, `rate`, `slow`, `slow_rate`, `open`, `probes`, `backoff`,
+//! `open_max`, `ramp`, `ramp_step`, `ramp_guard`, durations as humantime strings) and an
+//! optional `action` (`"force_open"`, `"disable"` or `"reset"`). Unwritten keys keep the
+//! breaker's current value. A keyed family's name reaches every member, and the members
+//! created later.
+//!
+//! ```toml
+//! ["app::get_book"]
+//! rate = 0.25
+//! open = "30s"
+//!
+//! ["app::replica"]   # a keyed family
+//! action = "force_open"
+//! ```
+//!
+//! [`Registry::apply`] checks every override first, against the breakers registered now and
+//! with the rules of [`ConfigBuilder::build`](crate::ConfigBuilder::build); only if all pass
+//! does it change anything, so a bad file leaves the running breakers as they were. Errors
+//! name the file, the line and the key:
+//! `overrides.toml:3: breaker "app::get_book": rate must be in (0, 1], got 1.5`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use breaker::overrides::Overrides;
+//! use breaker::{registry, Breaker, Config, State};
+//!
+//! let b = registry().register(Arc::new(Breaker::new("docs::get_book", Config::default())));
+//! let overrides: Overrides = r#"
+//!     ["docs::get_book"]
+//!     rate = 0.25
+//!     open = "30s"
+//! "#.parse()?;
+//! registry().apply(&overrides)?;
+//! assert_eq!(b.config().failure_rate(), 0.25);
+//! assert_eq!(b.config().open_for(), Duration::from_secs(30));
+//!
+//! let bad: Overrides = "[\"docs::get_book\"]\nrate = 1.5\naction = \"force_open\"\n".parse()?;
+//! let err = registry().apply(&bad).unwrap_err();
+//! assert_eq!(err.to_string(), "(string):2: breaker \"docs::get_book\": rate must be in (0, 1], got 1.5");
+//! assert_eq!((b.config().failure_rate(), b.state()), (0.25, State::Closed)); // untouched
+//! # Ok::<(), breaker::overrides::OverridesError>(())
+//! ```
+
+mod parse;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::keyed::Keyed;
+use crate::{Breaker, Config, Registry};
+
+use self::parse::Override;
+
+/// Overrides of breakers by name, loaded from TOML; apply them with [`Registry::apply`].
+///
+/// ```
+/// use breaker::overrides::Overrides;
+///
+/// let overrides: Overrides = "[\"app::get_book\"]\naction = \"disable\"\n".parse()?;
+/// assert_eq!(overrides.names().collect::<Vec<_>>(), ["app::get_book"]);
+/// # Ok::<(), breaker::overrides::OverridesError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Overrides {
+    source: Arc<str>,
+    entries: Vec<Override>,
+}
+
+impl Overrides {
+    /// Reads and parses the TOML file at `path`; errors name the file as `path` shows.
+    ///
+    /// ```
+    /// use breaker::overrides::Overrides;
+    ///
+    /// let err = Overrides::from_path("no/such/overrides.toml").unwrap_err();
+    /// assert!(err.to_string().starts_with("no/such/overrides.toml: cannot read the file: "));
+    /// ```
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, OverridesError> {
+        let path = path.as_ref();
+        let source: Arc<str> = Arc::from(path.display().to_string());
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(source, &text),
+            Err(e) => Err(OverridesError::one(Problem {
+                source,
+                line: None,
+                message: format!("cannot read the file: {e}"),
+            })),
+        }
+    }
+
+    /// Parses `text`; errors name its source as `name` (a file name, say).
+    ///
+    /// ```
+    /// use breaker::overrides::Overrides;
+    ///
+    /// let err = Overrides::from_toml("ops.toml", "[\"app::get_book\"]\nratee = 0.5\n").unwrap_err();
+    /// assert!(err.to_string().starts_with("ops.toml:2: unknown field `ratee`"));
+    /// ```
+    pub fn from_toml(name: &str, text: &str) -> Result<Self, OverridesError> {
+        Self::parse(Arc::from(name), text)
+    }
+
+    fn parse(source: Arc<str>, text: &str) -> Result<Self, OverridesError> {
+        match parse::entries(text) {
+            Ok(entries) => Ok(Self { source, entries }),
+            Err((line, message)) => Err(OverridesError::one(Problem {
+                source,
+                line,
+                message,
+            })),
+        }
+    }
+
+    /// The breaker names the overrides are for, in file order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.name.as_str())
+    }
+}
+
+/// Parses TOML text whose errors name their source `(string)`.
+impl FromStr for Overrides {
+    type Err = OverridesError;
+
+    fn from_str(text: &str) -> Result<Self, OverridesError> {
+        Self::parse(Arc::from("(string)"), text)
+    }
+}
+
+/// A manual action on a breaker: `action = "force_open" | "disable" | "reset"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// [`Breaker::force_open`]: reject every call until reset.
+    ForceOpen,
+    /// [`Breaker::disable`]: admit every call and count nothing until reset.
+    Disable,
+    /// [`Breaker::reset`]: back to CLOSED with an empty window.
+    Reset,
+}
+
+impl Action {
+    fn run(self, breaker: &Breaker) {
+        match self {
+            Action::ForceOpen => breaker.force_open(),
+            Action::Disable => breaker.disable(),
+            Action::Reset => breaker.reset(),
+        }
+    }
+}
+
+/// Overrides that could not be read, parsed or applied: every problem found, each with its
+/// file and line.
+///
+/// ```
+/// use breaker::overrides::Overrides;
+///
+/// let err = Overrides::from_toml("ops.toml", "[\"a\"]\nprobes = -1\n").unwrap_err();
+/// let problem = &err.problems()[0];
+/// assert_eq!((problem.source(), problem.line()), ("ops.toml", Some(2)));
+/// ```
+#[derive(Clone, Debug)]
+pub struct OverridesError {
+    problems: Vec<Problem>,
+}
+
+impl OverridesError {
+    fn one(problem: Problem) -> Self {
+        Self {
+            problems: vec![problem],
+        }
+    }
+
+    /// Every problem, in file order.
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for OverridesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, problem) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            problem.fmt(f)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for OverridesError {}
+
+/// One problem of an overrides file: where, and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    source: Arc<str>,
+    line: Option<usize>,
+    message: String,
+}
+
+impl Problem {
+    /// The file (or name) the overrides came from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The line, counted from 1, when the problem has one.
+    pub fn line(&self) -> Option<usize> {
+        self.line
+    }
+
+    /// What is wrong, e.g. `breaker "app::get_book": rate must be in (0, 1], got 1.5`.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}: {}", self.source, line, self.message),
+            None => write!(f, "{}: {}", self.source, self.message),
+        }
+    }
+}
+
+/// What an override reaches: one breaker, or a keyed family.
+enum Target {
+    Single(Arc<Breaker>),
+    Family(Arc<Keyed>),
+}
+
+/// A checked override, ready to apply.
+struct Change {
+    name: String,
+    target: Target,
+    config: Option<Config>,
+    action: Option<Action>,
+}
+
+impl Registry {
+    /// Applies `overrides` to the registered breakers: every override is checked first, and
+    /// if any is wrong (an unknown breaker, a value that breaks a rule) nothing changes.
+    ///
+    /// Configuration changes use [`Breaker::reconfigure`], which keeps the breaker's state;
+    /// then the action, if any, runs. For a keyed family, both reach every member and every
+    /// member created later (a `reset` reaches the present members only).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breaker::overrides::Overrides;
+    /// use breaker::{registry, Breaker, Config, State};
+    ///
+    /// let b = registry().register(Arc::new(Breaker::new("docs::stock", Config::default())));
+    /// registry().apply(&"[\"docs::stock\"]\naction = \"force_open\"\n".parse()?)?;
+    /// assert_eq!(b.state(), State::ForcedOpen);
+    ///
+    /// let err = registry().apply(&"[\"docs::nope\"]\naction = \"reset\"\n".parse()?).unwrap_err();
+    /// assert_eq!(err.to_string(), "(string):1: no breaker is registered as \"docs::nope\"");
+    /// # Ok::<(), breaker::overrides::OverridesError>(())
+    /// ```
+    pub fn apply(&self, overrides: &Overrides) -> Result<(), OverridesError> {
+        let mut changes = Vec::new();
+        let mut problems = Vec::new();
+        for entry in &overrides.entries {
+            match self.check(entry) {
+                Ok(change) => changes.push(change),
+                Err((line, message)) => problems.push(Problem {
+                    source: overrides.source.clone(),
+                    line: Some(line),
+                    message,
+                }),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(OverridesError { problems });
+        }
+        for change in changes {
+            change.apply();
+        }
+        Ok(())
+    }
+
+    fn check(&self, entry: &Override) -> Result<Change, (usize, String)> {
+        let target = match (self.get(&entry.name), self.family(&entry.name)) {
+            (Some(breaker), _) => Target::Single(breaker),
+            (None, Some(family)) => Target::Family(family),
+            (None, None) => {
+                let message = format!("no breaker is registered as {:?}", entry.name);
+                return Err((entry.line, message));
+            }
+        };
+        let current = match &target {
+            Target::Single(breaker) => breaker.config(),
+            Target::Family(family) => family_state(&entry.name)
+                .and_then(|s| s.config)
+                .unwrap_or_else(|| family.config().clone()),
+        };
+        let config = entry
+            .config(&current)
+            .map_err(|(line, message)| (line, format!("breaker {:?}: {message}", entry.name)))?;
+        Ok(Change {
+            name: entry.name.clone(),
+            target,
+            config,
+            action: entry.action,
+        })
+    }
+}
+
+impl Change {
+    fn apply(self) {
+        let apply_to = |breaker: &Breaker| {
+            if let Some(config) = &self.config {
+                breaker.reconfigure(config.clone());
+            }
+            if let Some(action) = self.action {
+                action.run(breaker);
+            }
+        };
+        match &self.target {
+            Target::Single(breaker) => apply_to(breaker),
+            Target::Family(family) => {
+                remember_for_family(&self.name, self.config.clone(), self.action);
+                for (_, member) in family.members() {
+                    apply_to(&member);
+                }
+            }
+        }
+    }
+}
+
+/// What new members of a keyed family get: the configuration and sticky action applied to
+/// the family so far.
+#[derive(Clone, Debug, Default)]
+struct FamilyState {
+    config: Option<Config>,
+    action: Option<Action>,
+}
+
+fn families() -> &'static Mutex<HashMap<String, FamilyState>> {
+    static FAMILIES: OnceLock<Mutex<HashMap<String, FamilyState>>> = OnceLock::new();
+    let mut first = false;
+    let families = FAMILIES.get_or_init(|| {
+        first = true;
+        Mutex::default()
+    });
+    if first {
+        crate::registry::watch(|name, breaker| {
+            let Some(state) = family_state(name) else {
+                return;
+            };
+            if breaker.key().is_none() {
+                return;
+            }
+            if let Some(config) = state.config {
+                breaker.reconfigure(config);
+            }
+            if let Some(action) = state.action {
+                action.run(breaker);
+            }
+        });
+    }
+    families
+}
+
+fn family_state(name: &str) -> Option<FamilyState> {
+    let families = families().lock().unwrap_or_else(|e| e.into_inner());
+    families.get(name).cloned()
+}
+
+fn remember_for_family(name: &str, config: Option<Config>, action: Option<Action>) {
+    let mut families = families().lock().unwrap_or_else(|e| e.into_inner());
+    let state = families.entry(name.to_owned()).or_default();
+    if config.is_some() {
+        state.config = config;
+    }
+    match action {
+        // A reset ends a forced-open or disabled family; later members start closed.
+        Some(Action::Reset) => state.action = None,
+        Some(sticky) => state.action = Some(sticky),
+        None => {}
+    }
+}

@@ -1,0 +1,194 @@
+//! `breaker::metrics` (feature `prometheus`): the exposition text, line by line.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use breaker::clock::ManualClock;
+use breaker::{circuit_breaker, registry, Breaker, Classify, Config, Outcome, Rejected};
+
+fn scrape(prometheus: &prometheus_client::registry::Registry) -> String {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, prometheus).unwrap();
+    text
+}
+
+/// The sample lines of the breaker `name` (and `key`), in exposition order.
+fn samples(text: &str, labels: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && l.contains(labels))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn registered(name: &str, clock: &ManualClock) -> Arc<Breaker> {
+    let config = Config::builder()
+        .count_window(4)
+        .min_calls(4)
+        .open_for(Duration::from_secs(5))
+        .probes(1)
+        .build()
+        .unwrap();
+    registry().register(Arc::new(Breaker::with_clock(name, config, clock.clone())))
+}
+
+#[test]
+fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
+    let mut prometheus = prometheus_client::registry::Registry::default();
+    breaker::metrics::register(&mut prometheus);
+    let clock = ManualClock::new();
+    let b = registered("metrics::cycle", &clock);
+
+    for _ in 0..3 {
+        b.try_acquire().unwrap().failure();
+    }
+    b.try_acquire().unwrap().success();
+    let _ = b.try_acquire().unwrap_err();
+    let _ = b.try_acquire().unwrap_err();
+    let open = scrape(&prometheus);
+    assert_eq!(
+        samples(&open, "name=\"metrics::cycle\""),
+        [
+            "circuitbreaker_state{name=\"metrics::cycle\"} 1",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\"} 2",
+            "circuitbreaker_failure_rate{name=\"metrics::cycle\"} 0.75",
+            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from=\"closed\",to=\"open\"} 1",
+        ]
+    );
+
+    clock.advance(Duration::from_secs(5));
+    b.try_acquire().unwrap().success(); // the probe closes it
+    let closed = scrape(&prometheus);
+    assert_eq!(
+        samples(&closed, "name=\"metrics::cycle\""),
+        [
+            "circuitbreaker_state{name=\"metrics::cycle\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\"} 2",
+            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from=\"closed\",to=\"open\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from=\"open\",to=\"half_open\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from=\"half_open\",to=\"closed\"} 1",
+        ]
+    );
+}
+
+#[test]
+fn slow_call_rate_is_exported_once_the_window_is_judged() {
+    let mut prometheus = prometheus_client::registry::Registry::default();
+    breaker::metrics::register(&mut prometheus);
+    let clock = ManualClock::new();
+    let config = Config::builder()
+        .count_window(4)
+        .min_calls(4)
+        .slow_calls(Duration::from_secs(1), 1.0)
+        .build()
+        .unwrap();
+    let b = registry().register(Arc::new(Breaker::with_clock(
+        "metrics::slow",
+        config,
+        clock.clone(),
+    )));
+    let slow = b.try_acquire().unwrap();
+    clock.advance(Duration::from_secs(2));
+    slow.success();
+    for _ in 0..3 {
+        b.try_acquire().unwrap().success();
+    }
+    assert_eq!(
+        samples(&scrape(&prometheus), "name=\"metrics::slow\""),
+        [
+            "circuitbreaker_state{name=\"metrics::slow\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\"} 0",
+            "circuitbreaker_failure_rate{name=\"metrics::slow\"} 0.0",
+            "circuitbreaker_slow_call_rate{name=\"metrics::slow\"} 0.25",
+        ]
+    );
+}
+
+#[test]
+fn forced_open_and_disabled_have_their_codes() {
+    let mut prometheus = prometheus_client::registry::Registry::default();
+    breaker::metrics::register(&mut prometheus);
+    let clock = ManualClock::new();
+    let b = registered("metrics::operator", &clock);
+    b.force_open();
+    let state_line = |text: &str| {
+        samples(text, "name=\"metrics::operator\"")
+            .into_iter()
+            .find(|l| l.starts_with("circuitbreaker_state{"))
+            .unwrap()
+    };
+    assert_eq!(
+        state_line(&scrape(&prometheus)),
+        "circuitbreaker_state{name=\"metrics::operator\"} 3"
+    );
+    b.disable();
+    assert_eq!(
+        state_line(&scrape(&prometheus)),
+        "circuitbreaker_state{name=\"metrics::operator\"} 4"
+    );
+}
+
+#[test]
+fn descriptors_have_the_documented_names_and_types() {
+    let text = breaker::metrics::text();
+    for line in [
+        "# TYPE circuitbreaker_state gauge",
+        "# TYPE circuitbreaker_calls counter",
+        "# TYPE circuitbreaker_failure_rate gauge",
+        "# TYPE circuitbreaker_slow_call_rate gauge",
+        "# TYPE circuitbreaker_state_transitions counter",
+    ] {
+        assert_eq!(text.lines().filter(|l| *l == line).count(), 1, "{line}");
+    }
+    assert!(text.ends_with("# EOF\n"));
+}
+
+#[derive(Debug)]
+struct Down;
+
+impl Classify for Down {
+    fn classify(&self) -> Outcome {
+        Outcome::Failure
+    }
+}
+
+impl From<Rejected> for Down {
+    fn from(_: Rejected) -> Self {
+        Down
+    }
+}
+
+#[circuit_breaker(name = "metrics::replica", key = host, window = 2, min = 2, open = "5s")]
+async fn ping(host: &str, up: bool) -> Result<(), Down> {
+    if up {
+        Ok(())
+    } else {
+        Err(Down)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_transitions() {
+    let mut prometheus = prometheus_client::registry::Registry::default();
+    breaker::metrics::register(&mut prometheus);
+    for _ in 0..2 {
+        assert!(ping("10.1.0.1:80", false).await.is_err());
+    }
+    ping("10.1.0.2:80", true).await.unwrap();
+    let text = scrape(&prometheus);
+    assert_eq!(
+        samples(&text, "key=\"10.1.0.1:80\""),
+        [
+            "circuitbreaker_state{name=\"metrics::replica\",key=\"10.1.0.1:80\"} 1",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\"} 0",
+            "circuitbreaker_failure_rate{name=\"metrics::replica\",key=\"10.1.0.1:80\"} 1.0",
+            "circuitbreaker_state_transitions_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",from=\"closed\",to=\"open\"} 1",
+        ]
+    );
+    assert_eq!(
+        samples(&text, "key=\"10.1.0.2:80\""),
+        [
+            "circuitbreaker_state{name=\"metrics::replica\",key=\"10.1.0.2:80\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\"} 0",
+        ]
+    );
+}

@@ -1,0 +1,232 @@
+//! `breaker::overrides` (feature `overrides`): operator settings from TOML, checked whole
+//! before anything changes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use breaker::overrides::Overrides;
+use breaker::{
+    circuit_breaker, registry, Breaker, Classify, Config, Outcome, Rejected, State, Window,
+};
+
+fn registered(name: &str) -> Arc<Breaker> {
+    registry().register(Arc::new(Breaker::new(name, Config::default())))
+}
+
+fn parse(text: &str) -> Overrides {
+    Overrides::from_toml("overrides.toml", text).unwrap()
+}
+
+#[test]
+fn every_attribute_key_reaches_the_config() {
+    let b = registered("ovr::all_keys");
+    let file = r#"
+["ovr::all_keys"]
+window = "30s"
+buckets = 6
+min = 5
+rate = 0.25
+slow = "800ms"
+slow_rate = 0.75
+open = "10s"
+probes = 2
+backoff = 2.0
+open_max = "1m"
+ramp = [10, 50, 100]
+ramp_step = "3s"
+ramp_guard = 3.0
+"#;
+    registry().apply(&parse(file)).unwrap();
+    let c = b.config();
+    assert_eq!(
+        c.window(),
+        Window::Time {
+            span: Duration::from_secs(30),
+            buckets: 6
+        }
+    );
+    assert_eq!((c.min_calls(), c.failure_rate(), c.probes()), (5, 0.25, 2));
+    let slow = c.slow_calls().unwrap();
+    assert_eq!(
+        (slow.threshold, slow.rate),
+        (Duration::from_millis(800), 0.75)
+    );
+    assert_eq!(c.open_for(), Duration::from_secs(10));
+    let backoff = c.open_backoff().unwrap();
+    assert_eq!(
+        (backoff.factor, backoff.max),
+        (2.0, Duration::from_secs(60))
+    );
+    let ramp = c.ramp_up().unwrap();
+    assert_eq!(
+        (ramp.percents(), ramp.step()),
+        (&[10, 50, 100][..], Duration::from_secs(3))
+    );
+    assert_eq!(c.ramp_latency_guard(), Some(3.0));
+}
+
+#[test]
+fn unwritten_keys_keep_their_current_values() {
+    let b = registered("ovr::partial");
+    registry()
+        .apply(&parse("[\"ovr::partial\"]\nwindow = 40\n"))
+        .unwrap();
+    let c = b.config();
+    assert_eq!(
+        (c.window(), c.min_calls(), c.failure_rate()),
+        (Window::Count(40), 10, 0.5)
+    );
+}
+
+#[test]
+fn a_bad_override_leaves_every_running_breaker_untouched() {
+    let good = registered("ovr::good");
+    let bad = registered("ovr::bad");
+    good.try_acquire().unwrap().failure();
+    let file = "[\"ovr::good\"]\nrate = 0.2\naction = \"force_open\"\n\n[\"ovr::bad\"]\nopen = \"1s\"\nrate = 1.5\n";
+    let err = registry().apply(&parse(file)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:7: breaker \"ovr::bad\": rate must be in (0, 1], got 1.5"
+    );
+    assert_eq!(err.problems().len(), 1);
+    assert_eq!(err.problems()[0].line(), Some(7));
+    for b in [&good, &bad] {
+        assert_eq!(b.config(), Config::default());
+        assert_eq!(b.state(), State::Closed);
+    }
+    assert_eq!(good.snapshot().calls, 1);
+}
+
+#[test]
+fn every_problem_is_reported_with_its_line() {
+    registered("ovr::many");
+    let file = "[\"ovr::many\"]\nprobes = 0\n\n[\"ovr::missing\"]\naction = \"reset\"\n";
+    let err = registry().apply(&parse(file)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:2: breaker \"ovr::many\": probes must be at least 1, got 0\n\
+         overrides.toml:4: no breaker is registered as \"ovr::missing\""
+    );
+}
+
+#[test]
+fn rules_across_keys_point_at_the_key_that_breaks_them() {
+    registered("ovr::cross");
+    let cases = [
+        ("min = 30\n", "overrides.toml:2: breaker \"ovr::cross\": min must be at most the count window, got 30 with a window of 20"),
+        ("buckets = 4\n", "overrides.toml:2: breaker \"ovr::cross\": buckets needs a time window, which the breaker does not have"),
+        ("slow_rate = 0.5\n", "overrides.toml:2: breaker \"ovr::cross\": slow_rate needs slow, which the breaker does not have"),
+        ("backoff = 2.0\n", "overrides.toml:2: breaker \"ovr::cross\": backoff needs open_max, which the breaker does not have"),
+        ("ramp = [10, 50]\n", "overrides.toml:2: breaker \"ovr::cross\": ramp must end at 100, got [10, 50]"),
+        ("open = \"0s\"\n", "overrides.toml:2: breaker \"ovr::cross\": open must be greater than zero, got 0ns"),
+    ];
+    for (body, expected) in cases {
+        let text = format!("[\"ovr::cross\"]\n{body}");
+        let err = registry().apply(&parse(&text)).unwrap_err();
+        assert_eq!(err.to_string(), expected, "{body}");
+    }
+}
+
+#[test]
+fn parse_errors_name_the_file_and_line() {
+    let cases = [
+        (
+            "[\"a\"]\nratee = 0.5\n",
+            "ops.toml:2: unknown field `ratee`",
+        ),
+        (
+            "[\"a\"]\n\nopen = \"5 parsecs\"\n",
+            "ops.toml:3: breaker \"a\": open is not a duration",
+        ),
+        (
+            "[\"a\"]\naction = \"explode\"\n",
+            "ops.toml:2: unknown variant `explode`",
+        ),
+        ("[\"a\"]\nprobes = -1\n", "ops.toml:2: "),
+        ("[\"a\"\n", "ops.toml:1: "),
+    ];
+    for (text, start) in cases {
+        let err = Overrides::from_toml("ops.toml", text).unwrap_err();
+        assert!(err.to_string().starts_with(start), "{text:?}: {err}");
+        assert_eq!(err.problems().len(), 1);
+    }
+}
+
+#[test]
+fn actions_force_open_disable_and_reset_by_name() {
+    let b = registered("ovr::actions");
+    registry()
+        .apply(&parse("[\"ovr::actions\"]\naction = \"force_open\"\n"))
+        .unwrap();
+    assert_eq!(b.state(), State::ForcedOpen);
+    registry()
+        .apply(&parse("[\"ovr::actions\"]\naction = \"disable\"\n"))
+        .unwrap();
+    assert_eq!(b.state(), State::Disabled);
+    registry()
+        .apply(&parse("[\"ovr::actions\"]\naction = \"reset\"\n"))
+        .unwrap();
+    assert_eq!(b.state(), State::Closed);
+}
+
+#[test]
+fn from_path_names_the_file_in_errors() {
+    let path = std::env::temp_dir().join(format!("breaker-overrides-{}.toml", std::process::id()));
+    std::fs::write(&path, "[\"ovr::file\"]\nrate = 0.5\n\nprobes = \"three\"\n").unwrap();
+    let err = Overrides::from_path(&path).unwrap_err();
+    std::fs::remove_file(&path).unwrap();
+    let shown = format!("{}:4: ", path.display());
+    assert!(err.to_string().starts_with(&shown), "{err}");
+}
+
+#[derive(Debug)]
+struct Down;
+
+impl Classify for Down {
+    fn classify(&self) -> Outcome {
+        Outcome::Failure
+    }
+}
+
+impl From<Rejected> for Down {
+    fn from(_: Rejected) -> Self {
+        Down
+    }
+}
+
+#[circuit_breaker(name = "ovr::replica", key = host)]
+async fn ping(host: &str) -> Result<(), Down> {
+    let _ = host;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_keyed_family_gets_overrides_on_every_member_and_on_members_created_later() {
+    ping("10.2.0.1:80").await.unwrap();
+    let file = "[\"ovr::replica\"]\nprobes = 1\nrate = 0.9\naction = \"force_open\"\n";
+    registry().apply(&parse(file)).unwrap();
+    let old = registry().get_keyed("ovr::replica", "10.2.0.1:80").unwrap();
+    assert_eq!((old.config().probes(), old.state()), (1, State::ForcedOpen));
+
+    assert!(ping("10.2.0.2:80").await.is_err()); // forced open from its first call
+    let new = registry().get_keyed("ovr::replica", "10.2.0.2:80").unwrap();
+    assert_eq!(
+        (new.config().probes(), new.config().failure_rate()),
+        (1, 0.9)
+    );
+    assert_eq!(new.state(), State::ForcedOpen);
+
+    registry()
+        .apply(&parse("[\"ovr::replica\"]\naction = \"reset\"\n"))
+        .unwrap();
+    ping("10.2.0.3:80").await.unwrap();
+    for host in ["10.2.0.1:80", "10.2.0.2:80", "10.2.0.3:80"] {
+        let b = registry().get_keyed("ovr::replica", host).unwrap();
+        assert_eq!(
+            (b.state(), b.config().probes()),
+            (State::Closed, 1),
+            "{host}"
+        );
+    }
+}
