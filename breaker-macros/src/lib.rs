@@ -1,5 +1,7 @@
 //! Procedural macros of the `breaker` crate. Use them through `breaker`, not directly.
 
+#![forbid(unsafe_code)]
+
 mod args;
 mod expand;
 mod validate;

@@ -2,70 +2,28 @@
 //! manual clock and against a small reference model written from the rules, and every
 //! decision and every observable state must agree.
 //!
-//! The model is deliberately naive: a `VecDeque` of the last N outcomes for a count window,
-//! a plain list of `(bucket index, outcome)` for a time window, and a handful of fields for
-//! the state machine. It is written from the rules, not from the implementation.
+//! The model and the runner live in `support/reference.rs` (shared with the fuzz target);
+//! this file generates configurations and operation sequences, and keeps named sequences
+//! (hand-picked paths and shrunk counterexamples) as plain tests.
 //!
-//! Operations that settle a permit pick the `i`-th newest live one (modulo their number).
-//! After every operation the state, the snapshot's counts, rate and rejections, and the
-//! number of probes in flight must be equal; every rejection must give the same reason and
-//! the same `retry_after`, to the nanosecond.
-//!
-//! One choice the rules leave open is pinned down here: the window is emptied only when the
-//! breaker enters CLOSED (a reset or a successful half-open); in the other states it keeps
-//! what it held (and a time window keeps ageing it), so the snapshot shows those counts.
+//! Generated configurations cover both windows, slow calls, and progressive recovery:
+//! backoff of the open duration and stepwise ramp-up. Factors, durations and step lengths
+//! are picked so that every duration the model computes is a whole number of nanoseconds
+//! (a factor of 1.5 applied to whole milliseconds a few times), so that `retry_after` can be
+//! compared exactly. The ramp's latency guard is not modelled (see the model's notes).
 
-use std::collections::VecDeque;
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::Once;
-use std::time::Duration;
-
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, Permit, RejectReason, State};
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{FileFailurePersistence, TestRunner};
+
+#[path = "support/reference.rs"]
+mod reference;
+
+use reference::{run, run_and_count, Op, Seen, Spec, WindowSpec};
 
 // ---------------------------------------------------------------------------------------
 // Configurations
 // ---------------------------------------------------------------------------------------
-
-#[derive(Clone, Copy, Debug)]
-enum WindowSpec {
-    Count { calls: u32 },
-    Time { span_ms: u64, buckets: u32 },
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Spec {
-    window: WindowSpec,
-    min_calls: u32,
-    failure_rate: f64,
-    /// Slow-call threshold and rate.
-    slow: Option<(u64, f64)>,
-    open_ms: u64,
-    probes: u32,
-}
-
-impl Spec {
-    fn config(&self) -> Config {
-        let mut b = Config::builder();
-        b = match self.window {
-            WindowSpec::Count { calls } => b.count_window(calls),
-            WindowSpec::Time { span_ms, buckets } => {
-                b.time_window(Duration::from_millis(span_ms), buckets)
-            }
-        };
-        b = b
-            .min_calls(self.min_calls)
-            .failure_rate(self.failure_rate)
-            .open_for(Duration::from_millis(self.open_ms))
-            .probes(self.probes);
-        if let Some((threshold_ms, rate)) = self.slow {
-            b = b.slow_calls(Duration::from_millis(threshold_ms), rate);
-        }
-        b.build().expect("generated configurations are valid")
-    }
-}
 
 fn rate() -> impl Strategy<Value = f64> {
     prop::sample::select(vec![0.25, 0.5, 1.0])
@@ -73,6 +31,28 @@ fn rate() -> impl Strategy<Value = f64> {
 
 fn slow() -> impl Strategy<Value = Option<(u64, f64)>> {
     prop::option::of((prop::sample::select(vec![100u64, 250, 500, 1000]), rate()))
+}
+
+/// Backoff factor and longest OPEN, as a multiple of `open_ms` (or `open_ms` plus a quarter
+/// second, a cap that no product lands on).
+fn backoff(open_ms: u64) -> impl Strategy<Value = Option<(f64, u64)>> {
+    let max = prop_oneof![
+        prop::sample::select(vec![1u64, 2, 3, 8]).prop_map(move |k| open_ms * k),
+        Just(open_ms + 250),
+    ];
+    prop::option::of((prop::sample::select(vec![1.0, 1.5, 2.0, 3.0]), max))
+}
+
+/// Ramp-up percentages (strictly rising, ending at 100) and step length.
+fn ramp() -> impl Strategy<Value = Option<(Vec<u32>, u64)>> {
+    let percents = prop::sample::subsequence(vec![1u32, 10, 25, 33, 50, 67, 99], 0..=3).prop_map(
+        |mut percents| {
+            percents.push(100);
+            percents
+        },
+    );
+    let step_ms = prop::sample::select(vec![250u64, 500, 750, 1500]);
+    prop::option::weighted(0.6, (percents, step_ms))
 }
 
 fn spec() -> impl Strategy<Value = Spec> {
@@ -88,21 +68,25 @@ fn spec() -> impl Strategy<Value = Spec> {
             min,
         )
     });
+    let open_ms = prop_oneof![(1u64..=5).prop_map(|s| s * 1000), Just(1500u64)];
     (
         prop_oneof![count, time],
         rate(),
         slow(),
-        (1u64..=5),
+        open_ms.prop_flat_map(|open_ms| (Just(open_ms), backoff(open_ms))),
         (1u32..=3),
+        ramp(),
     )
         .prop_map(
-            |((window, min_calls), failure_rate, slow, open_s, probes)| Spec {
+            |((window, min_calls), failure_rate, slow, (open_ms, backoff), probes, ramp)| Spec {
                 window,
                 min_calls,
                 failure_rate,
                 slow,
-                open_ms: open_s * 1000,
+                open_ms,
                 probes,
+                backoff,
+                ramp,
             },
         )
 }
@@ -110,23 +94,6 @@ fn spec() -> impl Strategy<Value = Spec> {
 // ---------------------------------------------------------------------------------------
 // Operations
 // ---------------------------------------------------------------------------------------
-
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Acquire,
-    Success(usize),
-    Failure(usize),
-    Ignore(usize),
-    Drop(usize),
-    /// Drop the permit while the thread unwinds from a panic: a failure.
-    PanicDrop(usize),
-    /// Let more than the slow threshold pass, then report a success.
-    SlowSuccess(usize),
-    Advance(u64),
-    ForceOpen,
-    Disable,
-    Reset,
-}
 
 fn advance_ms() -> impl Strategy<Value = u64> {
     prop_oneof![
@@ -152,7 +119,7 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
     // outside mixed stretches, and resets the most common of them.
     let (success, failure, slow, advance, operator, reset) = match mood {
         Mood::Failing => (5, 30, 3, 8, 1, 1),
-        Mood::Recovering => (30, 2, 3, 15, 1, 1),
+        Mood::Recovering => (30, 1, 1, 15, 0, 0),
         Mood::Mixed => (15, 12, 6, 12, 3, 6),
     };
     // Which live permit: counted from the newest, so that probes, usually the newest
@@ -172,428 +139,25 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
     ]
 }
 
-/// Up to 60 operations, in stretches of one mood each.
+/// Up to 100 operations, in stretches of one mood each; recovering stretches are the
+/// longest, since a ramp needs many calls and several steps' time to climb to CLOSED.
 fn ops() -> impl Strategy<Value = Vec<Op>> {
-    let stretch = prop::sample::select(vec![Mood::Failing, Mood::Recovering, Mood::Mixed])
-        .prop_flat_map(|mood| prop::collection::vec(op(mood), 1..=20));
+    let stretch = prop_oneof![
+        Just(Mood::Failing).prop_flat_map(|mood| prop::collection::vec(op(mood), 1..=15)),
+        Just(Mood::Recovering).prop_flat_map(|mood| prop::collection::vec(op(mood), 10..=40)),
+        Just(Mood::Mixed).prop_flat_map(|mood| prop::collection::vec(op(mood), 1..=20)),
+    ];
     prop::collection::vec(stretch, 1..=6).prop_map(|stretches| {
         let mut ops: Vec<Op> = stretches.into_iter().flatten().collect();
-        ops.truncate(60);
+        ops.truncate(100);
         ops
     })
 }
 
-// ---------------------------------------------------------------------------------------
-// The reference model
-// ---------------------------------------------------------------------------------------
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    /// Admitted in CLOSED: its outcome goes into the window.
-    Counted,
-    /// A half-open probe.
-    Probe,
-    /// Admitted while disabled: records nothing.
-    Passthrough,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct ModelPermit {
-    generation: u64,
-    kind: Kind,
-    acquired_at: Duration,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Verdict {
-    Success,
-    Failure,
-    /// Ignored, or dropped without a result: the same thing to the breaker.
-    Ignored,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Done {
-    failure: bool,
-    slow: bool,
-}
-
-#[derive(Debug)]
-struct Model {
-    spec: Spec,
-    /// Time since the breaker was created.
-    now: Duration,
-    state: State,
-    generation: u64,
-    /// Count window: the last `calls` completed outcomes, oldest first.
-    recent: VecDeque<Done>,
-    /// Time window: every completed outcome with the bucket index it completed in.
-    timed: Vec<(u64, Done)>,
-    opened_at: Duration,
-    in_flight: u32,
-    probe_successes: u32,
-    rejected: u64,
-}
-
-#[derive(Debug, PartialEq)]
-struct Observed {
-    state: State,
-    calls: u32,
-    failures: u32,
-    slow_calls: u32,
-    failure_rate: Option<f64>,
-    rejected: u64,
-    probes_in_flight: u32,
-}
-
-impl Model {
-    fn new(spec: Spec) -> Self {
-        Self {
-            spec,
-            now: Duration::ZERO,
-            state: State::Closed,
-            generation: 0,
-            recent: VecDeque::new(),
-            timed: Vec::new(),
-            opened_at: Duration::ZERO,
-            in_flight: 0,
-            probe_successes: 0,
-            rejected: 0,
-        }
-    }
-
-    fn open_for(&self) -> Duration {
-        Duration::from_millis(self.spec.open_ms)
-    }
-
-    fn bucket_index(&self, at: Duration) -> u64 {
-        match self.spec.window {
-            WindowSpec::Time { span_ms, buckets } => {
-                let width = Duration::from_millis(span_ms) / buckets;
-                (at.as_nanos() / width.as_nanos()) as u64
-            }
-            WindowSpec::Count { .. } => 0,
-        }
-    }
-
-    /// Outcomes currently in the window.
-    fn window(&self) -> Vec<Done> {
-        match self.spec.window {
-            WindowSpec::Count { .. } => self.recent.iter().copied().collect(),
-            WindowSpec::Time { buckets, .. } => {
-                let current = self.bucket_index(self.now);
-                self.timed
-                    .iter()
-                    .filter(|(index, _)| current - index < u64::from(buckets))
-                    .map(|(_, done)| *done)
-                    .collect()
-            }
-        }
-    }
-
-    fn totals(&self) -> (u32, u32, u32) {
-        let w = self.window();
-        let calls = w.len() as u32;
-        let failures = w.iter().filter(|d| d.failure).count() as u32;
-        let slow = w.iter().filter(|d| d.slow).count() as u32;
-        (calls, failures, slow)
-    }
-
-    fn failure_rate(&self) -> Option<f64> {
-        let (calls, failures, _) = self.totals();
-        if calls == 0 || calls < self.spec.min_calls {
-            None
-        } else {
-            Some(f64::from(failures) / f64::from(calls))
-        }
-    }
-
-    fn observe(&self) -> Observed {
-        let (calls, failures, slow_calls) = self.totals();
-        Observed {
-            state: self.state,
-            calls,
-            failures,
-            slow_calls,
-            failure_rate: self.failure_rate(),
-            rejected: self.rejected,
-            probes_in_flight: self.in_flight,
-        }
-    }
-
-    /// A state change, or a reset: new generation, no probes, and CLOSED starts empty.
-    fn enter(&mut self, to: State) {
-        self.state = to;
-        self.generation += 1;
-        self.in_flight = 0;
-        self.probe_successes = 0;
-        if to == State::Open {
-            self.opened_at = self.now;
-        }
-        if to == State::Closed {
-            self.recent.clear();
-            self.timed.clear();
-        }
-    }
-
-    fn admit(&self, kind: Kind) -> ModelPermit {
-        ModelPermit {
-            generation: self.generation,
-            kind,
-            acquired_at: self.now,
-        }
-    }
-
-    fn acquire(&mut self) -> Result<ModelPermit, (RejectReason, Option<Duration>)> {
-        let outcome = match self.state {
-            State::Closed => Ok(self.admit(Kind::Counted)),
-            State::Disabled => Ok(self.admit(Kind::Passthrough)),
-            State::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
-            State::Open => {
-                let elapsed = self.now - self.opened_at;
-                if elapsed < self.open_for() {
-                    Err((RejectReason::Open, Some(self.open_for() - elapsed)))
-                } else {
-                    self.enter(State::HalfOpen);
-                    self.in_flight = 1;
-                    Ok(self.admit(Kind::Probe))
-                }
-            }
-            State::HalfOpen => {
-                if self.in_flight < self.spec.probes {
-                    self.in_flight += 1;
-                    Ok(self.admit(Kind::Probe))
-                } else {
-                    Err((RejectReason::HalfOpenFull, None))
-                }
-            }
-        };
-        if outcome.is_err() {
-            self.rejected += 1;
-        }
-        outcome
-    }
-
-    fn complete(&mut self, permit: ModelPermit, result: Verdict) {
-        if permit.kind == Kind::Passthrough || permit.generation != self.generation {
-            return;
-        }
-        let slow = match self.spec.slow {
-            Some((threshold_ms, _)) => {
-                self.now - permit.acquired_at > Duration::from_millis(threshold_ms)
-            }
-            None => false,
-        };
-        match (permit.kind, result) {
-            (_, Verdict::Ignored) => {
-                if permit.kind == Kind::Probe {
-                    self.in_flight -= 1;
-                }
-            }
-            (Kind::Counted, _) => {
-                assert_eq!(self.state, State::Closed, "same generation, same state");
-                let done = Done {
-                    failure: result == Verdict::Failure,
-                    slow,
-                };
-                match self.spec.window {
-                    WindowSpec::Count { calls } => {
-                        self.recent.push_back(done);
-                        if self.recent.len() > calls as usize {
-                            self.recent.pop_front();
-                        }
-                    }
-                    WindowSpec::Time { .. } => {
-                        let index = self.bucket_index(self.now);
-                        self.timed.push((index, done));
-                    }
-                }
-                if self.trips() {
-                    self.enter(State::Open);
-                }
-            }
-            (Kind::Probe, _) => {
-                assert_eq!(self.state, State::HalfOpen, "same generation, same state");
-                self.in_flight -= 1;
-                if result == Verdict::Failure || slow {
-                    self.enter(State::Open);
-                } else {
-                    self.probe_successes += 1;
-                    if self.probe_successes == self.spec.probes {
-                        self.enter(State::Closed);
-                    }
-                }
-            }
-            (Kind::Passthrough, _) => unreachable!(),
-        }
-    }
-
-    fn trips(&self) -> bool {
-        let (calls, failures, slow) = self.totals();
-        if calls == 0 || calls < self.spec.min_calls {
-            return false;
-        }
-        let calls = f64::from(calls);
-        let by_failures = f64::from(failures) / calls >= self.spec.failure_rate;
-        let by_slowness = match self.spec.slow {
-            Some((_, rate)) => f64::from(slow) / calls >= rate,
-            None => false,
-        };
-        by_failures || by_slowness
-    }
-
-    fn force_open(&mut self) {
-        if self.state != State::ForcedOpen {
-            self.enter(State::ForcedOpen);
-        }
-    }
-
-    fn disable(&mut self) {
-        if self.state != State::Disabled {
-            self.enter(State::Disabled);
-        }
-    }
-
-    fn reset(&mut self) {
-        self.enter(State::Closed);
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// The runner
-// ---------------------------------------------------------------------------------------
-
-fn observe(b: &Breaker) -> Observed {
-    let s = b.snapshot();
-    Observed {
-        state: s.state,
-        calls: s.calls,
-        failures: s.failures,
-        slow_calls: s.slow_calls,
-        failure_rate: s.failure_rate,
-        rejected: s.rejected,
-        probes_in_flight: b.probes_in_flight(),
-    }
-}
-
-/// The payload of the panics `drop_panicking` raises and catches; the panic hook keeps quiet
-/// about them.
-const PANIC_MARK: &str = "a call panicked while holding its permit";
-
-/// Drops `permit` while unwinding from a panic, as a call that panics does.
-fn drop_panicking(permit: Permit<'_>) {
-    static QUIET_HOOK: Once = Once::new();
-    QUIET_HOOK.call_once(|| {
-        let default = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if info.payload().downcast_ref::<&str>() != Some(&PANIC_MARK) {
-                default(info);
-            }
-        }));
-    });
-    let unwound = panic::catch_unwind(AssertUnwindSafe(move || {
-        let _held = permit;
-        panic::panic_any(PANIC_MARK);
-    }));
-    assert!(unwound.is_err());
-}
-
-/// Settles the `i`-th newest live permit (modulo their number) on both sides, if any.
-fn settle<'b>(
-    live: &mut Vec<(Permit<'b>, ModelPermit)>,
-    model: &mut Model,
-    i: usize,
-    verdict: Verdict,
-    how: fn(Permit<'b>),
-) {
-    if live.is_empty() {
-        return;
-    }
-    let (permit, mp) = live.remove(live.len() - 1 - i % live.len());
-    how(permit);
-    model.complete(mp, verdict);
-}
-
-/// Runs `ops` against both, comparing after every step; returns an error naming the step.
-fn run(spec: Spec, ops: &[Op]) -> Result<(), TestCaseError> {
-    let clock = ManualClock::new();
-    let b = Breaker::with_clock("model", spec.config(), clock.clone());
-    let mut model = Model::new(spec);
-    let mut live: Vec<(Permit<'_>, ModelPermit)> = Vec::new();
-
-    for (step, &op) in ops.iter().enumerate() {
-        match op {
-            Op::Acquire => {
-                let real = b.try_acquire();
-                let expected = model.acquire();
-                match (real, expected) {
-                    (Ok(permit), Ok(mp)) => live.push((permit, mp)),
-                    (Err(rejected), Err((reason, retry_after))) => {
-                        prop_assert_eq!(rejected.reason(), reason, "step {}: {:?}", step, op);
-                        prop_assert_eq!(
-                            rejected.retry_after(),
-                            retry_after,
-                            "step {}: {:?}",
-                            step,
-                            op
-                        );
-                        prop_assert_eq!(rejected.name(), "model");
-                    }
-                    (real, expected) => {
-                        return Err(TestCaseError::fail(format!(
-                            "step {step}: acquire: breaker {:?}, model {:?}",
-                            real.map(|_| ()),
-                            expected.map(|_| ())
-                        )));
-                    }
-                }
-            }
-            Op::Success(i) => settle(&mut live, &mut model, i, Verdict::Success, |p| p.success()),
-            Op::Failure(i) => settle(&mut live, &mut model, i, Verdict::Failure, |p| p.failure()),
-            Op::Ignore(i) => settle(&mut live, &mut model, i, Verdict::Ignored, |p| p.ignore()),
-            Op::Drop(i) => settle(&mut live, &mut model, i, Verdict::Ignored, drop),
-            Op::PanicDrop(i) => settle(&mut live, &mut model, i, Verdict::Failure, drop_panicking),
-            Op::SlowSuccess(i) => {
-                if let Some((threshold_ms, _)) = spec.slow {
-                    let by = Duration::from_millis(threshold_ms + 1);
-                    clock.advance(by);
-                    model.now += by;
-                }
-                settle(&mut live, &mut model, i, Verdict::Success, |p| p.success());
-            }
-            Op::Advance(ms) => {
-                clock.advance(Duration::from_millis(ms));
-                model.now += Duration::from_millis(ms);
-            }
-            Op::ForceOpen => {
-                b.force_open();
-                model.force_open();
-            }
-            Op::Disable => {
-                b.disable();
-                model.disable();
-            }
-            Op::Reset => {
-                b.reset();
-                model.reset();
-            }
-        }
-        prop_assert_eq!(b.state(), model.state, "step {}: {:?}", step, op);
-        prop_assert_eq!(observe(&b), model.observe(), "step {}: {:?}", step, op);
-    }
-
-    // Settling every permit left must keep both in step too.
-    while let Some((permit, mp)) = live.pop() {
-        drop(permit);
-        model.complete(mp, Verdict::Ignored);
-        prop_assert_eq!(observe(&b), model.observe(), "final drops");
-    }
-    Ok(())
-}
-
 proptest! {
+    // 2048 cases keep a debug run under ten seconds; `PROPTEST_CASES` may ask for more.
     #![proptest_config(ProptestConfig {
-        cases: 2048,
+        cases: ProptestConfig::default().cases.max(2048),
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
             "proptest-regressions/model.txt",
         ))),
@@ -605,7 +169,59 @@ proptest! {
         spec in spec(),
         ops in ops(),
     ) {
-        run(spec, &ops)?;
+        if let Err(e) = run(&spec, &ops) {
+            return Err(TestCaseError::fail(e));
+        }
+    }
+}
+
+/// The generators are not vacuous: over a fixed sample of 512 sequences, every phase of the
+/// breaker's life, progressive recovery included, is reached many times.
+#[test]
+fn generated_sequences_reach_every_phase() {
+    let mut runner = TestRunner::deterministic();
+    let mut total = Seen::default();
+    for _ in 0..512 {
+        let spec = spec().new_tree(&mut runner).unwrap().current();
+        let ops = ops().new_tree(&mut runner).unwrap().current();
+        let seen = run_and_count(&spec, &ops).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        total.opened_by_window += seen.opened_by_window;
+        total.half_opened += seen.half_opened;
+        total.closed_by_probes += seen.closed_by_probes;
+        total.ramps_started += seen.ramps_started;
+        total.ramp_steps_climbed += seen.ramp_steps_climbed;
+        total.closed_by_ramp += seen.closed_by_ramp;
+        total.reopened_by_ramp += seen.reopened_by_ramp;
+        total.backed_off += seen.backed_off;
+        total.throttled += seen.throttled;
+        total.stale_results += seen.stale_results;
+    }
+    println!("{total:#?}");
+    let Seen {
+        opened_by_window,
+        half_opened,
+        closed_by_probes,
+        ramps_started,
+        ramp_steps_climbed,
+        closed_by_ramp,
+        reopened_by_ramp,
+        backed_off,
+        throttled,
+        stale_results,
+    } = total;
+    for (what, count) in [
+        ("opened by the window", opened_by_window),
+        ("half-opened", half_opened),
+        ("closed by probes", closed_by_probes),
+        ("ramps started", ramps_started),
+        ("ramp steps climbed", ramp_steps_climbed),
+        ("closed by the ramp", closed_by_ramp),
+        ("reopened during the ramp", reopened_by_ramp),
+        ("backed off", backed_off),
+        ("throttled", throttled),
+        ("stale results", stale_results),
+    ] {
+        assert!(count >= 10, "{what}: only {count} times in 512 sequences");
     }
 }
 
@@ -621,11 +237,13 @@ fn count_spec(calls: u32, min_calls: u32, probes: u32) -> Spec {
         slow: None,
         open_ms: 1000,
         probes,
+        backoff: None,
+        ramp: None,
     }
 }
 
 fn check(spec: Spec, ops: &[Op]) {
-    if let Err(e) = run(spec, ops) {
+    if let Err(e) = run(&spec, ops) {
         panic!("{e}");
     }
 }
@@ -704,6 +322,8 @@ fn model_time_window_and_slow_calls() {
         slow: Some((250, 0.5)),
         open_ms: 2000,
         probes: 1,
+        backoff: None,
+        ramp: None,
     };
     check(
         spec,
@@ -724,6 +344,120 @@ fn model_time_window_and_slow_calls() {
             Advance(2000),
             Acquire,
             Success(0),
+        ],
+    );
+}
+
+#[test]
+fn model_backoff_grows_and_resets() {
+    use Op::*;
+    let spec = Spec {
+        backoff: Some((1.5, 3000)),
+        ..count_spec(1, 1, 1)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Failure(0),
+            Advance(1000),
+            Acquire,
+            Failure(0),
+            Acquire,
+            Advance(1500),
+            Acquire,
+            SlowSuccess(0),
+            Acquire,
+            Failure(0),
+            Acquire,
+            Advance(2250),
+            Acquire,
+            Failure(0),
+            Acquire,
+            Advance(3000),
+            Acquire,
+            Success(0),
+            Acquire,
+            Failure(0),
+            Acquire,
+            ForceOpen,
+            Reset,
+            Acquire,
+            Failure(0),
+            Acquire,
+        ],
+    );
+}
+
+#[test]
+fn model_ramp_steps_throttle_and_close() {
+    use Op::*;
+    let spec = Spec {
+        backoff: Some((2.0, 8000)),
+        ramp: Some((vec![25, 50, 100], 1000)),
+        ..count_spec(2, 1, 2)
+    };
+    let mut ops = vec![
+        Acquire,
+        Failure(0),
+        Advance(1000),
+        Acquire,
+        Acquire,
+        Success(0),
+    ];
+    // The second probe completes the half-open: the ramp starts at 25%.
+    ops.extend([Success(0), Acquire, Acquire, Acquire, Acquire, Acquire]);
+    // 999 ms later still the first step; at 1000 ms the next call moves to 50%.
+    ops.extend([Advance(999), Acquire, Advance(1), Acquire, Acquire, Acquire]);
+    // Two steps' time: one step per call, so 100% now, then CLOSED a step later.
+    ops.extend([
+        Advance(2000),
+        Acquire,
+        Acquire,
+        Success(0),
+        Advance(1000),
+        Acquire,
+    ]);
+    ops.extend([Success(0), Acquire, Failure(0)]);
+    check(spec, &ops);
+}
+
+#[test]
+fn model_failure_during_ramp_reopens_with_backoff_and_stale_probes_are_discarded() {
+    use Op::*;
+    let spec = Spec {
+        backoff: Some((2.0, 8000)),
+        ramp: Some((vec![50, 100], 500)),
+        ..count_spec(1, 1, 2)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Failure(0),
+            Advance(1000),
+            Acquire,
+            Acquire,
+            Ignore(0),
+            Acquire,
+            Acquire,
+            Success(1),
+            Success(1),
+            // One probe is still out when the ramp starts: its result is stale.
+            Acquire,
+            Acquire,
+            Failure(2),
+            Acquire,
+            Drop(0),
+            Ignore(0),
+            Acquire,
+            Failure(0),
+            // Reopened after a failed trial: 2 s now.
+            Acquire,
+            Advance(2000),
+            Acquire,
+            Success(0),
+            Acquire,
         ],
     );
 }

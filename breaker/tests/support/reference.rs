@@ -1,0 +1,678 @@
+//! A small reference model of the breaker, written from the rules, and a runner that drives
+//! a real breaker on a manual clock and the model with the same operations, comparing every
+//! decision and every observable state.
+//!
+//! Plain Rust with no test-framework types, so that the property test (`tests/model.rs`) and
+//! the fuzz target (`fuzz/fuzz_targets/state_machine.rs`) share it.
+//!
+//! The model is deliberately naive: a `VecDeque` of the last N outcomes for a count window,
+//! a plain list of `(bucket index, outcome)` for a time window, and a handful of fields for
+//! the state machine and progressive recovery. It is written from the rules (issue 2 for the
+//! core, issue 4 for backoff and ramp-up), not from the implementation.
+//!
+//! Operations that settle a permit pick the `i`-th newest live one (modulo their number).
+//! After every operation the state, the snapshot's counts, rates, rejections and admitted
+//! percentage, and the number of probes in flight must be equal; every rejection must give
+//! the same reason and the same `retry_after`, to the nanosecond.
+//!
+//! Choices the rules leave open, pinned down here:
+//! - The window is emptied only when the breaker enters CLOSED (a reset, a successful
+//!   half-open, the end of a ramp); in the other states it keeps what it held (and a time
+//!   window keeps ageing it), so the snapshot shows those counts.
+//! - Calls admitted by the ramp are not probes: `probes_in_flight` is 0 during the ramp, and
+//!   their results never enter the window.
+//! - The ramp's latency guard is left out: it depends on a latency estimate that a model
+//!   would have to copy from the implementation, so generated configurations never set it
+//!   (`tests/recovery.rs` tests it directly).
+
+use std::collections::VecDeque;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+use std::time::Duration;
+
+use breaker::clock::ManualClock;
+use breaker::{Breaker, Config, ConfigError, Permit, RejectReason, State};
+
+// ---------------------------------------------------------------------------------------
+// Configurations
+// ---------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug)]
+pub enum WindowSpec {
+    Count { calls: u32 },
+    Time { span_ms: u64, buckets: u32 },
+}
+
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub window: WindowSpec,
+    pub min_calls: u32,
+    pub failure_rate: f64,
+    /// Slow-call threshold and rate.
+    pub slow: Option<(u64, f64)>,
+    pub open_ms: u64,
+    pub probes: u32,
+    /// Backoff factor and longest OPEN.
+    pub backoff: Option<(f64, u64)>,
+    /// Ramp-up percentages and step length.
+    pub ramp: Option<(Vec<u32>, u64)>,
+}
+
+impl Spec {
+    pub fn config(&self) -> Result<Config, ConfigError> {
+        let mut b = Config::builder();
+        b = match self.window {
+            WindowSpec::Count { calls } => b.count_window(calls),
+            WindowSpec::Time { span_ms, buckets } => {
+                b.time_window(Duration::from_millis(span_ms), buckets)
+            }
+        };
+        b = b
+            .min_calls(self.min_calls)
+            .failure_rate(self.failure_rate)
+            .open_for(Duration::from_millis(self.open_ms))
+            .probes(self.probes);
+        if let Some((threshold_ms, rate)) = self.slow {
+            b = b.slow_calls(Duration::from_millis(threshold_ms), rate);
+        }
+        if let Some((factor, max_ms)) = self.backoff {
+            b = b.open_backoff(factor, Duration::from_millis(max_ms));
+        }
+        if let Some((percents, step_ms)) = &self.ramp {
+            b = b.ramp_up(percents, Duration::from_millis(*step_ms));
+        }
+        b.build()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Operations
+// ---------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug)]
+pub enum Op {
+    Acquire,
+    Success(usize),
+    Failure(usize),
+    Ignore(usize),
+    Drop(usize),
+    /// Drop the permit while the thread unwinds from a panic: a failure.
+    PanicDrop(usize),
+    /// Let more than the slow threshold pass, then report a success.
+    SlowSuccess(usize),
+    Advance(u64),
+    ForceOpen,
+    Disable,
+    Reset,
+}
+
+// ---------------------------------------------------------------------------------------
+// The reference model
+// ---------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Admitted in CLOSED: its outcome goes into the window.
+    Counted,
+    /// A half-open probe.
+    Probe,
+    /// Admitted by a step of the ramp-up.
+    Ramp,
+    /// Admitted while disabled: records nothing.
+    Passthrough,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ModelPermit {
+    generation: u64,
+    kind: Kind,
+    acquired_at: Duration,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    Success,
+    Failure,
+    /// Ignored, or dropped without a result: the same thing to the breaker.
+    Ignored,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Done {
+    failure: bool,
+    slow: bool,
+}
+
+/// The ramp-up in progress: which step, since when, and how many calls asked in it.
+#[derive(Clone, Copy, Debug)]
+struct Ramp {
+    step: usize,
+    started: Duration,
+    asked: u64,
+}
+
+#[derive(Debug)]
+struct Model {
+    spec: Spec,
+    /// Time since the breaker was created.
+    now: Duration,
+    state: State,
+    generation: u64,
+    /// Count window: the last `calls` completed outcomes, oldest first.
+    recent: VecDeque<Done>,
+    /// Time window: every completed outcome with the bucket index it completed in.
+    timed: Vec<(u64, Done)>,
+    opened_at: Duration,
+    /// How long the current (or next) OPEN lasts.
+    open_for: Duration,
+    in_flight: u32,
+    probe_successes: u32,
+    ramp: Option<Ramp>,
+    rejected: u64,
+    seen: Seen,
+}
+
+#[derive(Debug, PartialEq)]
+struct Observed {
+    state: State,
+    calls: u32,
+    failures: u32,
+    slow_calls: u32,
+    failure_rate: Option<f64>,
+    rejected: u64,
+    admit_percent: u32,
+    probes_in_flight: u32,
+}
+
+type Refusal = (RejectReason, Option<Duration>);
+
+/// How far a run went: what the model saw happen, so that a test can check that generated
+/// sequences reach every phase instead of passing vacuously.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Seen {
+    pub opened_by_window: u32,
+    pub half_opened: u32,
+    pub closed_by_probes: u32,
+    pub ramps_started: u32,
+    pub ramp_steps_climbed: u32,
+    pub closed_by_ramp: u32,
+    pub reopened_by_ramp: u32,
+    /// OPEN periods longer than `open_for`.
+    pub backed_off: u32,
+    pub throttled: u32,
+    pub stale_results: u32,
+}
+
+impl Model {
+    fn new(spec: Spec) -> Self {
+        let open_for = Duration::from_millis(spec.open_ms);
+        Self {
+            spec,
+            now: Duration::ZERO,
+            state: State::Closed,
+            generation: 0,
+            recent: VecDeque::new(),
+            timed: Vec::new(),
+            opened_at: Duration::ZERO,
+            open_for,
+            in_flight: 0,
+            probe_successes: 0,
+            ramp: None,
+            rejected: 0,
+            seen: Seen::default(),
+        }
+    }
+
+    fn configured_open_for(&self) -> Duration {
+        Duration::from_millis(self.spec.open_ms)
+    }
+
+    fn bucket_index(&self, at: Duration) -> u64 {
+        match self.spec.window {
+            WindowSpec::Time { span_ms, buckets } => {
+                let width = Duration::from_millis(span_ms) / buckets;
+                (at.as_nanos() / width.as_nanos()) as u64
+            }
+            WindowSpec::Count { .. } => 0,
+        }
+    }
+
+    /// Outcomes currently in the window.
+    fn window(&self) -> Vec<Done> {
+        match self.spec.window {
+            WindowSpec::Count { .. } => self.recent.iter().copied().collect(),
+            WindowSpec::Time { buckets, .. } => {
+                let current = self.bucket_index(self.now);
+                self.timed
+                    .iter()
+                    .filter(|(index, _)| current - index < u64::from(buckets))
+                    .map(|(_, done)| *done)
+                    .collect()
+            }
+        }
+    }
+
+    fn totals(&self) -> (u32, u32, u32) {
+        let w = self.window();
+        let calls = w.len() as u32;
+        let failures = w.iter().filter(|d| d.failure).count() as u32;
+        let slow = w.iter().filter(|d| d.slow).count() as u32;
+        (calls, failures, slow)
+    }
+
+    fn failure_rate(&self) -> Option<f64> {
+        let (calls, failures, _) = self.totals();
+        if calls == 0 || calls < self.spec.min_calls {
+            None
+        } else {
+            Some(f64::from(failures) / f64::from(calls))
+        }
+    }
+
+    fn ramp_percents(&self) -> &[u32] {
+        match &self.spec.ramp {
+            Some((percents, _)) => percents,
+            None => &[],
+        }
+    }
+
+    fn admit_percent(&self) -> u32 {
+        match self.ramp {
+            Some(ramp) => self.ramp_percents()[ramp.step],
+            None => 100,
+        }
+    }
+
+    fn observe(&self) -> Observed {
+        let (calls, failures, slow_calls) = self.totals();
+        Observed {
+            state: self.state,
+            calls,
+            failures,
+            slow_calls,
+            failure_rate: self.failure_rate(),
+            rejected: self.rejected,
+            admit_percent: self.admit_percent(),
+            probes_in_flight: self.in_flight,
+        }
+    }
+
+    /// A state change, or a reset: new generation, no probes, no ramp. CLOSED starts empty;
+    /// closing and every operator action forget the backoff.
+    fn enter(&mut self, to: State) {
+        self.state = to;
+        self.generation += 1;
+        self.in_flight = 0;
+        self.probe_successes = 0;
+        self.ramp = None;
+        match to {
+            State::Open => self.opened_at = self.now,
+            State::Closed => {
+                self.recent.clear();
+                self.timed.clear();
+                self.open_for = self.configured_open_for();
+            }
+            State::ForcedOpen | State::Disabled => self.open_for = self.configured_open_for(),
+            State::HalfOpen => {}
+        }
+    }
+
+    /// Opens after the window tripped in CLOSED: the first OPEN after CLOSED lasts `open_for`.
+    fn trip(&mut self) {
+        self.seen.opened_by_window += 1;
+        self.open_for = self.configured_open_for();
+        self.enter(State::Open);
+    }
+
+    /// Opens after a failed half-open trial: the next OPEN lasts `factor` times the previous
+    /// one, up to the max.
+    fn trial_failed(&mut self) {
+        self.open_for = match self.spec.backoff {
+            Some((factor, max_ms)) => self
+                .open_for
+                .mul_f64(factor)
+                .min(Duration::from_millis(max_ms)),
+            None => self.configured_open_for(),
+        };
+        if self.open_for > self.configured_open_for() {
+            self.seen.backed_off += 1;
+        }
+        if self.ramp.is_some() {
+            self.seen.reopened_by_ramp += 1;
+        }
+        self.enter(State::Open);
+    }
+
+    fn admit(&self, kind: Kind) -> ModelPermit {
+        ModelPermit {
+            generation: self.generation,
+            kind,
+            acquired_at: self.now,
+        }
+    }
+
+    fn acquire(&mut self) -> Result<ModelPermit, Refusal> {
+        let outcome = match self.state {
+            State::Closed => Ok(self.admit(Kind::Counted)),
+            State::Disabled => Ok(self.admit(Kind::Passthrough)),
+            State::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
+            State::Open => {
+                let elapsed = self.now - self.opened_at;
+                if elapsed < self.open_for {
+                    Err((RejectReason::Open, Some(self.open_for - elapsed)))
+                } else {
+                    self.seen.half_opened += 1;
+                    self.enter(State::HalfOpen);
+                    self.in_flight = 1;
+                    Ok(self.admit(Kind::Probe))
+                }
+            }
+            State::HalfOpen if self.ramp.is_some() => self.ramp_acquire(),
+            State::HalfOpen => {
+                if self.in_flight < self.spec.probes {
+                    self.in_flight += 1;
+                    Ok(self.admit(Kind::Probe))
+                } else {
+                    Err((RejectReason::HalfOpenFull, None))
+                }
+            }
+        };
+        if outcome.is_err() {
+            self.rejected += 1;
+        }
+        outcome
+    }
+
+    /// One call during the ramp: first the lazy move to the next step (or to CLOSED), then
+    /// the n-th call of a step at p% is admitted iff floor(n*p/100) > floor((n-1)*p/100).
+    fn ramp_acquire(&mut self) -> Result<ModelPermit, Refusal> {
+        let (steps, step_len) = match &self.spec.ramp {
+            Some((percents, step_ms)) => (percents.len(), Duration::from_millis(*step_ms)),
+            None => unreachable!("a ramp runs only when configured"),
+        };
+        let mut ramp = self.ramp.expect("ramping");
+        if self.now - ramp.started >= step_len {
+            if ramp.step + 1 == steps {
+                self.seen.closed_by_ramp += 1;
+                self.enter(State::Closed);
+                return Ok(self.admit(Kind::Counted));
+            }
+            ramp = Ramp {
+                step: ramp.step + 1,
+                started: self.now,
+                asked: 0,
+            };
+            self.seen.ramp_steps_climbed += 1;
+        }
+        ramp.asked += 1;
+        self.ramp = Some(ramp);
+        let percent = u64::from(self.ramp_percents()[ramp.step]);
+        let n = ramp.asked;
+        if n * percent / 100 > (n - 1) * percent / 100 {
+            Ok(self.admit(Kind::Ramp))
+        } else {
+            self.seen.throttled += 1;
+            Err((RejectReason::Throttled, None))
+        }
+    }
+
+    fn complete(&mut self, permit: ModelPermit, result: Verdict) {
+        if permit.kind == Kind::Passthrough {
+            return;
+        }
+        if permit.generation != self.generation {
+            self.seen.stale_results += 1;
+            return;
+        }
+        let slow = match self.spec.slow {
+            Some((threshold_ms, _)) => {
+                self.now - permit.acquired_at > Duration::from_millis(threshold_ms)
+            }
+            None => false,
+        };
+        match (permit.kind, result) {
+            (Kind::Probe, Verdict::Ignored) => self.in_flight -= 1,
+            (_, Verdict::Ignored) => {}
+            (Kind::Counted, _) => {
+                assert_eq!(self.state, State::Closed, "same generation, same state");
+                let done = Done {
+                    failure: result == Verdict::Failure,
+                    slow,
+                };
+                match self.spec.window {
+                    WindowSpec::Count { calls } => {
+                        self.recent.push_back(done);
+                        if self.recent.len() > calls as usize {
+                            self.recent.pop_front();
+                        }
+                    }
+                    WindowSpec::Time { .. } => {
+                        let index = self.bucket_index(self.now);
+                        self.timed.push((index, done));
+                    }
+                }
+                if self.trips() {
+                    self.trip();
+                }
+            }
+            (Kind::Probe, _) => {
+                assert_eq!(self.state, State::HalfOpen, "same generation, same state");
+                self.in_flight -= 1;
+                if result == Verdict::Failure || slow {
+                    self.trial_failed();
+                } else {
+                    self.probe_successes += 1;
+                    if self.probe_successes == self.spec.probes {
+                        self.probes_succeeded();
+                    }
+                }
+            }
+            (Kind::Ramp, _) => {
+                assert!(self.ramp.is_some(), "same generation, same ramp");
+                if result == Verdict::Failure || slow {
+                    self.trial_failed();
+                }
+            }
+            (Kind::Passthrough, _) => unreachable!(),
+        }
+    }
+
+    /// Every probe succeeded: CLOSED, or with a ramp, HALF_OPEN in a new generation at the
+    /// ramp's first step, so that results of probes still out are discarded.
+    fn probes_succeeded(&mut self) {
+        if self.spec.ramp.is_none() {
+            self.seen.closed_by_probes += 1;
+            self.enter(State::Closed);
+            return;
+        }
+        self.seen.ramps_started += 1;
+        self.generation += 1;
+        self.in_flight = 0;
+        self.probe_successes = 0;
+        self.ramp = Some(Ramp {
+            step: 0,
+            started: self.now,
+            asked: 0,
+        });
+    }
+
+    fn trips(&self) -> bool {
+        let (calls, failures, slow) = self.totals();
+        if calls == 0 || calls < self.spec.min_calls {
+            return false;
+        }
+        let calls = f64::from(calls);
+        let by_failures = f64::from(failures) / calls >= self.spec.failure_rate;
+        let by_slowness = match self.spec.slow {
+            Some((_, rate)) => f64::from(slow) / calls >= rate,
+            None => false,
+        };
+        by_failures || by_slowness
+    }
+
+    fn force_open(&mut self) {
+        if self.state != State::ForcedOpen {
+            self.enter(State::ForcedOpen);
+        }
+    }
+
+    fn disable(&mut self) {
+        if self.state != State::Disabled {
+            self.enter(State::Disabled);
+        }
+    }
+
+    fn reset(&mut self) {
+        self.enter(State::Closed);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The runner
+// ---------------------------------------------------------------------------------------
+
+fn observe(b: &Breaker) -> Observed {
+    let s = b.snapshot();
+    Observed {
+        state: s.state,
+        calls: s.calls,
+        failures: s.failures,
+        slow_calls: s.slow_calls,
+        failure_rate: s.failure_rate,
+        rejected: s.rejected,
+        admit_percent: s.admit_percent,
+        probes_in_flight: b.probes_in_flight(),
+    }
+}
+
+/// The payload of the panics `drop_panicking` raises and catches; the panic hook keeps quiet
+/// about them.
+const PANIC_MARK: &str = "a call panicked while holding its permit";
+
+/// Drops `permit` while unwinding from a panic, as a call that panics does.
+fn drop_panicking(permit: Permit<'_>) {
+    static QUIET_HOOK: Once = Once::new();
+    QUIET_HOOK.call_once(|| {
+        let default = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if info.payload().downcast_ref::<&str>() != Some(&PANIC_MARK) {
+                default(info);
+            }
+        }));
+    });
+    let unwound = panic::catch_unwind(AssertUnwindSafe(move || {
+        let _held = permit;
+        panic::panic_any(PANIC_MARK);
+    }));
+    assert!(unwound.is_err());
+}
+
+type Live<'b> = Vec<(Permit<'b>, ModelPermit)>;
+
+/// Settles the `i`-th newest live permit (modulo their number) on both sides, if any.
+fn settle<'b>(
+    live: &mut Live<'b>,
+    model: &mut Model,
+    i: usize,
+    verdict: Verdict,
+    how: fn(Permit<'b>),
+) {
+    if live.is_empty() {
+        return;
+    }
+    let (permit, mp) = live.remove(live.len() - 1 - i % live.len());
+    how(permit);
+    model.complete(mp, verdict);
+}
+
+macro_rules! agree {
+    ($real:expr, $model:expr, $($context:tt)*) => {{
+        let (real, model) = (&$real, &$model);
+        if real != model {
+            return Err(format!(
+                "{}: breaker {:?}, model {:?}",
+                format_args!($($context)*),
+                real,
+                model
+            ));
+        }
+    }};
+}
+
+/// Runs `ops` against a breaker built from `spec` and against the model, comparing after
+/// every step; the error names the first step where they differ.
+pub fn run(spec: &Spec, ops: &[Op]) -> Result<(), String> {
+    run_and_count(spec, ops).map(|_| ())
+}
+
+/// [`run`], also telling what the model saw happen.
+pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
+    let config = spec.config().map_err(|e| format!("invalid spec: {e}"))?;
+    let clock = ManualClock::new();
+    let b = Breaker::with_clock("model", config, clock.clone());
+    let mut model = Model::new(spec.clone());
+    let mut live: Live<'_> = Vec::new();
+
+    for (step, &op) in ops.iter().enumerate() {
+        match op {
+            Op::Acquire => match (b.try_acquire(), model.acquire()) {
+                (Ok(permit), Ok(mp)) => live.push((permit, mp)),
+                (Err(rejected), Err((reason, retry_after))) => {
+                    agree!(rejected.reason(), reason, "step {step}: {op:?}: reason");
+                    agree!(
+                        rejected.retry_after(),
+                        retry_after,
+                        "step {step}: {op:?}: retry_after"
+                    );
+                    agree!(rejected.name(), "model", "step {step}: {op:?}: name");
+                }
+                (real, expected) => {
+                    return Err(format!(
+                        "step {step}: acquire: breaker {:?}, model {:?}",
+                        real.map(|_| ()),
+                        expected.map(|_| ())
+                    ));
+                }
+            },
+            Op::Success(i) => settle(&mut live, &mut model, i, Verdict::Success, |p| p.success()),
+            Op::Failure(i) => settle(&mut live, &mut model, i, Verdict::Failure, |p| p.failure()),
+            Op::Ignore(i) => settle(&mut live, &mut model, i, Verdict::Ignored, |p| p.ignore()),
+            Op::Drop(i) => settle(&mut live, &mut model, i, Verdict::Ignored, drop),
+            Op::PanicDrop(i) => settle(&mut live, &mut model, i, Verdict::Failure, drop_panicking),
+            Op::SlowSuccess(i) => {
+                if let Some((threshold_ms, _)) = spec.slow {
+                    let by = Duration::from_millis(threshold_ms + 1);
+                    clock.advance(by);
+                    model.now += by;
+                }
+                settle(&mut live, &mut model, i, Verdict::Success, |p| p.success());
+            }
+            Op::Advance(ms) => {
+                clock.advance(Duration::from_millis(ms));
+                model.now += Duration::from_millis(ms);
+            }
+            Op::ForceOpen => {
+                b.force_open();
+                model.force_open();
+            }
+            Op::Disable => {
+                b.disable();
+                model.disable();
+            }
+            Op::Reset => {
+                b.reset();
+                model.reset();
+            }
+        }
+        agree!(b.state(), model.state, "step {step}: {op:?}: state");
+        agree!(observe(&b), model.observe(), "step {step}: {op:?}");
+    }
+
+    // Settling every permit left must keep both in step too.
+    while let Some((permit, mp)) = live.pop() {
+        drop(permit);
+        model.complete(mp, Verdict::Ignored);
+        agree!(observe(&b), model.observe(), "final drops");
+    }
+    Ok(model.seen)
+}
