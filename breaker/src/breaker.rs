@@ -2,18 +2,22 @@
 
 use std::fmt;
 use std::future::IntoFuture;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockSource, LazyNow};
 use crate::config::Config;
 use crate::events::{Event, Listeners};
 use crate::machine::{Admission, Machine, Transition};
-use crate::{Classify, Outcome, Permit, Rejected, Snapshot, State};
+use crate::rejected::Name;
+use crate::window::{Packed, PackedWindow, Threshold};
+use crate::{Classify, Outcome, Permit, RejectReason, Rejected, Snapshot, State};
 
 const STATE_BITS: u32 = 3;
 const STATE_MASK: u64 = (1 << STATE_BITS) - 1;
+const CLOSED: u64 = State::Closed.code();
+const OPEN: u64 = State::Open.code();
 
 /// A circuit breaker guarding one downstream.
 ///
@@ -40,51 +44,114 @@ const STATE_MASK: u64 = (1 << STATE_BITS) - 1;
 /// assert_eq!(b.state(), State::Closed);
 /// # Ok::<(), breaker::ConfigError>(())
 /// ```
+///
+/// # The fast paths
+///
+/// Admission reads one word, `generation << 3 | state`, written only under the lock. In
+/// CLOSED with a count window of up to 20 calls and no call timing, a result is recorded by
+/// one compare-and-swap on a word that packs the whole window with its generation (none at
+/// all for a success into a full window of successes); only the result that trips the
+/// breaker takes the lock, and a result of an earlier generation is never counted. OPEN
+/// rejects by comparing the clock's ticks with its deadline, without the lock. The two
+/// words are laid out at least 128 bytes apart (never on one pair of cache lines), so
+/// recording on one core does not evict the admission word from the others. Other windows
+/// record under the lock.
+#[repr(C)]
 pub struct Breaker {
+    /// Read by every call, written only under the lock.
+    hot: Hot,
+    // Between `hot` and `counts`: fields read on slow paths only, or written under the lock.
+    // Spacing rather than `CachePadded`, whose 128-byte alignment would add some 300 bytes
+    // to every breaker (and its `Arc`), a third of a keyed breaker's budget.
     name: Arc<str>,
+    /// The name as rejections carry it.
+    rejected_name: Name,
     /// The key's text, for a breaker of a keyed family.
     key: Option<Arc<str>>,
     clock: ClockSource,
-    /// `generation << 3 | state`, written under the lock, read without it so that CLOSED
-    /// admits with one atomic load.
-    word: AtomicU64,
     machine: Mutex<Machine>,
-    rejected: AtomicU64,
     listeners: Listeners,
+    /// Written by every result recorded in CLOSED (but a success into a full window of
+    /// successes) and every rejection in OPEN.
+    counts: Counts,
+}
+
+// `hot` and `counts` never share a cache line, nor a pair of them that the hardware
+// prefetches together, wherever the breaker is placed.
+const _: () = assert!(
+    std::mem::offset_of!(Breaker, counts) >= std::mem::size_of::<Hot>() + 128,
+    "the admission word and the window word must be 128 bytes apart"
+);
+
+/// What admission and lock-free recording read; written under the lock.
+struct Hot {
+    /// `generation << 3 | state`: CLOSED admits with one atomic load.
+    word: AtomicU64,
+    /// The current OPEN as `[from, until)` in clock ticks, for rejecting without the lock;
+    /// `until` is 0 when the period cannot be told in ticks.
+    open_from: AtomicU64,
+    open_until: AtomicU64,
+    /// The capacity of the packed window; 0 when the window is kept under the lock.
+    packed: AtomicU32,
+    min_calls: AtomicU32,
+    when_full: AtomicU32,
+    /// `f64` bits.
+    failure_rate: AtomicU64,
     /// Whether permits note their start: slow-call detection or the ramp's latency guard.
     times_calls: AtomicBool,
+}
+
+struct Counts {
+    window: PackedWindow,
+    rejected: AtomicU64,
 }
 
 impl Breaker {
     /// A breaker named `name` on the default clock.
     pub fn new(name: impl Into<Arc<str>>, config: Config) -> Self {
-        Self::with_source(name.into(), config, ClockSource::Default)
+        Self::with_source(name.into(), Arc::new(config), ClockSource::default_clock())
     }
 
     /// A breaker on a clock of your own, typically a [`ManualClock`](crate::clock::ManualClock).
     pub fn with_clock(name: impl Into<Arc<str>>, config: Config, clock: impl Clock) -> Self {
-        Self::with_source(name.into(), config, ClockSource::Custom(Arc::new(clock)))
+        Self::with_source(name.into(), Arc::new(config), ClockSource::custom(clock))
     }
 
-    fn with_source(name: Arc<str>, config: Config, clock: ClockSource) -> Self {
-        let machine = Machine::new(config, clock.now());
+    fn with_source(name: Arc<str>, config: Arc<Config>, clock: ClockSource) -> Self {
+        let counts = Counts {
+            window: PackedWindow::new(),
+            rejected: AtomicU64::new(0),
+        };
+        let mut now = LazyNow::at(&clock, clock.origin_now());
+        let machine = Machine::new(config, &mut now, &counts.window);
+        let hot = Hot {
+            word: AtomicU64::new(State::Closed.code()),
+            open_from: AtomicU64::new(0),
+            open_until: AtomicU64::new(0),
+            packed: AtomicU32::new(0),
+            min_calls: AtomicU32::new(0),
+            when_full: AtomicU32::new(0),
+            failure_rate: AtomicU64::new(0),
+            times_calls: AtomicBool::new(false),
+        };
+        hot.configure(&machine);
         Self {
-            times_calls: AtomicBool::new(machine.times_calls()),
+            hot,
+            counts,
+            rejected_name: Name::new(&name),
             name,
             key: None,
             clock,
-            word: AtomicU64::new(State::Closed.code()),
             machine: Mutex::new(machine),
-            rejected: AtomicU64::new(0),
             listeners: Listeners::default(),
         }
     }
 
     /// One breaker of a keyed family, e.g. `app::get[10.0.0.1:7000]` with key `10.0.0.1:7000`.
-    pub(crate) fn keyed(name: String, key: Arc<str>, config: Config) -> Self {
+    pub(crate) fn keyed(name: String, key: Arc<str>, config: Arc<Config>) -> Self {
         Self {
             key: Some(key),
-            ..Self::new(name, config)
+            ..Self::with_source(name.into(), config, ClockSource::default_clock())
         }
     }
 
@@ -120,21 +187,23 @@ impl Breaker {
     /// # Ok::<(), breaker::ConfigError>(())
     /// ```
     pub fn reconfigure(&self, config: Config) {
-        let now = self.clock.now();
+        let mut now = LazyNow::new(&self.clock);
+        now.get();
         let mut m = self.lock();
-        m.reconfigure(config, now);
-        self.times_calls.store(m.times_calls(), Ordering::Relaxed);
+        m.reconfigure(config, &mut now, &self.counts.window);
+        self.hot.configure(&m);
         self.publish(&m);
     }
 
     /// The current state. An expired OPEN still reads `Open` until the next call asks.
     pub fn state(&self) -> State {
-        State::from_code(self.word.load(Ordering::Acquire) & STATE_MASK)
+        State::from_code(self.hot.word.load(Ordering::Acquire) & STATE_MASK)
     }
 
     /// Asks to make one call: a [`Permit`] to report its result with, or why not.
     ///
     /// In CLOSED this is one atomic load; the clock is read only when slow calls are judged.
+    /// In OPEN it reads the clock, not the lock.
     ///
     /// ```
     /// use breaker::{Breaker, Config};
@@ -147,7 +216,24 @@ impl Breaker {
     /// ```
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
-        let word = self.word.load(Ordering::Acquire);
+        let word = self.hot.word.load(Ordering::Acquire);
+        if word & STATE_MASK == CLOSED && !self.hot.times_calls.load(Ordering::Relaxed) {
+            return Ok(Permit::new(
+                self,
+                word >> STATE_BITS,
+                Admission::Counted,
+                None,
+            ));
+        }
+        if word & STATE_MASK == OPEN {
+            return self.reject_open(word);
+        }
+        self.acquire_other(word)
+    }
+
+    /// Admission off the untimed CLOSED path: kept out of line so that callers inline only
+    /// that path.
+    fn acquire_other(&self, word: u64) -> Result<Permit<'_>, Rejected> {
         let generation = word >> STATE_BITS;
         match State::from_code(word & STATE_MASK) {
             State::Closed => Ok(Permit::new(
@@ -157,6 +243,33 @@ impl Breaker {
                 self.start_time(None),
             )),
             State::Disabled => Ok(Permit::new(self, generation, Admission::Passthrough, None)),
+            State::Open => self.reject_open(word),
+            _ => self.acquire_locked(),
+        }
+    }
+
+    /// Rejects in OPEN without the lock while the clock is inside the open period read with
+    /// `word`; anything else (expiry, a clock before the period) goes to the lock.
+    ///
+    /// The period is stored before the word that publishes it; reading the word again after
+    /// the period proves the two belong together: a period of a later OPEN is stored after
+    /// a word of another state was published, so the second read would differ.
+    #[inline(never)]
+    fn reject_open(&self, word: u64) -> Result<Permit<'_>, Rejected> {
+        let from = self.hot.open_from.load(Ordering::Acquire);
+        let until = self.hot.open_until.load(Ordering::Acquire);
+        match self.clock.ticks() {
+            Some(now)
+                if from <= now && now < until && self.hot.word.load(Ordering::Acquire) == word =>
+            {
+                self.counts.rejected.fetch_add(1, Ordering::Relaxed);
+                let left = Duration::from_nanos(until - now);
+                Err(Rejected::new(
+                    self.rejected_name.clone(),
+                    RejectReason::Open,
+                    Some(left),
+                ))
+            }
             _ => self.acquire_locked(),
         }
     }
@@ -167,7 +280,7 @@ impl Breaker {
         let mut transition = None;
         let (admitted, generation) = {
             let mut m = self.lock();
-            let admitted = m.acquire(&mut now, &mut transition);
+            let admitted = m.acquire(&mut now, &self.counts.window, &mut transition);
             self.publish(&m);
             (admitted, m.generation())
         };
@@ -178,8 +291,12 @@ impl Breaker {
                 Ok(Permit::new(self, generation, admission, started))
             }
             Err((reason, retry_after)) => {
-                self.rejected.fetch_add(1, Ordering::Relaxed);
-                Err(Rejected::new(self.name.clone(), reason, retry_after))
+                self.counts.rejected.fetch_add(1, Ordering::Relaxed);
+                Err(Rejected::new(
+                    self.rejected_name.clone(),
+                    reason,
+                    retry_after,
+                ))
             }
         }
     }
@@ -187,7 +304,7 @@ impl Breaker {
     /// When calls are timed (slow calls, latency guard), the time a call starts.
     #[inline]
     fn start_time(&self, now: Option<&mut LazyNow<'_>>) -> Option<Instant> {
-        if !self.times_calls.load(Ordering::Relaxed) {
+        if !self.hot.times_calls.load(Ordering::Relaxed) {
             return None;
         }
         Some(match now {
@@ -196,8 +313,67 @@ impl Breaker {
         })
     }
 
-    /// Reports the result of a permit; called by `Permit`.
+    /// Reports the result of a permit; called by `Permit`. A verdict of a CLOSED permit
+    /// with a packed window is one compare-and-swap; everything else takes the lock.
+    #[inline]
     pub(crate) fn complete(
+        &self,
+        generation: u64,
+        admission: Admission,
+        outcome: Outcome,
+        started: Option<Instant>,
+    ) {
+        if admission == Admission::Counted && outcome != Outcome::Ignored {
+            let capacity = self.hot.packed.load(Ordering::Relaxed);
+            if capacity != 0 && self.hot.word.load(Ordering::Acquire) >> STATE_BITS == generation {
+                let failure = outcome == Outcome::Failure;
+                if self
+                    .counts
+                    .window
+                    .unchanged_by(generation, capacity, failure)
+                {
+                    return;
+                }
+                return self.record_packed(generation, capacity, failure, started);
+            }
+        }
+        self.complete_other(generation, admission, outcome, started);
+    }
+
+    /// Records a CLOSED permit's verdict into the packed window.
+    #[inline]
+    fn record_packed(
+        &self,
+        generation: u64,
+        capacity: u32,
+        failure: bool,
+        started: Option<Instant>,
+    ) {
+        let threshold = || Threshold {
+            min_calls: self.hot.min_calls.load(Ordering::Relaxed),
+            failure_rate: f64::from_bits(self.hot.failure_rate.load(Ordering::Relaxed)),
+            when_full: self.hot.when_full.load(Ordering::Relaxed),
+        };
+        match self
+            .counts
+            .window
+            .record(generation, capacity, failure, threshold)
+        {
+            Packed::Counted | Packed::Stale => {}
+            Packed::Tripped => self.trip(generation),
+            // Tripped by another result, or moved to a locked window: the lock decides.
+            Packed::Sealed => {
+                let outcome = if failure {
+                    Outcome::Failure
+                } else {
+                    Outcome::Success
+                };
+                self.complete_other(generation, Admission::Counted, outcome, started);
+            }
+        }
+    }
+
+    fn complete_other(
         &self,
         generation: u64,
         admission: Admission,
@@ -206,7 +382,7 @@ impl Breaker {
     ) {
         if admission == Admission::Passthrough
             || (outcome == Outcome::Ignored && admission != Admission::Probe)
-            || self.word.load(Ordering::Acquire) >> STATE_BITS != generation
+            || self.hot.word.load(Ordering::Acquire) >> STATE_BITS != generation
         {
             return;
         }
@@ -219,7 +395,27 @@ impl Breaker {
         let failure = outcome == Outcome::Failure;
         let transition = {
             let mut m = self.lock();
-            let transition = m.record(generation, admission, failure, latency, &mut now);
+            let transition = m.record(
+                generation,
+                admission,
+                failure,
+                latency,
+                &mut now,
+                &self.counts.window,
+            );
+            self.publish(&m);
+            transition
+        };
+        self.emit(transition);
+    }
+
+    /// This result tripped the packed window of `generation`: open the breaker.
+    #[cold]
+    fn trip(&self, generation: u64) {
+        let mut now = LazyNow::new(&self.clock);
+        let transition = {
+            let mut m = self.lock();
+            let transition = m.trip(generation, &mut now, &self.counts.window);
             self.publish(&m);
             transition
         };
@@ -309,7 +505,7 @@ impl Breaker {
         let mut now = LazyNow::new(&self.clock);
         let transition = {
             let mut m = self.lock();
-            let transition = m.set(to, &mut now);
+            let transition = m.set(to, &mut now, &self.counts.window);
             self.publish(&m);
             transition
         };
@@ -320,7 +516,7 @@ impl Breaker {
     pub fn snapshot(&self) -> Snapshot {
         let mut now = LazyNow::new(&self.clock);
         let mut m = self.lock();
-        let totals = m.totals(&mut now);
+        let totals = m.totals(&mut now, &self.counts.window);
         let (failure_rate, slow_call_rate) = m.rates(totals);
         let (state, admit_percent) = (m.state(), m.admit_percent());
         drop(m);
@@ -331,7 +527,7 @@ impl Breaker {
             slow_calls: totals.slow,
             failure_rate,
             slow_call_rate,
-            rejected: self.rejected.load(Ordering::Relaxed),
+            rejected: self.counts.rejected.load(Ordering::Relaxed),
             admit_percent,
         }
     }
@@ -352,9 +548,23 @@ impl Breaker {
         self.machine.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Publishes the machine's state to admission; the open period first, so that a reader
+    /// of the word finds its period.
     fn publish(&self, m: &Machine) {
+        if let Some((opened, open_for)) = m.open_period() {
+            // A period the ticks cannot tell is `(0, 0)`: no clock reading falls in it, and
+            // OPEN then rejects under the lock.
+            let period = || {
+                let from = self.clock.ticks_of(opened)?;
+                let length = u64::try_from(open_for.as_nanos()).ok()?;
+                Some((from, from.checked_add(length)?))
+            };
+            let (from, until) = period().unwrap_or_default();
+            self.hot.open_from.store(from, Ordering::Release);
+            self.hot.open_until.store(until, Ordering::Release);
+        }
         let word = m.generation() << STATE_BITS | m.state().code();
-        self.word.store(word, Ordering::Release);
+        self.hot.word.store(word, Ordering::Release);
     }
 
     fn emit(&self, transition: Option<Transition>) {
@@ -363,6 +573,20 @@ impl Breaker {
             crate::trace::transition(self, from, to);
             self.listeners.emit(&Event::StateTransition { from, to });
         }
+    }
+}
+
+impl Hot {
+    /// Takes what lock-free recording needs from the machine's configuration.
+    fn configure(&self, m: &Machine) {
+        let threshold = m.threshold();
+        self.packed
+            .store(m.packed_capacity().unwrap_or(0), Ordering::Relaxed);
+        self.min_calls.store(threshold.min_calls, Ordering::Relaxed);
+        self.when_full.store(threshold.when_full, Ordering::Relaxed);
+        self.failure_rate
+            .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
+        self.times_calls.store(m.times_calls(), Ordering::Relaxed);
     }
 }
 

@@ -1,12 +1,14 @@
-//! Time sources: the default monotonic clock and a manual clock for tests.
+//! Time sources: the default clock (the calibrated time-stamp counter in production, tokio's
+//! clock with `test-util`) and a manual clock for tests.
 //!
 //! A breaker reads the clock only where time matters: to expire OPEN, to time slow calls and
 //! to place outcomes in a time window. With a count window and no slow-call threshold, the
 //! closed-state path never reads it.
 
+use std::any::Any;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// A monotonic time source.
@@ -36,8 +38,9 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
 
 /// The clock a breaker uses unless told otherwise.
 ///
-/// `std::time::Instant`, or, with the `test-util` feature, tokio's clock, so that
-/// `tokio::time::pause()` and `tokio::time::advance()` drive every breaker in a test.
+/// [`MonotonicClock`] in production. With the `test-util` feature it is tokio's clock
+/// instead, so that `tokio::time::pause()` and `tokio::time::advance()` drive every breaker in
+/// a test.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DefaultClock;
 
@@ -50,8 +53,62 @@ impl Clock for DefaultClock {
         }
         #[cfg(not(feature = "test-util"))]
         {
-            Instant::now()
+            MonotonicClock.now()
         }
+    }
+}
+
+/// The production clock: the CPU's time-stamp counter, calibrated against the monotonic
+/// clock (through `quanta`, which falls back to the monotonic clock where the counter is
+/// not reliable). A read costs a few nanoseconds where `Instant::now()` costs tens, so an
+/// open breaker rejects cheaply.
+///
+/// It is [`DefaultClock`] without the `test-util` feature; name it to keep it with
+/// `test-util` on. The first reading in a process calibrates the counter, which takes up to
+/// a fifth of a second.
+///
+/// ```
+/// use breaker::clock::{Clock, MonotonicClock};
+///
+/// let a = MonotonicClock.now();
+/// assert!(MonotonicClock.now() >= a);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MonotonicClock;
+
+impl Clock for MonotonicClock {
+    #[inline]
+    fn now(&self) -> Instant {
+        let counter = Counter::get();
+        counter.origin + Duration::from_nanos(counter.nanos())
+    }
+}
+
+/// The calibrated time-stamp counter, and the `Instant` its zero stands for.
+struct Counter {
+    clock: quanta::Clock,
+    start: u64,
+    origin: Instant,
+}
+
+impl Counter {
+    #[inline]
+    fn get() -> &'static Counter {
+        static COUNTER: OnceLock<Counter> = OnceLock::new();
+        COUNTER.get_or_init(|| {
+            let clock = quanta::Clock::new();
+            Counter {
+                start: clock.raw(),
+                origin: Instant::now(),
+                clock,
+            }
+        })
+    }
+
+    /// Nanoseconds since `origin`.
+    #[inline]
+    fn nanos(&self) -> u64 {
+        self.clock.delta_as_nanos(self.start, self.clock.raw())
     }
 }
 
@@ -118,35 +175,147 @@ impl Clock for ManualClock {
     }
 }
 
-/// The clock a breaker holds: the default one without indirection, or a user's.
+/// The clock a breaker holds: the counter or tokio's without indirection, or a user's.
+///
+/// Besides `Instant`s, it tells time in *ticks*: nanoseconds since an origin of its own, a
+/// `u64` that fits in an atomic, so that OPEN can reject without the lock. For every
+/// source, `now() == origin + ticks()` for one reading.
 #[derive(Clone, Debug)]
 pub(crate) enum ClockSource {
-    Default,
-    Custom(Arc<dyn Clock>),
+    Counter,
+    /// Tokio's clock may go back to before a breaker was made (a paused runtime built
+    /// earlier); instants before the origin have no ticks, and the lock-free paths then step
+    /// aside.
+    #[cfg(feature = "test-util")]
+    Tokio {
+        origin: Instant,
+    },
+    Custom {
+        clock: Arc<dyn Clock>,
+        origin: Instant,
+    },
 }
 
 impl ClockSource {
+    pub(crate) fn default_clock() -> Self {
+        #[cfg(feature = "test-util")]
+        {
+            ClockSource::Tokio {
+                origin: DefaultClock.now(),
+            }
+        }
+        #[cfg(not(feature = "test-util"))]
+        {
+            ClockSource::Counter
+        }
+    }
+
+    /// A user's clock; [`MonotonicClock`] is recognised and read without indirection.
+    pub(crate) fn custom<C: Clock>(clock: C) -> Self {
+        if (&clock as &dyn Any).is::<MonotonicClock>() {
+            return ClockSource::Counter;
+        }
+        let origin = clock.now();
+        ClockSource::Custom {
+            clock: Arc::new(clock),
+            origin,
+        }
+    }
+
+    /// The time a breaker is made at. The counter is read through `Instant` here, so that
+    /// making a breaker never waits for its calibration.
+    pub(crate) fn origin_now(&self) -> Instant {
+        match self {
+            ClockSource::Counter => Instant::now(),
+            _ => self.now(),
+        }
+    }
+
     #[inline]
     pub(crate) fn now(&self) -> Instant {
         match self {
-            ClockSource::Default => DefaultClock.now(),
-            ClockSource::Custom(clock) => clock.now(),
+            ClockSource::Counter => MonotonicClock.now(),
+            #[cfg(feature = "test-util")]
+            ClockSource::Tokio { .. } => DefaultClock.now(),
+            ClockSource::Custom { clock, .. } => clock.now(),
         }
+    }
+
+    /// The current time in ticks, or `None` when it is before the origin.
+    #[inline]
+    pub(crate) fn ticks(&self) -> Option<u64> {
+        match self {
+            ClockSource::Counter => Some(Counter::get().nanos()),
+            _ => self.ticks_of(self.now()),
+        }
+    }
+
+    /// `at` in ticks, or `None` when it is before the origin or too far after it.
+    pub(crate) fn ticks_of(&self, at: Instant) -> Option<u64> {
+        let origin = match self {
+            ClockSource::Counter => Counter::get().origin,
+            #[cfg(feature = "test-util")]
+            ClockSource::Tokio { origin } => *origin,
+            ClockSource::Custom { origin, .. } => *origin,
+        };
+        let since = at.checked_duration_since(origin)?;
+        u64::try_from(since.as_nanos()).ok()
     }
 }
 
-/// The current time, read from the clock at most once and only if asked for.
+/// The current time, read from the clock at most once and only if asked for, as an
+/// `Instant` or in ticks.
 pub(crate) struct LazyNow<'a> {
     clock: &'a ClockSource,
     at: Option<Instant>,
+    ticks: Option<u64>,
 }
 
 impl<'a> LazyNow<'a> {
     pub(crate) fn new(clock: &'a ClockSource) -> Self {
-        Self { clock, at: None }
+        Self {
+            clock,
+            at: None,
+            ticks: None,
+        }
+    }
+
+    /// A time already read.
+    pub(crate) fn at(clock: &'a ClockSource, at: Instant) -> Self {
+        Self {
+            clock,
+            at: Some(at),
+            ticks: None,
+        }
     }
 
     pub(crate) fn get(&mut self) -> Instant {
-        *self.at.get_or_insert_with(|| self.clock.now())
+        if let Some(at) = self.at {
+            return at;
+        }
+        let at = match (self.clock, self.ticks) {
+            (ClockSource::Counter, Some(ticks)) => {
+                Counter::get().origin + Duration::from_nanos(ticks)
+            }
+            _ => self.clock.now(),
+        };
+        self.at = Some(at);
+        at
+    }
+
+    /// The time in ticks; an instant before the clock's origin counts as its origin.
+    pub(crate) fn ticks(&mut self) -> u64 {
+        if let Some(ticks) = self.ticks {
+            return ticks;
+        }
+        let ticks = match (self.clock, self.at) {
+            (ClockSource::Counter, None) => Counter::get().nanos(),
+            _ => {
+                let at = self.get();
+                self.clock.ticks_of(at).unwrap_or(0)
+            }
+        };
+        self.ticks = Some(ticks);
+        ticks
     }
 }

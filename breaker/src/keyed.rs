@@ -7,10 +7,9 @@
 
 use std::any::Any;
 use std::borrow::Borrow;
-use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::fmt::{self, Display};
-use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -19,10 +18,15 @@ use crate::{Breaker, Config, State};
 /// Breakers told apart by key, at most `max_keys` of them.
 pub(crate) struct Keyed {
     name: Arc<str>,
-    config: Config,
+    /// Shared by every member's breaker.
+    config: Arc<Config>,
     max_keys: usize,
-    hasher: RandomState,
-    /// A logical clock for least-recently-used eviction: bumped on every lookup.
+    /// Keys may come from anyone: a hasher with per-process random keys, built to resist
+    /// collision floods, and several times faster than SipHash on short keys.
+    hasher: ahash::RandomState,
+    /// A logical clock for least-recently-used eviction, bumped by every new key: a lookup
+    /// stamps its member with the current value, so recency is told apart between the
+    /// insertions (the only moments eviction looks) without a shared write per lookup.
     tick: AtomicU64,
     slots: RwLock<Slots>,
 }
@@ -31,6 +35,8 @@ pub(crate) struct Keyed {
 struct Slots {
     buckets: HashMap<u64, Vec<Member>, BuildHasherDefault<Prehashed>>,
     len: usize,
+    /// Whether the family has been full: its table then has room for twice its keys.
+    full: bool,
 }
 
 struct Member {
@@ -44,9 +50,9 @@ impl Keyed {
     pub(crate) fn new(name: Arc<str>, config: Config, max_keys: usize) -> Self {
         Self {
             name,
-            config,
+            config: Arc::new(config),
             max_keys: max_keys.max(1),
-            hasher: RandomState::new(),
+            hasher: ahash::RandomState::new(),
             tick: AtomicU64::new(0),
             slots: RwLock::default(),
         }
@@ -68,29 +74,46 @@ impl Keyed {
         Q::Owned: Send + Sync + 'static,
     {
         let hash = self.hasher.hash_one(key);
-        let now = self.tick.fetch_add(1, Ordering::Relaxed);
         {
             let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
             if let Some(member) = slots.find(hash, key) {
-                member.used.store(now, Ordering::Relaxed);
+                let now = self.tick.load(Ordering::Relaxed);
+                // Written only when it changes: the member's line stays shared between
+                // the cores that look it up.
+                if member.used.load(Ordering::Relaxed) != now {
+                    member.used.store(now, Ordering::Relaxed);
+                }
                 return member.breaker.clone();
             }
         }
-        self.insert(hash, key, now)
+        self.insert(hash, key)
     }
 
     #[cold]
-    fn insert<Q>(&self, hash: u64, key: &Q, now: u64) -> Arc<Breaker>
+    fn insert<Q>(&self, hash: u64, key: &Q) -> Arc<Breaker>
     where
         Q: ?Sized + Hash + Eq + Display + ToOwned,
         Q::Owned: Send + Sync + 'static,
     {
         let mut slots = self.slots.write().unwrap_or_else(|e| e.into_inner());
+        let now = self.tick.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(member) = slots.find(hash, key) {
             member.used.store(now, Ordering::Relaxed);
             return member.breaker.clone();
         }
         if slots.len >= self.max_keys {
+            // Full: from now on each new key replaces an old one. A table with room for twice
+            // the keys reclaims the slots of evicted keys in place instead of growing at some
+            // point of the churn, so memory stays flat whatever the keys.
+            // (Once: `capacity()` shrinks as deleted slots pile up, and reserving again would
+            // grow the table.)
+            if !slots.full {
+                slots.full = true;
+                let len = slots.buckets.len();
+                slots
+                    .buckets
+                    .reserve((2 * self.max_keys).saturating_sub(len));
+            }
             slots.evict_one();
         }
         let text: Arc<str> = Arc::from(key.to_string());
@@ -99,13 +122,19 @@ impl Keyed {
             text.clone(),
             self.config.clone(),
         ));
-        slots.buckets.entry(hash).or_default().push(Member {
-            key: Box::new(key.to_owned()),
-            text,
-            breaker: breaker.clone(),
-            used: AtomicU64::new(now),
-        });
+        // Most hashes hold one key: room for one, not the four of a default `Vec`'s growth.
+        let bucket = slots.buckets.entry(hash);
+        bucket
+            .or_insert_with(|| Vec::with_capacity(1))
+            .push(Member {
+                key: Box::new(key.to_owned()),
+                text,
+                breaker: breaker.clone(),
+                used: AtomicU64::new(now),
+            });
         slots.len += 1;
+        drop(slots);
+        crate::registry::announce(&self.name, &breaker);
         breaker
     }
 

@@ -3,13 +3,14 @@
 //! Every function here takes the time as an argument and never reads a clock, so the rules
 //! can be read, and tested, apart from concurrency.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clock::LazyNow;
 use crate::config::Config;
 use crate::recovery::{RampDecision, Recovery};
 use crate::rejected::RejectReason;
-use crate::window::{Mark, OutcomeWindow, Totals};
+use crate::window::{Mark, OutcomeWindow, Packed, PackedWindow, Threshold, Totals};
 use crate::State;
 
 /// How a permit was admitted; decides what its result does.
@@ -30,7 +31,8 @@ pub(crate) type Transition = (State, State);
 
 #[derive(Debug)]
 pub(crate) struct Machine {
-    config: Config,
+    /// Shared by the breakers of a keyed family.
+    config: Arc<Config>,
     state: State,
     /// Bumped by every state change and every reset; permits carry the one they were
     /// admitted in, and results of older generations are discarded.
@@ -43,14 +45,20 @@ pub(crate) struct Machine {
 }
 
 impl Machine {
-    pub(crate) fn new(config: Config, now: Instant) -> Self {
+    /// A closed machine in generation 0; a packed window is opened in `packed`.
+    pub(crate) fn new(config: Arc<Config>, now: &mut LazyNow<'_>, packed: &PackedWindow) -> Self {
+        let timed = times_calls(&config);
+        let window = OutcomeWindow::new(config.window(), timed, window_origin(&config, now));
+        if window.packed().is_some() {
+            packed.open(0);
+        }
         Self {
             recovery: Recovery::new(&config),
-            window: OutcomeWindow::new(config.window(), now),
+            window,
             config,
             state: State::Closed,
             generation: 0,
-            opened_at: now,
+            opened_at: now.get(),
             probes_in_flight: 0,
             probe_successes: 0,
         }
@@ -65,9 +73,29 @@ impl Machine {
     }
 
     /// The window's counts, reading the clock only for a time window.
-    pub(crate) fn totals(&mut self, now: &mut LazyNow<'_>) -> Totals {
-        let timed = self.window.needs_clock().then(|| now.get());
-        self.window.totals(timed)
+    pub(crate) fn totals(&mut self, now: &mut LazyNow<'_>, packed: &PackedWindow) -> Totals {
+        let timed = self.window.needs_clock().then(|| now.ticks());
+        self.window.totals(timed, packed)
+    }
+
+    /// The capacity of the window when it is packed, recorded without the lock in CLOSED.
+    pub(crate) fn packed_capacity(&self) -> Option<u32> {
+        self.window.packed()
+    }
+
+    /// When a packed window trips.
+    pub(crate) fn threshold(&self) -> Threshold {
+        let capacity = self.window.packed().unwrap_or(0);
+        Threshold::new(
+            capacity,
+            self.config.min_calls(),
+            self.config.failure_rate(),
+        )
+    }
+
+    /// When OPEN ends: the instant it opened and how long it lasts; `None` in other states.
+    pub(crate) fn open_period(&self) -> Option<(Instant, Duration)> {
+        (self.state == State::Open).then(|| (self.opened_at, self.recovery.open_for()))
     }
 
     /// `failures / calls` and `slow / calls`, or `None` before `min_calls` calls completed.
@@ -97,23 +125,53 @@ impl Machine {
 
     /// Whether permits must note when their call started.
     pub(crate) fn times_calls(&self) -> bool {
-        self.config.slow_calls().is_some() || self.config.ramp_latency_guard().is_some()
+        times_calls(&self.config)
     }
 
     /// Takes a new configuration and keeps the state. A new window shape starts an empty
     /// window in a new generation, so results of calls admitted before are discarded.
-    pub(crate) fn reconfigure(&mut self, config: Config, now: Instant) {
+    pub(crate) fn reconfigure(
+        &mut self,
+        config: Config,
+        now: &mut LazyNow<'_>,
+        packed: &PackedWindow,
+    ) {
+        let origin = window_origin(&config, now);
+        let window = OutcomeWindow::new(config.window(), times_calls(&config), origin);
         if config.window() != self.config.window() {
-            self.window = OutcomeWindow::new(config.window(), now);
+            self.window = window;
             self.generation += 1;
             self.probes_in_flight = 0;
             self.probe_successes = 0;
+            self.open_packed(packed);
+        } else if window.packed() != self.window.packed() {
+            // Same calls, another representation (slow calls were turned on or off): the
+            // window moves over, oldest first; slow marks are not kept in a packed window.
+            packed.seal();
+            self.window = match (window, &self.window) {
+                (OutcomeWindow::Packed(n), OutcomeWindow::Count(old)) => {
+                    if self.state == State::Closed {
+                        packed.open_with(self.generation, n, old.outcomes());
+                    }
+                    OutcomeWindow::Packed(n)
+                }
+                (OutcomeWindow::Count(mut new), OutcomeWindow::Packed(_)) => {
+                    for failure in packed.outcomes() {
+                        new.record(Mark {
+                            failure,
+                            slow: false,
+                        });
+                    }
+                    OutcomeWindow::Count(new)
+                }
+                (window, _) => window,
+            };
         }
         let recovery_changed = config.open_backoff() != self.config.open_backoff()
             || config.ramp_up() != self.config.ramp_up()
             || config.ramp_latency_guard() != self.config.ramp_latency_guard()
             || config.open_for() != self.config.open_for();
-        self.config = config;
+        self.config = Arc::new(config);
         if recovery_changed {
             if self.recovery.ramping() {
                 // The ramp it was on may no longer exist: judge the recovery afresh.
@@ -129,6 +187,7 @@ impl Machine {
     pub(crate) fn acquire(
         &mut self,
         now: &mut LazyNow<'_>,
+        packed: &PackedWindow,
         transition: &mut Option<Transition>,
     ) -> Result<Admission, (RejectReason, Option<Duration>)> {
         match self.state {
@@ -140,7 +199,7 @@ impl Machine {
             }
             State::Open => {
                 // Lazy expiry: the first call at or after the deadline becomes a probe.
-                *transition = self.enter(State::HalfOpen, now);
+                *transition = self.enter(State::HalfOpen, now, packed);
                 self.probes_in_flight = 1;
                 Ok(Admission::Probe)
             }
@@ -149,7 +208,7 @@ impl Machine {
                     RampDecision::Admit => Ok(Admission::Ramp),
                     RampDecision::Throttle => Err((RejectReason::Throttled, None)),
                     RampDecision::Close => {
-                        *transition = self.enter(State::Closed, now);
+                        *transition = self.enter(State::Closed, now, packed);
                         Ok(Admission::Counted)
                     }
                 }
@@ -171,6 +230,7 @@ impl Machine {
         failure: bool,
         latency: Option<Duration>,
         now: &mut LazyNow<'_>,
+        packed: &PackedWindow,
     ) -> Option<Transition> {
         if generation != self.generation {
             return None;
@@ -182,21 +242,28 @@ impl Machine {
         let mark = Mark { failure, slow };
         match (self.state, admission) {
             (State::Closed, Admission::Counted) => {
+                if let Some(capacity) = self.window.packed() {
+                    return match packed.record(generation, capacity, failure, || self.threshold()) {
+                        Packed::Counted | Packed::Stale => None,
+                        // Sealed in CLOSED under the lock: a result tripped it and its
+                        // recorder has not taken the lock yet; open it for that recorder.
+                        Packed::Tripped | Packed::Sealed => self.enter(State::Open, now, packed),
+                    };
+                }
                 if let Some(latency) = latency {
                     self.recovery.record_latency(latency);
                 }
-                let timed = self.window.needs_clock().then(|| now.get());
-                self.window.record(mark, timed);
-                let totals = self.window.totals(timed);
+                let timed = self.window.needs_clock().then(|| now.ticks());
+                let totals = self.window.record(mark, timed);
                 if trips(&self.config, totals) {
-                    return self.enter(State::Open, now);
+                    return self.enter(State::Open, now, packed);
                 }
                 None
             }
             (State::HalfOpen, Admission::Probe) => {
                 self.probes_in_flight -= 1;
                 if mark.failure || mark.slow {
-                    return self.enter(State::Open, now);
+                    return self.enter(State::Open, now, packed);
                 }
                 self.probe_successes += 1;
                 if self.probe_successes < self.config.probes() {
@@ -208,11 +275,11 @@ impl Machine {
                     self.probes_in_flight = 0;
                     return None;
                 }
-                self.enter(State::Closed, now)
+                self.enter(State::Closed, now, packed)
             }
             (State::HalfOpen, Admission::Ramp) => {
                 if mark.failure || mark.slow {
-                    return self.enter(State::Open, now);
+                    return self.enter(State::Open, now, packed);
                 }
                 if let Some(latency) = latency {
                     self.recovery.record_latency(latency);
@@ -237,17 +304,52 @@ impl Machine {
         }
     }
 
+    /// A packed window's result tripped the breaker in `generation` (sealing the window):
+    /// opens it, unless another thread already has.
+    pub(crate) fn trip(
+        &mut self,
+        generation: u64,
+        now: &mut LazyNow<'_>,
+        packed: &PackedWindow,
+    ) -> Option<Transition> {
+        if generation != self.generation || self.state != State::Closed {
+            return None;
+        }
+        self.enter(State::Open, now, packed)
+    }
+
     /// Moves to an operator-chosen state. `reset` (to CLOSED) always starts a new generation
     /// with an empty window, even from CLOSED.
-    pub(crate) fn set(&mut self, to: State, now: &mut LazyNow<'_>) -> Option<Transition> {
+    pub(crate) fn set(
+        &mut self,
+        to: State,
+        now: &mut LazyNow<'_>,
+        packed: &PackedWindow,
+    ) -> Option<Transition> {
         if to == self.state && to != State::Closed {
             return None;
         }
-        self.enter(to, now)
+        self.enter(to, now, packed)
     }
 
-    fn enter(&mut self, to: State, now: &mut LazyNow<'_>) -> Option<Transition> {
+    /// A packed window counts only in CLOSED, and only for the current generation.
+    fn open_packed(&self, packed: &PackedWindow) {
+        if self.window.packed().is_some() && self.state == State::Closed {
+            packed.open(self.generation);
+        } else {
+            packed.seal();
+        }
+    }
+
+    fn enter(
+        &mut self,
+        to: State,
+        now: &mut LazyNow<'_>,
+        packed: &PackedWindow,
+    ) -> Option<Transition> {
         let from = self.state;
+        // Leaving CLOSED: nothing recorded from here on counts (see `window::packed`).
+        packed.seal();
         self.state = to;
         self.generation += 1;
         self.probes_in_flight = 0;
@@ -260,12 +362,26 @@ impl Machine {
             State::HalfOpen => {}
             State::Closed => {
                 self.window.clear();
+                self.open_packed(packed);
                 self.recovery.on_close(&self.config);
             }
             State::ForcedOpen | State::Disabled => self.recovery.on_close(&self.config),
         }
         (from != to).then_some((from, to))
     }
+}
+
+/// Where a new window starts, in ticks; the clock is read only for a time window.
+fn window_origin(config: &Config, now: &mut LazyNow<'_>) -> u64 {
+    match config.window() {
+        crate::config::Window::Time { .. } => now.ticks(),
+        crate::config::Window::Count(_) => 0,
+    }
+}
+
+/// Whether permits must note when their call started: slow calls or the ramp's latency guard.
+fn times_calls(config: &Config) -> bool {
+    config.slow_calls().is_some() || config.ramp_latency_guard().is_some()
 }
 
 /// Whether the window's counts open the breaker: judged only once `min_calls` calls

@@ -1,6 +1,7 @@
 //! The permission to make one call, and how its result reaches the breaker.
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::time::Instant;
 
 use crate::machine::Admission;
@@ -28,7 +29,6 @@ pub struct Permit<'a> {
     generation: u64,
     admission: Admission,
     started: Option<Instant>,
-    settled: bool,
 }
 
 impl<'a> Permit<'a> {
@@ -43,7 +43,6 @@ impl<'a> Permit<'a> {
             generation,
             admission,
             started,
-            settled: false,
         }
     }
 
@@ -67,18 +66,17 @@ impl<'a> Permit<'a> {
 
     /// Reports `outcome`.
     #[inline]
-    pub fn record(mut self, outcome: Outcome) {
-        self.settled = true;
-        self.breaker
-            .complete(self.generation, self.admission, outcome, self.started);
+    pub fn record(self, outcome: Outcome) {
+        // Settled here: `Drop`, which reports a permit dropped without a result, must not run.
+        let permit = ManuallyDrop::new(self);
+        permit
+            .breaker
+            .complete(permit.generation, permit.admission, outcome, permit.started);
     }
 }
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        if self.settled {
-            return;
-        }
         let outcome = if std::thread::panicking() {
             Outcome::Failure
         } else {

@@ -47,6 +47,14 @@ impl CountWindow {
         self.totals
     }
 
+    /// The failure bits of the calls in the window, oldest first.
+    pub(crate) fn outcomes(&self) -> impl Iterator<Item = bool> + '_ {
+        let capacity = self.slots.len();
+        let calls = self.totals.calls as usize;
+        let oldest = if calls == capacity { self.head } else { 0 };
+        (0..calls).map(move |i| self.slots[(oldest + i) % capacity] & FAILURE != 0)
+    }
+
     pub(crate) fn clear(&mut self) {
         self.head = 0;
         self.totals = Totals::default();

@@ -1,13 +1,13 @@
 //! Outcome windows: what the breaker remembers of recent completed calls.
 
 mod count;
+mod packed;
 mod time;
-
-use std::time::Instant;
 
 use crate::config::Window;
 
 pub(crate) use count::CountWindow;
+pub(crate) use packed::{Packed, PackedWindow, Threshold, MAX_PACKED};
 pub(crate) use time::TimeWindow;
 
 /// Counts over the calls a window currently holds.
@@ -43,19 +43,37 @@ pub(crate) mod marks {
     };
 }
 
+/// The window a machine keeps. `Packed` lives in the breaker's [`PackedWindow`], outside the
+/// lock, and is passed in where it is needed.
 #[derive(Debug)]
 pub(crate) enum OutcomeWindow {
     Count(CountWindow),
-    Time(TimeWindow),
+    /// Boxed: the other windows are small, and a keyed family holds many breakers.
+    Time(Box<TimeWindow>),
+    /// A count window of this many calls, recorded without the lock.
+    Packed(u32),
 }
 
 impl OutcomeWindow {
-    pub(crate) fn new(window: Window, origin: Instant) -> Self {
+    /// The window for `window`; a small count window is packed unless calls are `timed`
+    /// (its word has no room for slow calls).
+    /// `origin` is the clock's ticks when the window starts: a time window's buckets are
+    /// counted from it.
+    pub(crate) fn new(window: Window, timed: bool, origin: u64) -> Self {
         match window {
+            Window::Count(n) if n <= MAX_PACKED && !timed => OutcomeWindow::Packed(n.max(1)),
             Window::Count(n) => OutcomeWindow::Count(CountWindow::new(n)),
             Window::Time { span, buckets } => {
-                OutcomeWindow::Time(TimeWindow::new(span, buckets, origin))
+                OutcomeWindow::Time(Box::new(TimeWindow::new(span, buckets, origin)))
             }
+        }
+    }
+
+    /// The capacity of a packed window.
+    pub(crate) fn packed(&self) -> Option<u32> {
+        match self {
+            OutcomeWindow::Packed(n) => Some(*n),
+            _ => None,
         }
     }
 
@@ -64,26 +82,37 @@ impl OutcomeWindow {
         matches!(self, OutcomeWindow::Time(_))
     }
 
-    /// Adds one completed call. `now` is read only by a time window.
-    pub(crate) fn record(&mut self, mark: Mark, now: Option<Instant>) {
+    /// Adds one completed call and returns the counts after it. `now` (ticks) is read only
+    /// by a time window; a packed window is recorded through its [`PackedWindow`].
+    pub(crate) fn record(&mut self, mark: Mark, now: Option<u64>) -> Totals {
         match self {
-            OutcomeWindow::Count(w) => w.record(mark),
+            OutcomeWindow::Count(w) => {
+                w.record(mark);
+                w.totals()
+            }
             OutcomeWindow::Time(w) => w.record(mark, now),
+            OutcomeWindow::Packed(_) => {
+                debug_assert!(false, "packed windows record lock-free");
+                Totals::default()
+            }
         }
     }
 
-    /// Counts of the calls in the window at `now`.
-    pub(crate) fn totals(&mut self, now: Option<Instant>) -> Totals {
+    /// Counts of the calls in the window at `now` (ticks).
+    pub(crate) fn totals(&mut self, now: Option<u64>, packed: &PackedWindow) -> Totals {
         match self {
             OutcomeWindow::Count(w) => w.totals(),
             OutcomeWindow::Time(w) => w.totals(now),
+            OutcomeWindow::Packed(_) => packed.totals(),
         }
     }
 
+    /// Empties the window; a packed one is emptied by [`PackedWindow::open`].
     pub(crate) fn clear(&mut self) {
         match self {
             OutcomeWindow::Count(w) => w.clear(),
             OutcomeWindow::Time(w) => w.clear(),
+            OutcomeWindow::Packed(_) => {}
         }
     }
 }

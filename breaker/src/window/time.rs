@@ -1,6 +1,6 @@
 //! A time window: calls completed in the last span, kept in fixed buckets.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{Mark, Totals};
 
@@ -8,18 +8,23 @@ use super::{Mark, Totals};
 ///
 /// Memory is O(buckets) whatever the traffic. Recording is amortised O(1): moving forward
 /// clears each expired bucket once, and an idle period of a whole span clears them all.
+/// Within the newest bucket, recording compares the time with the bucket's end and divides
+/// nothing.
 #[derive(Debug)]
 pub(crate) struct TimeWindow {
     buckets: Box<[Totals]>,
     width_nanos: u64,
-    origin: Instant,
+    /// The clock's ticks (nanoseconds) at which the first bucket starts.
+    origin: u64,
     /// Index (since `origin`) of the newest bucket.
     current: u64,
+    /// Nanoseconds since `origin` at which the newest bucket ends.
+    current_end: u64,
     totals: Totals,
 }
 
 impl TimeWindow {
-    pub(crate) fn new(span: Duration, buckets: u32, origin: Instant) -> Self {
+    pub(crate) fn new(span: Duration, buckets: u32, origin: u64) -> Self {
         let buckets = buckets.max(1);
         let span_nanos = u64::try_from(span.as_nanos()).unwrap_or(u64::MAX);
         Self {
@@ -27,20 +32,24 @@ impl TimeWindow {
             width_nanos: (span_nanos / u64::from(buckets)).max(1),
             origin,
             current: 0,
+            current_end: (span_nanos / u64::from(buckets)).max(1),
             totals: Totals::default(),
         }
     }
 
-    fn index_at(&self, now: Instant) -> u64 {
-        let elapsed = now.saturating_duration_since(self.origin).as_nanos();
-        u64::try_from(elapsed / u128::from(self.width_nanos)).unwrap_or(u64::MAX)
-    }
-
     /// Expires the buckets that fell out of the window by `now`. A clock that went backwards
     /// keeps the newest bucket.
-    fn advance(&mut self, now: Option<Instant>) {
+    #[inline]
+    fn advance(&mut self, now: Option<u64>) {
         let Some(now) = now else { return };
-        let index = self.index_at(now);
+        let elapsed = now.saturating_sub(self.origin);
+        if elapsed < self.current_end {
+            return;
+        }
+        self.move_to(elapsed / self.width_nanos);
+    }
+
+    fn move_to(&mut self, index: u64) {
         if index <= self.current {
             return;
         }
@@ -58,9 +67,11 @@ impl TimeWindow {
             }
         }
         self.current = index;
+        self.current_end = index.saturating_add(1).saturating_mul(self.width_nanos);
     }
 
-    pub(crate) fn record(&mut self, mark: Mark, now: Option<Instant>) {
+    /// Adds one call at `now` (ticks) and returns the counts after it.
+    pub(crate) fn record(&mut self, mark: Mark, now: Option<u64>) -> Totals {
         self.advance(now);
         let len = self.buckets.len() as u64;
         let bucket = &mut self.buckets[(self.current % len) as usize];
@@ -69,9 +80,10 @@ impl TimeWindow {
             counts.failures = counts.failures.saturating_add(u32::from(mark.failure));
             counts.slow = counts.slow.saturating_add(u32::from(mark.slow));
         }
+        self.totals
     }
 
-    pub(crate) fn totals(&mut self, now: Option<Instant>) -> Totals {
+    pub(crate) fn totals(&mut self, now: Option<u64>) -> Totals {
         self.advance(now);
         self.totals
     }
@@ -87,13 +99,13 @@ mod tests {
     use super::*;
     use crate::window::marks::{FAIL, OK};
 
-    fn at(origin: Instant, ms: u64) -> Option<Instant> {
-        Some(origin + Duration::from_millis(ms))
+    fn at(origin: u64, ms: u64) -> Option<u64> {
+        Some(origin + ms * 1_000_000)
     }
 
     #[test]
     fn buckets_expire_one_at_a_time() {
-        let origin = Instant::now();
+        let origin = 123_456_789;
         // 10s in 10 buckets of 1s.
         let mut w = TimeWindow::new(Duration::from_secs(10), 10, origin);
         w.record(FAIL, at(origin, 0));
@@ -121,7 +133,7 @@ mod tests {
 
     #[test]
     fn an_idle_span_expires_everything() {
-        let origin = Instant::now();
+        let origin = 123_456_789;
         let mut w = TimeWindow::new(Duration::from_secs(10), 10, origin);
         for _ in 0..1000 {
             w.record(FAIL, at(origin, 500));
@@ -141,7 +153,7 @@ mod tests {
 
     #[test]
     fn a_clock_going_backwards_records_into_the_newest_bucket() {
-        let origin = Instant::now();
+        let origin = 123_456_789;
         let mut w = TimeWindow::new(Duration::from_secs(10), 10, origin);
         w.record(OK, at(origin, 5_000));
         w.record(FAIL, at(origin, 1_000));

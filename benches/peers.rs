@@ -1,0 +1,557 @@
+//! The breaker against its Rust peers, path by path, in one criterion run.
+//!
+//! Every breaker is configured alike: a count window of 20 calls, judged from 10 on, opening
+//! at a failure rate of 0.5, open for 5s, 3 half-open probes. Where a peer lacks a setting,
+//! its nearest equivalent is used and said below. Each closure consumes the call's result in
+//! a statement instead of returning it (a `black_box`ed `Result` costs several nanoseconds
+//! of its own). Two references bound what is possible: no breaker at all, and one
+//! `AtomicU64::fetch_add`.
+//!
+//! Run with `cargo bench --bench peers`; `benches/README.md` has the table of one run.
+
+use std::future::Future;
+use std::hint::black_box;
+use std::io;
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
+use std::task::{Context, Poll, Waker};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use breaker::__private::StaticKeyed;
+use breaker::clock::MonotonicClock;
+use breaker::{circuit_breaker, Breaker, Classify, Config, Outcome, Rejected};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
+use failsafe::CircuitBreaker as _;
+use tower::{Service, ServiceExt};
+
+const WINDOW: u32 = 20;
+const MIN_CALLS: u32 = 10;
+const RATE: f64 = 0.5;
+const OPEN: Duration = Duration::from_secs(5);
+/// Breakers measured while open stay open for the whole run.
+const OPEN_LONG: Duration = Duration::from_secs(3600);
+const PROBES: u32 = 3;
+
+/// The downstream: it fails when asked to.
+#[derive(Debug)]
+struct Down;
+
+impl std::fmt::Display for Down {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("down")
+    }
+}
+
+impl std::error::Error for Down {}
+
+impl Classify for Down {
+    fn classify(&self) -> Outcome {
+        Outcome::Failure
+    }
+}
+
+impl From<Rejected> for Down {
+    fn from(_: Rejected) -> Self {
+        Down
+    }
+}
+
+#[inline]
+fn downstream(fail: bool) -> Result<u64, Down> {
+    if black_box(fail) {
+        Err(Down)
+    } else {
+        Ok(black_box(1))
+    }
+}
+
+/// Every tenth call fails: below the failure rate, so every breaker stays closed.
+struct Mix(u64);
+
+impl Mix {
+    #[inline]
+    fn next(&mut self) -> bool {
+        self.0 += 1;
+        self.0 % 10 == 0
+    }
+}
+
+/// Polls `future` to completion on this thread; nothing here waits.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+    }
+}
+
+// ---- the breakers under test, built alike ----
+
+/// Ours, on the production clock. (`Breaker::new` would use tokio's clock here: the root
+/// package's dev-dependencies turn on `test-util`, which makes it the default.)
+fn ours(open: Duration) -> Breaker {
+    let config = Config::builder()
+        .count_window(WINDOW)
+        .min_calls(MIN_CALLS)
+        .failure_rate(RATE)
+        .open_for(open)
+        .probes(PROBES)
+        .build()
+        .unwrap();
+    Breaker::with_clock("bench", config, MonotonicClock)
+}
+
+/// Ours with a time window of 10s in 10 buckets.
+fn ours_timed() -> Breaker {
+    let config = Config::builder()
+        .time_window(Duration::from_secs(10), 10)
+        .min_calls(MIN_CALLS)
+        .failure_rate(RATE)
+        .open_for(OPEN)
+        .probes(PROBES)
+        .build()
+        .unwrap();
+    Breaker::with_clock("bench", config, MonotonicClock)
+}
+
+#[inline]
+fn call_ours(b: &Breaker, fail: bool) {
+    match b.try_acquire() {
+        Ok(permit) => match downstream(fail) {
+            Ok(v) => {
+                black_box(v);
+                permit.success();
+            }
+            Err(_) => permit.failure(),
+        },
+        Err(rejected) => {
+            black_box(&rejected);
+        }
+    }
+}
+
+/// recloser: a count ring of 20 judged only once full (no separate minimum), 3 half-open
+/// calls judged as a ring of 3 (not concurrent probes).
+fn recloser(open: Duration) -> recloser::Recloser {
+    recloser::Recloser::custom()
+        .error_rate(RATE as f32)
+        .closed_len(WINDOW as usize)
+        .half_open_len(PROBES as usize)
+        .open_wait(open)
+        .build()
+}
+
+#[inline]
+fn call_recloser(r: &recloser::Recloser, fail: bool) {
+    let _ = r.call(|| downstream(fail));
+}
+
+type FailsafeConsecutive = failsafe::StateMachine<
+    failsafe::failure_policy::ConsecutiveFailures<failsafe::backoff::Constant>,
+    (),
+>;
+type FailsafeRate = failsafe::StateMachine<
+    failsafe::failure_policy::SuccessRateOverTimeWindow<failsafe::backoff::Constant>,
+    (),
+>;
+
+/// failsafe has no count window: 10 consecutive failures is the nearest rule of its first
+/// policy; no half-open probe limit.
+fn failsafe_consecutive(open: Duration) -> FailsafeConsecutive {
+    let policy = failsafe::failure_policy::consecutive_failures(
+        MIN_CALLS,
+        failsafe::backoff::constant(open),
+    );
+    failsafe::Config::new().failure_policy(policy).build()
+}
+
+/// failsafe's second policy: a success rate of 0.5 over a 10s time window, from 10 calls on.
+fn failsafe_rate(open: Duration) -> FailsafeRate {
+    let policy = failsafe::failure_policy::success_rate_over_time_window(
+        1.0 - RATE,
+        MIN_CALLS,
+        Duration::from_secs(10),
+        failsafe::backoff::constant(open),
+    );
+    failsafe::Config::new().failure_policy(policy).build()
+}
+
+#[inline]
+fn call_failsafe(f: &impl failsafe::CircuitBreaker, fail: bool) {
+    let _ = f.call(|| downstream(fail));
+}
+
+type CbRs = circuitbreaker_rs::CircuitBreaker<circuitbreaker_rs::DefaultPolicy, Down>;
+
+/// circuitbreaker-rs counts since the last reset, not over a window; 3 probes.
+fn cbrs(open: Duration) -> CbRs {
+    CbRs::builder()
+        .failure_threshold(RATE)
+        .min_throughput(u64::from(MIN_CALLS))
+        .cooldown(open)
+        .probe_interval(PROBES)
+        .build()
+}
+
+#[inline]
+fn call_cbrs(c: &CbRs, fail: bool) {
+    let _ = c.call(|| downstream(fail));
+}
+
+/// tower-resilience-circuitbreaker is a tower layer: measured through `Service`, with a
+/// trivial inner service.
+fn tower_breaker(
+    open: Duration,
+    timed: bool,
+) -> impl Service<bool, Response = u64, Error = impl Sized> + Clone + Send {
+    let mut builder = tower_resilience_circuitbreaker::CircuitBreakerLayer::builder()
+        .failure_rate_threshold(RATE)
+        .sliding_window_size(WINDOW as usize)
+        .minimum_number_of_calls(MIN_CALLS as usize)
+        .wait_duration_in_open(open)
+        .permitted_calls_in_half_open(PROBES as usize);
+    if timed {
+        builder = builder
+            .sliding_window_type(tower_resilience_circuitbreaker::SlidingWindowType::TimeBased)
+            .sliding_window_duration(Duration::from_secs(10));
+    }
+    let svc = tower::service_fn(|fail: bool| async move {
+        if black_box(fail) {
+            Err(io::Error::other("down"))
+        } else {
+            Ok(black_box(1u64))
+        }
+    });
+    builder.build().unwrap().layer_fn(svc)
+}
+
+#[inline]
+fn call_tower<S: Service<bool, Response = u64>>(svc: &mut S, fail: bool) {
+    block_on(async {
+        if let Ok(ready) = svc.ready().await {
+            if let Ok(v) = ready.call(fail).await {
+                black_box(v);
+            }
+        }
+    });
+}
+
+// ---- paths ----
+
+/// Closed breakers, all successes or one failure in ten.
+fn closed(c: &mut Criterion, name: &str, mixed: bool) {
+    let mut g = c.benchmark_group(name);
+    let fail = move |m: &mut Mix| mixed && m.next();
+    g.bench_function("no breaker", |b| {
+        let mut m = Mix(0);
+        b.iter(|| {
+            if let Ok(v) = downstream(fail(&mut m)) {
+                black_box(v);
+            }
+        })
+    });
+    if !mixed {
+        let counter = AtomicU64::new(0);
+        g.bench_function("one fetch_add", |b| {
+            b.iter(|| {
+                counter.fetch_add(1, Ordering::Relaxed);
+            })
+        });
+    }
+    let ours = ours(OPEN);
+    g.bench_function("breaker", |b| {
+        let mut m = Mix(0);
+        b.iter(|| call_ours(&ours, fail(&mut m)))
+    });
+    let r = recloser(OPEN);
+    g.bench_function("recloser", |b| {
+        let mut m = Mix(0);
+        b.iter(|| call_recloser(&r, fail(&mut m)))
+    });
+    let f = failsafe_consecutive(OPEN);
+    g.bench_function("failsafe consecutive", |b| {
+        let mut m = Mix(0);
+        b.iter(|| call_failsafe(&f, fail(&mut m)))
+    });
+    let f = failsafe_rate(OPEN);
+    g.bench_function("failsafe rate window", |b| {
+        let mut m = Mix(0);
+        b.iter(|| call_failsafe(&f, fail(&mut m)))
+    });
+    let cb = cbrs(OPEN);
+    g.bench_function("circuitbreaker-rs", |b| {
+        let mut m = Mix(0);
+        b.iter(|| call_cbrs(&cb, fail(&mut m)))
+    });
+    let mut t = tower_breaker(OPEN, false);
+    g.bench_function("tower-resilience", |b| {
+        let mut m = Mix(0);
+        b.iter(|| call_tower(&mut t, fail(&mut m)))
+    });
+    g.finish();
+}
+
+fn closed_success(c: &mut Criterion) {
+    closed(c, "closed success", false);
+}
+
+fn closed_mixed(c: &mut Criterion) {
+    closed(c, "closed 10% failures", true);
+}
+
+/// Fails calls until `rejects` says the breaker rejects.
+fn trip(mut call: impl FnMut() -> bool) {
+    for _ in 0..1000 {
+        if call() {
+            return;
+        }
+    }
+    panic!("the breaker did not open");
+}
+
+/// Open breakers rejecting every call.
+fn open(c: &mut Criterion) {
+    let mut g = c.benchmark_group("open rejection");
+    let ours = ours(OPEN_LONG);
+    trip(|| {
+        call_ours(&ours, true);
+        ours.try_acquire().is_err()
+    });
+    g.bench_function("breaker", |b| b.iter(|| call_ours(&ours, false)));
+    let r = recloser(OPEN_LONG);
+    trip(|| matches!(r.call(|| downstream(true)), Err(recloser::Error::Rejected)));
+    g.bench_function("recloser", |b| b.iter(|| call_recloser(&r, false)));
+    let f = failsafe_consecutive(OPEN_LONG);
+    trip(|| matches!(f.call(|| downstream(true)), Err(failsafe::Error::Rejected)));
+    g.bench_function("failsafe consecutive", |b| {
+        b.iter(|| call_failsafe(&f, false))
+    });
+    let cb = cbrs(OPEN_LONG);
+    trip(|| {
+        matches!(
+            cb.call(|| downstream(true)),
+            Err(circuitbreaker_rs::BreakerError::Open)
+        )
+    });
+    g.bench_function("circuitbreaker-rs", |b| b.iter(|| call_cbrs(&cb, false)));
+    let mut t = tower_breaker(OPEN_LONG, false);
+    trip(|| {
+        call_tower(&mut t, true);
+        block_on(async {
+            match t.ready().await {
+                Ok(ready) => ready.call(false).await.is_err(),
+                Err(_) => true,
+            }
+        })
+    });
+    g.bench_function("tower-resilience", |b| b.iter(|| call_tower(&mut t, false)));
+    // failsafe's rate window opens only once it has seen a whole window (10s) of calls.
+    g.finish();
+}
+
+/// Two threads calling one breaker; the time is per call of each thread.
+fn contended<T: Sync>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    shared: &T,
+    call: impl Fn(&T, bool) + Sync,
+) {
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            thread::scope(|s| {
+                for _ in 0..2 {
+                    s.spawn(|| {
+                        for _ in 0..iters {
+                            call(shared, false);
+                        }
+                    });
+                }
+            });
+            start.elapsed()
+        })
+    });
+}
+
+fn two_threads(c: &mut Criterion) {
+    let mut g = c.benchmark_group("2 threads, closed success");
+    contended(&mut g, "no breaker", &(), |_, fail| {
+        if let Ok(v) = downstream(fail) {
+            black_box(v);
+        }
+    });
+    let counter = AtomicU64::new(0);
+    contended(&mut g, "one fetch_add", &counter, |c, _| {
+        c.fetch_add(1, Ordering::Relaxed);
+    });
+    contended(&mut g, "breaker", &ours(OPEN), call_ours);
+    contended(&mut g, "recloser", &recloser(OPEN), call_recloser);
+    contended(
+        &mut g,
+        "failsafe consecutive",
+        &failsafe_consecutive(OPEN),
+        call_failsafe,
+    );
+    contended(
+        &mut g,
+        "failsafe rate window",
+        &failsafe_rate(OPEN),
+        call_failsafe,
+    );
+    contended(&mut g, "circuitbreaker-rs", &cbrs(OPEN), call_cbrs);
+    // Each thread holds its own handle of one shared circuit, as tower services are cloned.
+    let t = tower_breaker(OPEN, false);
+    g.bench_function("tower-resilience", |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            thread::scope(|s| {
+                for _ in 0..2 {
+                    let mut t = t.clone();
+                    s.spawn(move || {
+                        for _ in 0..iters {
+                            call_tower(&mut t, false);
+                        }
+                    });
+                }
+            });
+            start.elapsed()
+        })
+    });
+    g.finish();
+}
+
+/// Time windows: ours (10s in 10 buckets) against the peers that have one.
+fn time_window(c: &mut Criterion) {
+    for (name, mixed) in [
+        ("time window, closed success", false),
+        ("time window, 10% failures", true),
+    ] {
+        let mut g = c.benchmark_group(name);
+        let fail = move |m: &mut Mix| mixed && m.next();
+        let ours = ours_timed();
+        g.bench_function("breaker", |b| {
+            let mut m = Mix(0);
+            b.iter(|| call_ours(&ours, fail(&mut m)))
+        });
+        let f = failsafe_rate(OPEN);
+        g.bench_function("failsafe rate window", |b| {
+            let mut m = Mix(0);
+            b.iter(|| call_failsafe(&f, fail(&mut m)))
+        });
+        let mut t = tower_breaker(OPEN, true);
+        g.bench_function("tower-resilience", |b| {
+            let mut m = Mix(0);
+            b.iter(|| call_tower(&mut t, fail(&mut m)))
+        });
+        g.finish();
+    }
+}
+
+// ---- the attribute against the same calls by hand ----
+
+async fn downstream_async(n: u64) -> Result<u64, Down> {
+    Ok(black_box(n) + 1)
+}
+
+#[circuit_breaker(window = 20, min = 10, rate = 0.5, open = "5s", probes = 3)]
+async fn annotated(n: u64) -> Result<u64, Down> {
+    downstream_async(n).await
+}
+
+#[circuit_breaker(window = 20, min = 10, rate = 0.5, open = "5s", probes = 3, key = host)]
+async fn annotated_keyed(host: &str, n: u64) -> Result<u64, Down> {
+    downstream_async(n).await
+}
+
+/// What the attribute saves you from writing.
+async fn by_hand(n: u64) -> Result<u64, Down> {
+    static BREAKER: OnceLock<Breaker> = OnceLock::new();
+    let breaker = BREAKER.get_or_init(|| ours(OPEN));
+    match breaker.try_acquire() {
+        Ok(permit) => {
+            let out = downstream_async(n).await;
+            permit.record(out.classify());
+            out
+        }
+        Err(rejected) => Err(Down::from(rejected)),
+    }
+}
+
+fn attribute(c: &mut Criterion) {
+    let mut g = c.benchmark_group("async fn");
+    g.bench_function("by hand", |b| {
+        b.iter(|| {
+            if let Ok(v) = block_on(by_hand(black_box(1))) {
+                black_box(v);
+            }
+        })
+    });
+    g.bench_function("#[circuit_breaker]", |b| {
+        b.iter(|| {
+            if let Ok(v) = block_on(annotated(black_box(1))) {
+                black_box(v);
+            }
+        })
+    });
+    g.bench_function("#[circuit_breaker(key)]", |b| {
+        b.iter(|| {
+            if let Ok(v) = block_on(annotated_keyed(black_box("10.0.0.1:7000"), black_box(1))) {
+                black_box(v);
+            }
+        })
+    });
+    g.finish();
+}
+
+/// Finding the breaker of an existing key among 1,000, against a map behind a lock.
+fn keyed(c: &mut Criterion) {
+    let mut g = c.benchmark_group("keyed lookup");
+    static FAMILY: StaticKeyed = StaticKeyed::new(
+        breaker::__private::config(Config::builder().count_window(WINDOW)),
+        10_000,
+    );
+    let keys: Vec<String> = (0..1000)
+        .map(|i| format!("10.0.{}.{}:7000", i / 256, i % 256))
+        .collect();
+    for key in &keys {
+        drop(FAMILY.breaker(|| "bench::keyed".to_owned(), key.as_str()));
+    }
+    let key = keys[517].as_str();
+    g.bench_function("breaker family", |b| {
+        b.iter(|| {
+            let breaker = FAMILY.breaker(|| unreachable!(), black_box(key));
+            black_box(&*breaker);
+        })
+    });
+    let map: RwLock<std::collections::HashMap<String, Arc<Breaker>>> = RwLock::new(
+        keys.iter()
+            .map(|k| (k.clone(), Arc::new(ours(OPEN))))
+            .collect(),
+    );
+    g.bench_function("RwLock<HashMap<String, Arc<_>>>", |b| {
+        b.iter(|| {
+            let breaker = map.read().unwrap().get(black_box(key)).cloned();
+            black_box(&breaker);
+        })
+    });
+    g.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(50)
+}
+
+criterion_group! {
+    name = peers;
+    config = config();
+    targets = closed_success, closed_mixed, open, two_threads, time_window, attribute, keyed
+}
+criterion_main!(peers);

@@ -1,0 +1,377 @@
+//! A count window of up to [`MAX_PACKED`] calls in one atomic word, recorded without a lock.
+//!
+//! # Layout
+//!
+//! ```text
+//!  63                    27   26      25 ...... 21   20 ............ 0
+//! [ generation tag (37 bits) ][SEALED][ failures  ][ ring, sentinel-led ]
+//! ```
+//!
+//! The ring holds one bit per completed call, 1 for a failure, the newest in bit 0. A
+//! sentinel bit sits just above the oldest call, so the ring tells how many calls the window
+//! holds (the sentinel's position): an empty window is `1`. The failures are counted beside
+//! it (the ring's popcount, kept so that recording needs none). Slow calls are not kept: a
+//! breaker that times its calls uses the locked [`CountWindow`](super::CountWindow).
+//!
+//! # Why a stale result can never be counted
+//!
+//! Recording is one compare-and-swap of the whole word, so the window, the generation it
+//! belongs to and whether it is still open to results change together or not at all:
+//!
+//! - A window is created (under the breaker's lock) when its generation enters CLOSED, with
+//!   that generation's tag, and is stored *before* the generation is published to admission.
+//! - Leaving CLOSED (under the lock) first *seals* the window, and a result whose recording
+//!   trips the breaker seals it in the same swap that adds it. No swap succeeds on a sealed
+//!   word: the seal is the instant CLOSED ends for results, and nothing recorded after it
+//!   counts. A new CLOSED stores a new word with a new tag.
+//! - A recorder compares the full generation of its permit with the breaker's admission word
+//!   first, then swaps only a word that carries its generation's tag and is not sealed.
+//!
+//! A success into a full window of successes leaves the word as it is; such a result is
+//! counted at the load that found the window open for its generation, without a swap.
+//!
+//! So a result is counted only into the window of the generation that admitted it, while
+//! that generation is CLOSED. The tag is the generation's low 37 bits; for a result to be
+//! misfiled, the breaker would have to go through 2^37 state changes, each under its lock,
+//! between the recorder's check of the generation and its swap, a few instructions apart.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::Totals;
+
+/// The largest count window kept in one word.
+pub(crate) const MAX_PACKED: u32 = 20;
+
+const RING_MASK: u64 = (1 << (MAX_PACKED + 1)) - 1;
+const FAILURES_SHIFT: u32 = MAX_PACKED + 1;
+/// Five bits: up to 31 failures.
+const FAILURES_MASK: u64 = 0x1f << FAILURES_SHIFT;
+const SEALED: u64 = 1 << (MAX_PACKED + 6);
+const TAG_SHIFT: u32 = MAX_PACKED + 7;
+const EMPTY_RING: u64 = 1;
+const COUNTS_MASK: u64 = RING_MASK | FAILURES_MASK;
+
+/// What became of one recorded result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Packed {
+    /// Counted; the breaker stays closed.
+    Counted,
+    /// Counted, and it trips the breaker: the window is sealed, the caller must open it.
+    Tripped,
+    /// The window is sealed: CLOSED is ending or has ended for this generation.
+    Sealed,
+    /// The window belongs to another generation: the result is discarded.
+    Stale,
+}
+
+/// When the window's counts open the breaker; see `machine::trips`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Threshold {
+    pub(crate) min_calls: u32,
+    pub(crate) failure_rate: f64,
+    /// The fewest failures that trip a full window: `failures >= when_full` is the rule's
+    /// `failures / capacity >= rate`, computed once with the same division, so that the
+    /// common case (a full window) compares integers.
+    pub(crate) when_full: u32,
+}
+
+impl Threshold {
+    pub(crate) fn new(capacity: u32, min_calls: u32, failure_rate: f64) -> Self {
+        let trips = |failures: u32| {
+            capacity >= min_calls && f64::from(failures) / f64::from(capacity) >= failure_rate
+        };
+        Self {
+            min_calls,
+            failure_rate,
+            when_full: (1..=capacity).find(|&f| trips(f)).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// Whether a window of `capacity` holding `ring` and `failures` trips.
+    #[inline]
+    fn trips(self, ring: u64, failures: u32, capacity: u32) -> bool {
+        // Rates are in (0, 1]: a window without failures never trips.
+        if failures == 0 {
+            return false;
+        }
+        if ring >> capacity != 0 {
+            return failures >= self.when_full;
+        }
+        let calls = calls(ring);
+        calls >= self.min_calls && f64::from(failures) / f64::from(calls) >= self.failure_rate
+    }
+}
+
+/// The window word; see the module documentation.
+#[derive(Debug)]
+pub(crate) struct PackedWindow {
+    bits: AtomicU64,
+}
+
+impl PackedWindow {
+    /// A sealed window of no generation: nothing is counted until [`open`](Self::open).
+    pub(crate) fn new() -> Self {
+        Self {
+            bits: AtomicU64::new(SEALED | EMPTY_RING),
+        }
+    }
+
+    fn tag(generation: u64) -> u64 {
+        generation << TAG_SHIFT
+    }
+
+    /// Starts an empty window for `generation`. Called under the breaker's lock, before the
+    /// generation is published.
+    pub(crate) fn open(&self, generation: u64) {
+        self.bits
+            .store(Self::tag(generation) | EMPTY_RING, Ordering::Release);
+    }
+
+    /// Starts a window for `generation` holding `outcomes` (failure bits, oldest first): a
+    /// locked window's calls, when the configuration moves the breaker to a packed one.
+    pub(crate) fn open_with(
+        &self,
+        generation: u64,
+        capacity: u32,
+        outcomes: impl Iterator<Item = bool>,
+    ) {
+        let ring = outcomes.fold(EMPTY_RING, |ring, failure| push(ring, capacity, failure));
+        let failures = u64::from(ring.count_ones() - 1) << FAILURES_SHIFT;
+        self.bits
+            .store(Self::tag(generation) | failures | ring, Ordering::Release);
+    }
+
+    /// Ends counting for the current generation; the counts stay readable.
+    pub(crate) fn seal(&self) {
+        self.bits.fetch_or(SEALED, Ordering::AcqRel);
+    }
+
+    #[cfg(test)]
+    fn is_sealed(&self) -> bool {
+        self.bits.load(Ordering::Acquire) & SEALED != 0
+    }
+
+    /// Whether adding this outcome would leave the window as it is: a success into a full
+    /// window of successes of `generation`, not sealed. Such a result is counted at this
+    /// load and needs no write, so a healthy breaker's calls share the window's cache line.
+    #[inline]
+    pub(crate) fn unchanged_by(&self, generation: u64, capacity: u32, failure: bool) -> bool {
+        !failure && self.bits.load(Ordering::Relaxed) == Self::tag(generation) | 1 << capacity
+    }
+
+    /// Adds one outcome to a window of `capacity` calls, if it is `generation`'s and not
+    /// sealed; `threshold` is asked only when the window changes.
+    #[inline]
+    pub(crate) fn record(
+        &self,
+        generation: u64,
+        capacity: u32,
+        failure: bool,
+        threshold: impl FnOnce() -> Threshold,
+    ) -> Packed {
+        let tag = Self::tag(generation);
+        let mut current = self.bits.load(Ordering::Relaxed);
+        if !failure && current == tag | 1 << capacity {
+            // A success into a full window of successes changes nothing: it is counted at
+            // this load, which found the window open for its generation, and needs no write.
+            // A healthy breaker's calls thus share the window's cache line.
+            return Packed::Counted;
+        }
+        let threshold = threshold();
+        loop {
+            if current & !(COUNTS_MASK | SEALED) != tag {
+                return Packed::Stale;
+            }
+            if current & SEALED != 0 {
+                return Packed::Sealed;
+            }
+            let ring = current & RING_MASK;
+            // The oldest call leaves a full window: bit `capacity - 1`, below the sentinel.
+            let evicted = if ring >> capacity != 0 {
+                (ring >> (capacity - 1)) & 1
+            } else {
+                0
+            };
+            let failures = (current & FAILURES_MASK) >> FAILURES_SHIFT;
+            let failures = failures + u64::from(failure) - evicted;
+            let ring = push(ring, capacity, failure);
+            let tripped = threshold.trips(ring, failures as u32, capacity);
+            let next = tag | failures << FAILURES_SHIFT | ring | if tripped { SEALED } else { 0 };
+            match self.bits.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) if tripped => return Packed::Tripped,
+                Ok(_) => return Packed::Counted,
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    pub(crate) fn totals(&self) -> Totals {
+        let bits = self.bits.load(Ordering::Acquire);
+        Totals {
+            calls: calls(bits & RING_MASK),
+            failures: ((bits & FAILURES_MASK) >> FAILURES_SHIFT) as u32,
+            slow: 0,
+        }
+    }
+
+    /// The failure bits of the calls in the window, oldest first.
+    pub(crate) fn outcomes(&self) -> impl Iterator<Item = bool> {
+        let ring = self.bits.load(Ordering::Acquire) & RING_MASK;
+        (0..calls(ring)).rev().map(move |i| ring >> i & 1 != 0)
+    }
+}
+
+/// The ring after one more outcome: shifted in at bit 0, the oldest dropped once `capacity`
+/// calls are held (the sentinel then stays at bit `capacity`).
+#[inline]
+fn push(ring: u64, capacity: u32, failure: bool) -> u64 {
+    let shifted = ring << 1 | u64::from(failure);
+    if shifted >> (capacity + 1) == 0 {
+        shifted
+    } else {
+        let sentinel = 1 << capacity;
+        shifted & (sentinel - 1) | sentinel
+    }
+}
+
+/// The calls a sentinel-led ring holds: the sentinel's position.
+#[inline]
+fn calls(ring: u64) -> u32 {
+    63 - ring.leading_zeros()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NEVER: Threshold = Threshold {
+        min_calls: u32::MAX,
+        failure_rate: 1.0,
+        when_full: u32::MAX,
+    };
+
+    #[test]
+    fn keeps_only_the_last_n_outcomes() {
+        let w = PackedWindow::new();
+        w.open(7);
+        for failure in [true, true, false, false] {
+            assert_eq!(w.record(7, 3, failure, || NEVER), Packed::Counted);
+        }
+        assert_eq!((w.totals().calls, w.totals().failures), (3, 1));
+        assert_eq!(w.outcomes().collect::<Vec<_>>(), [true, false, false]);
+        for _ in 0..3 {
+            w.record(7, 3, false, || NEVER);
+        }
+        assert_eq!((w.totals().calls, w.totals().failures), (3, 0));
+    }
+
+    #[test]
+    fn failures_are_counted_as_they_enter_and_leave() {
+        let w = PackedWindow::new();
+        w.open(9);
+        let mut model = std::collections::VecDeque::new();
+        let mut x = 0x9E37_79B9_u32;
+        for _ in 0..500 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let failure = x % 3 == 0;
+            w.record(9, 5, failure, || NEVER);
+            model.push_back(failure);
+            if model.len() > 5 {
+                model.pop_front();
+            }
+            let failures = model.iter().filter(|f| **f).count() as u32;
+            let totals = w.totals();
+            assert_eq!(
+                (totals.calls, totals.failures),
+                (model.len() as u32, failures)
+            );
+            assert!(w.outcomes().eq(model.iter().copied()));
+        }
+    }
+
+    #[test]
+    fn racing_recorders_lose_nothing_and_stale_ones_count_nothing() {
+        let w = PackedWindow::new();
+        w.open(2);
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let w = &w;
+                s.spawn(move || {
+                    for i in 0..5_000 {
+                        if t % 2 == 0 {
+                            // A permit of the generation before: never counted.
+                            assert_eq!(w.record(1, 20, true, || NEVER), Packed::Stale);
+                        } else if i < 8 {
+                            assert_eq!(w.record(2, 20, i % 4 == 0, || NEVER), Packed::Counted);
+                        }
+                    }
+                });
+            }
+        });
+        let totals = w.totals();
+        assert_eq!((totals.calls, totals.failures), (16, 4));
+    }
+
+    #[test]
+    fn a_full_window_of_the_largest_size_fits() {
+        let w = PackedWindow::new();
+        w.open(u64::MAX);
+        for i in 0..100 {
+            w.record(u64::MAX, MAX_PACKED, i % 2 == 0, || NEVER);
+        }
+        assert_eq!(w.totals().calls, MAX_PACKED);
+        assert_eq!(w.totals().failures, MAX_PACKED / 2);
+        assert!(!w.is_sealed());
+    }
+
+    #[test]
+    fn other_generations_and_sealed_windows_count_nothing() {
+        let w = PackedWindow::new();
+        assert_eq!(
+            w.record(0, 4, true, || NEVER),
+            Packed::Sealed,
+            "not opened yet"
+        );
+        w.open(0);
+        assert_eq!(w.record(1, 4, true, || NEVER), Packed::Stale);
+        assert_eq!(w.record(0, 4, true, || NEVER), Packed::Counted);
+        w.seal();
+        assert_eq!(w.record(0, 4, true, || NEVER), Packed::Sealed);
+        assert_eq!(w.totals().failures, 1, "a sealed window keeps its counts");
+    }
+
+    #[test]
+    fn the_tripping_result_seals_the_window() {
+        let w = PackedWindow::new();
+        w.open(3);
+        let half = Threshold::new(4, 2, 0.5);
+        assert_eq!(w.record(3, 4, true, || half), Packed::Counted, "below min");
+        assert_eq!(
+            w.record(3, 4, false, || half),
+            Packed::Tripped,
+            "1 of 2 >= 0.5"
+        );
+        assert_eq!(w.record(3, 4, false, || half), Packed::Sealed);
+        assert_eq!(w.totals().calls, 2);
+    }
+
+    #[test]
+    fn a_full_window_trips_as_the_division_says() {
+        for (capacity, min, rate) in [(20, 10, 0.5), (3, 1, 0.34), (7, 7, 1.0), (10, 10, 0.3)] {
+            let t = Threshold::new(capacity, min, rate);
+            for failures in 0..=capacity {
+                let ring = (1 << capacity) | ((1 << failures) - 1);
+                let divided = f64::from(failures) / f64::from(capacity) >= rate && failures > 0;
+                let tripped = t.trips(ring, failures, capacity);
+                assert_eq!(tripped, divided, "{failures} of {capacity} at {rate}");
+            }
+        }
+    }
+}
