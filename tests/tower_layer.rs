@@ -253,3 +253,23 @@ async fn breaker_error_converts_into_a_box_error() {
     let boxed: tower::BoxError = svc.oneshot(200).await.unwrap_err().into();
     assert_eq!(boxed.to_string(), "circuit 'tower::boxed' is forced open");
 }
+
+#[tokio::test]
+async fn the_breaker_is_freed_with_its_last_layer_service_and_call() {
+    let clock = ManualClock::new();
+    let b = breaker("tower::freed", 4, &clock);
+    let layer = CircuitBreakerLayer::new(b.clone());
+    let (upstream, _) = upstream();
+    let mut svc = layer.layer(upstream);
+    drop(layer);
+    let pending = svc.ready().await.unwrap().call(200);
+    assert_eq!(
+        Arc::strong_count(&b),
+        3,
+        "ours, the service's and the call's permit"
+    );
+    drop(svc);
+    assert_eq!(pending.await.unwrap().status(), StatusCode::OK);
+    assert_eq!(Arc::strong_count(&b), 1);
+    assert_eq!(b.snapshot().calls, 1);
+}

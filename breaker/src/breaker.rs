@@ -10,6 +10,7 @@ use crate::clock::{Clock, ClockSource, LazyNow};
 use crate::config::Config;
 use crate::events::{Event, Listeners};
 use crate::machine::{Admission, Machine, Transition};
+use crate::permit::OwnedPermit;
 use crate::rejected::Name;
 use crate::window::{Packed, PackedWindow, Threshold};
 use crate::{Classify, Outcome, Permit, RejectReason, Rejected, Snapshot, State};
@@ -198,6 +199,24 @@ impl Breaker {
     /// The current state. An expired OPEN still reads `Open` until the next call asks.
     pub fn state(&self) -> State {
         State::from_code(self.hot.word.load(Ordering::Acquire) & STATE_MASK)
+    }
+
+    /// Like [`try_acquire`](Breaker::try_acquire), for a breaker behind an `Arc`: the
+    /// permit holds a share of the breaker, so it can move into a `'static` future.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breaker::{Breaker, Config};
+    ///
+    /// let b = Arc::new(Breaker::new("libraryd", Config::default()));
+    /// let permit = b.try_acquire_owned()?;
+    /// permit.success();
+    /// assert_eq!(b.snapshot().calls, 1);
+    /// # Ok::<(), breaker::Rejected>(())
+    /// ```
+    pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit, Rejected> {
+        self.try_acquire()
+            .map(|permit| permit.into_owned(Arc::clone(self)))
     }
 
     /// Asks to make one call: a [`Permit`] to report its result with, or why not.

@@ -137,7 +137,7 @@ pub use crate::config::{
 pub use crate::events::Event;
 #[cfg(feature = "http")]
 pub use crate::integrations::http::StatusClassifier;
-pub use crate::permit::Permit;
+pub use crate::permit::{OwnedPermit, Permit};
 pub use crate::registry::{registry, Entry, Registry};
 pub use crate::rejected::{RejectReason, Rejected};
 pub use crate::state::{Snapshot, State};

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::mem::ManuallyDrop;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::machine::Admission;
@@ -75,15 +76,107 @@ impl<'a> Permit<'a> {
     }
 }
 
+/// What a permit dropped without a result reports: a failure while its thread panics,
+/// nothing (a cancelled call) otherwise.
+fn abandoned() -> Outcome {
+    if std::thread::panicking() {
+        Outcome::Failure
+    } else {
+        Outcome::Ignored
+    }
+}
+
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        let outcome = if std::thread::panicking() {
-            Outcome::Failure
-        } else {
-            Outcome::Ignored
-        };
+        self.breaker
+            .complete(self.generation, self.admission, abandoned(), self.started);
+    }
+}
+
+impl Permit<'_> {
+    /// The same permit holding a share of its breaker instead of a borrow.
+    pub(crate) fn into_owned(self, breaker: Arc<Breaker>) -> OwnedPermit {
+        // Moved, not settled: `Drop` must not report it.
+        let permit = ManuallyDrop::new(self);
+        OwnedPermit {
+            breaker,
+            generation: permit.generation,
+            admission: permit.admission,
+            started: permit.started,
+            settled: false,
+        }
+    }
+}
+
+/// A [`Permit`] that holds a share of its breaker rather than a borrow, for futures that must
+/// be `'static` (a tower service's response future, a spawned task). It reports and drops
+/// exactly as a `Permit` does.
+///
+/// ```
+/// use std::sync::Arc;
+/// use breaker::{Breaker, Config};
+///
+/// let b = Arc::new(Breaker::new("libraryd", Config::default()));
+/// let permit = b.try_acquire_owned().expect("closed");
+/// std::thread::spawn(move || permit.failure()).join().unwrap();
+/// assert_eq!(b.snapshot().failures, 1);
+/// ```
+#[must_use = "a permit reports nothing unless its result is recorded"]
+pub struct OwnedPermit {
+    breaker: Arc<Breaker>,
+    generation: u64,
+    admission: Admission,
+    started: Option<Instant>,
+    /// Set once the result is reported, so that `Drop` only releases the breaker.
+    settled: bool,
+}
+
+impl OwnedPermit {
+    /// The call succeeded (or failed for a business reason).
+    pub fn success(self) {
+        self.record(Outcome::Success)
+    }
+
+    /// The downstream failed.
+    pub fn failure(self) {
+        self.record(Outcome::Failure)
+    }
+
+    /// The result says nothing about the downstream: not counted; a probe slot is freed.
+    pub fn ignore(self) {
+        self.record(Outcome::Ignored)
+    }
+
+    /// Reports `outcome`.
+    pub fn record(mut self, outcome: Outcome) {
+        self.settled = true;
         self.breaker
             .complete(self.generation, self.admission, outcome, self.started);
+    }
+
+    /// The breaker this permit belongs to.
+    pub fn breaker(&self) -> &Arc<Breaker> {
+        &self.breaker
+    }
+}
+
+impl Drop for OwnedPermit {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        self.breaker
+            .complete(self.generation, self.admission, abandoned(), self.started);
+    }
+}
+
+impl fmt::Debug for OwnedPermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedPermit")
+            .field("breaker", &self.breaker.name())
+            .field("generation", &self.generation)
+            .field("admission", &self.admission)
+            .finish()
     }
 }
 

@@ -35,31 +35,27 @@
 //! - `poll_ready` only asks the inner service; the permit is taken in `call`, so a request
 //!   dropped between `poll_ready` and `call` holds no half-open probe slot. A response future
 //!   dropped before it completes records nothing and frees its slot, as a dropped
-//!   [`Permit`] does.
+//!   [`Permit`](crate::Permit) does.
 //! - The inner service need not be `Clone`, and no future is boxed: [`ResponseFuture`] is a
 //!   plain pin-projected enum.
 //! - A rejection is an error of its own, [`BreakerError<E>`], rather than a bound
 //!   `E: From<Rejected>` on the inner service: it works with every service, and
 //!   `BreakerError<E>` converts into `tower::BoxError` whenever `E` does.
-//! - The breaker is kept for the life of the process once a layer holds it: response
-//!   futures carry a permit of it and must not borrow the layer. Build layers once, at
-//!   startup, as with the breakers of `#[circuit_breaker]`, which live in [`registry()`]
-//!   for good.
-//!
-//! [`registry()`]: crate::registry()
+//! - Services and response futures hold the breaker through an `Arc`: a response future
+//!   carries an [`OwnedPermit`], so it is `'static` and the breaker lives as long as its
+//!   last layer, service or call.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::{Breaker, Classify, Outcome, Permit, Rejected};
+use crate::{Breaker, Classify, Outcome, OwnedPermit, Rejected};
 
 /// Judges a service's result, response or error, for the breaker.
 ///
@@ -242,7 +238,6 @@ impl<E: std::error::Error + 'static> std::error::Error for BreakerError<E> {
 #[derive(Clone)]
 pub struct CircuitBreakerLayer<C = DefaultClassifier> {
     breaker: Arc<Breaker>,
-    held: &'static Breaker,
     classifier: C,
 }
 
@@ -250,7 +245,6 @@ impl CircuitBreakerLayer {
     /// A layer guarding services with `breaker`, judging results with [`DefaultClassifier`].
     pub fn new(breaker: Arc<Breaker>) -> Self {
         Self {
-            held: hold(&breaker),
             breaker,
             classifier: DefaultClassifier,
         }
@@ -276,7 +270,6 @@ impl<C> CircuitBreakerLayer<C> {
     pub fn classify_with<D>(self, classifier: D) -> CircuitBreakerLayer<D> {
         CircuitBreakerLayer {
             breaker: self.breaker,
-            held: self.held,
             classifier,
         }
     }
@@ -293,7 +286,7 @@ impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
     fn layer(&self, inner: S) -> Self::Service {
         CircuitBreakerService {
             inner,
-            breaker: self.held,
+            breaker: Arc::clone(&self.breaker),
             classifier: self.classifier.clone(),
         }
     }
@@ -312,7 +305,7 @@ impl<C: fmt::Debug> fmt::Debug for CircuitBreakerLayer<C> {
 #[derive(Clone)]
 pub struct CircuitBreakerService<S, C = DefaultClassifier> {
     inner: S,
-    breaker: &'static Breaker,
+    breaker: Arc<Breaker>,
     classifier: C,
 }
 
@@ -330,7 +323,7 @@ impl<S, C> CircuitBreakerService<S, C> {
     /// assert_eq!(svc.breaker().state(), State::Closed);
     /// ```
     pub fn breaker(&self) -> &Breaker {
-        self.breaker
+        &self.breaker
     }
 
     /// The inner service.
@@ -355,7 +348,7 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        let kind = match self.breaker.try_acquire() {
+        let kind = match self.breaker.try_acquire_owned() {
             Ok(permit) => Kind::Admitted {
                 inner: self.inner.call(request),
                 permit: Some(permit),
@@ -396,7 +389,7 @@ pin_project! {
         Admitted {
             #[pin]
             inner: F,
-            permit: Option<Permit<'static>>,
+            permit: Option<OwnedPermit>,
             classifier: C,
         },
         Rejected {
@@ -449,20 +442,4 @@ impl<F, C> fmt::Debug for ResponseFuture<F, C> {
             .field("state", &state)
             .finish()
     }
-}
-
-/// The breaker as a `'static` reference, so that response futures own their permit.
-///
-/// Each breaker is held once, however many layers share it; it then lives as long as the
-/// process, as every breaker of the registry does.
-fn hold(breaker: &Arc<Breaker>) -> &'static Breaker {
-    static HELD: OnceLock<Mutex<HashMap<usize, &'static Breaker>>> = OnceLock::new();
-    let mut held = HELD
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    // A held breaker is never freed, so its address is never reused by another one.
-    let address = Arc::as_ptr(breaker) as usize;
-    held.entry(address)
-        .or_insert_with(|| &**Box::leak(Box::new(breaker.clone())))
 }

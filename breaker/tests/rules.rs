@@ -547,3 +547,22 @@ fn breaker_is_send_and_sync() {
     fn assert_send<T: Send>() {}
     assert_send::<breaker::Permit<'static>>();
 }
+
+#[test]
+fn owned_permit_reports_and_drops_as_a_permit_does() {
+    let (b, clock) = breaker(count(4, 4, 1));
+    let b = Arc::new(b);
+    open_then_expire(&b, &clock);
+    let probe = b.try_acquire_owned().unwrap();
+    assert_eq!(b.probes_in_flight(), 1);
+    drop(probe);
+    assert_eq!((b.state(), b.probes_in_flight()), (State::HalfOpen, 0));
+    let probe = b.try_acquire_owned().unwrap();
+    std::thread::spawn(move || probe.success()).join().unwrap();
+    assert_eq!(b.state(), State::Closed);
+    assert_eq!(
+        Arc::strong_count(&b),
+        1,
+        "a settled permit releases its share"
+    );
+}
