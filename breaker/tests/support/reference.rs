@@ -7,8 +7,8 @@
 //!
 //! The model is deliberately naive: a `VecDeque` of the last N outcomes for a count window,
 //! a plain list of `(bucket index, outcome)` for a time window, and a handful of fields for
-//! the state machine and progressive recovery. It is written from the rules (issue 2 for the
-//! core, issue 4 for backoff and ramp-up), not from the implementation.
+//! the state machine and progressive recovery. It is written from the rules (the core's and
+//! those of progressive recovery: backoff and ramp-up), not from the implementation.
 //!
 //! Operations that settle a permit pick the `i`-th newest live one (modulo their number).
 //! After every operation the state, the snapshot's counts, rates, rejections and admitted
