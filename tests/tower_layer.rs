@@ -273,3 +273,89 @@ async fn the_breaker_is_freed_with_its_last_layer_service_and_call() {
     assert_eq!(Arc::strong_count(&b), 1);
     assert_eq!(b.snapshot().calls, 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn keyed_layer_gives_each_upstream_its_own_bounded_breaker() {
+    use breaker::registry;
+    use breaker::tower::KeyedCircuitBreakerLayer;
+
+    let config = Config::builder()
+        .count_window(4)
+        .min_calls(4)
+        .build()
+        .unwrap();
+    let hits = Arc::new(AtomicU32::new(0));
+    let counted = hits.clone();
+    let layer = KeyedCircuitBreakerLayer::new(
+        "tower::upstreams",
+        config,
+        2,
+        |req: &(&'static str, u16)| req.0,
+    );
+    let mut svc = layer.layer(service_fn(move |(_, status): (&'static str, u16)| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        ready(Ok::<_, Infallible>(
+            Response::builder().status(status).body(()).unwrap(),
+        ))
+    }));
+    for _ in 0..4 {
+        let sick = svc
+            .ready()
+            .await
+            .unwrap()
+            .call(("sick", 503))
+            .await
+            .unwrap();
+        assert_eq!(sick.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let healthy = svc
+            .ready()
+            .await
+            .unwrap()
+            .call(("healthy", 200))
+            .await
+            .unwrap();
+        assert_eq!(healthy.status(), StatusCode::OK);
+    }
+    let err = svc
+        .ready()
+        .await
+        .unwrap()
+        .call(("sick", 200))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, BreakerError::Rejected(ref r) if r.reason() == RejectReason::Open));
+    let ok = svc
+        .ready()
+        .await
+        .unwrap()
+        .call(("healthy", 200))
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        9,
+        "the rejected call never reached upstream"
+    );
+
+    let sick = registry().get_keyed("tower::upstreams", "sick").unwrap();
+    assert_eq!((sick.state(), sick.key()), (State::Open, Some("sick")));
+    assert_eq!(
+        registry()
+            .get_keyed("tower::upstreams", "healthy")
+            .unwrap()
+            .state(),
+        State::Closed
+    );
+    // A third key evicts the least recently used closed breaker: max_keys is 2.
+    svc.ready()
+        .await
+        .unwrap()
+        .call(("third", 200))
+        .await
+        .unwrap();
+    assert!(registry()
+        .get_keyed("tower::upstreams", "healthy")
+        .is_none());
+    assert!(registry().get_keyed("tower::upstreams", "sick").is_some());
+}

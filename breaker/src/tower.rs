@@ -55,6 +55,10 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
+mod keyed;
+
+pub use self::keyed::{KeyedCircuitBreakerLayer, KeyedCircuitBreakerService};
+
 use crate::{Breaker, Classify, Outcome, OwnedPermit, Rejected};
 
 /// Judges a service's result, response or error, for the breaker.
@@ -348,18 +352,33 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        let kind = match self.breaker.try_acquire_owned() {
-            Ok(permit) => Kind::Admitted {
-                inner: self.inner.call(request),
-                permit: Some(permit),
-                classifier: self.classifier.clone(),
-            },
-            Err(rejected) => Kind::Rejected {
-                rejected: Some(rejected),
-            },
-        };
-        ResponseFuture { kind }
+        let admission = self.breaker.try_acquire_owned();
+        respond(&mut self.inner, request, admission, &self.classifier)
     }
+}
+
+/// Calls `inner` if the breaker admitted the request; the rejection otherwise.
+fn respond<S, C, Req>(
+    inner: &mut S,
+    request: Req,
+    admission: Result<OwnedPermit, Rejected>,
+    classifier: &C,
+) -> ResponseFuture<S::Future, C>
+where
+    S: Service<Req>,
+    C: Clone,
+{
+    let kind = match admission {
+        Ok(permit) => Kind::Admitted {
+            inner: inner.call(request),
+            permit: Some(permit),
+            classifier: classifier.clone(),
+        },
+        Err(rejected) => Kind::Rejected {
+            rejected: Some(rejected),
+        },
+    };
+    ResponseFuture { kind }
 }
 
 impl<S: fmt::Debug, C: fmt::Debug> fmt::Debug for CircuitBreakerService<S, C> {

@@ -1,0 +1,140 @@
+//! The keyed tower layer: one breaker per request key (an upstream host, say), bounded.
+
+use std::fmt;
+use std::fmt::Display;
+use std::hash::Hash;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tower_layer::Layer;
+use tower_service::Service;
+
+use super::{respond, BreakerError, ClassifyResponse, DefaultClassifier, ResponseFuture};
+use crate::keyed::Keyed;
+use crate::Config;
+
+/// A layer giving each request key its own breaker, at most `max_keys` of them: past that
+/// the least recently used one is dropped, closed ones first, so keys chosen by clients
+/// cannot grow memory. The family is registered in [`registry()`](crate::registry) under
+/// `name`, each breaker found by its key's `Display` text.
+///
+/// The key function returns an owned key (`SocketAddr`, `String`, a small enum); a key that
+/// exists already is found without allocating beyond what the key function does.
+///
+/// ```
+/// use breaker::tower::KeyedCircuitBreakerLayer;
+/// use breaker::{registry, Config};
+/// use tower::{service_fn, Layer, Service, ServiceExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// // Requests are upstream addresses here; the key is the request itself.
+/// let layer = KeyedCircuitBreakerLayer::new("docs::upstreams", Config::default(), 64, |host: &String| {
+///     host.clone()
+/// });
+/// let mut svc = layer.layer(service_fn(|_host: String| async { Ok::<_, std::io::Error>(http::StatusCode::OK) }));
+/// let status = svc.ready().await.unwrap().call("10.0.0.1:7000".to_string()).await.unwrap();
+/// assert_eq!(status, http::StatusCode::OK);
+/// assert!(registry().get_keyed("docs::upstreams", "10.0.0.1:7000").is_some());
+/// # });
+/// ```
+pub struct KeyedCircuitBreakerLayer<F, C = DefaultClassifier> {
+    family: Arc<Keyed>,
+    key: F,
+    classifier: C,
+}
+
+impl<F> KeyedCircuitBreakerLayer<F> {
+    /// A layer keying requests with `key`, each key's breaker configured with `config`.
+    pub fn new(name: impl Into<Arc<str>>, config: Config, max_keys: usize, key: F) -> Self {
+        let family = Arc::new(Keyed::new(name.into(), config, max_keys));
+        Self {
+            family: crate::registry().register_keyed(family),
+            key,
+            classifier: DefaultClassifier,
+        }
+    }
+}
+
+impl<F, C> KeyedCircuitBreakerLayer<F, C> {
+    /// The same layer, judging results with `classifier` instead.
+    pub fn classify_with<D>(self, classifier: D) -> KeyedCircuitBreakerLayer<F, D> {
+        KeyedCircuitBreakerLayer {
+            family: self.family,
+            key: self.key,
+            classifier,
+        }
+    }
+}
+
+impl<F: Clone, C: Clone> Clone for KeyedCircuitBreakerLayer<F, C> {
+    fn clone(&self) -> Self {
+        Self {
+            family: Arc::clone(&self.family),
+            key: self.key.clone(),
+            classifier: self.classifier.clone(),
+        }
+    }
+}
+
+impl<S, F: Clone, C: Clone> Layer<S> for KeyedCircuitBreakerLayer<F, C> {
+    type Service = KeyedCircuitBreakerService<S, F, C>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        KeyedCircuitBreakerService {
+            inner,
+            family: Arc::clone(&self.family),
+            key: self.key.clone(),
+            classifier: self.classifier.clone(),
+        }
+    }
+}
+
+impl<F, C: fmt::Debug> fmt::Debug for KeyedCircuitBreakerLayer<F, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedCircuitBreakerLayer")
+            .field("family", &self.family)
+            .field("classifier", &self.classifier)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A service whose requests each go through the breaker of their key.
+pub struct KeyedCircuitBreakerService<S, F, C = DefaultClassifier> {
+    inner: S,
+    family: Arc<Keyed>,
+    key: F,
+    classifier: C,
+}
+
+impl<S, F, C, Req, K> Service<Req> for KeyedCircuitBreakerService<S, F, C>
+where
+    S: Service<Req>,
+    F: Fn(&Req) -> K,
+    K: Hash + Eq + Display + Clone + Send + Sync + 'static,
+    C: ClassifyResponse<S::Response, S::Error> + Clone,
+{
+    type Response = S::Response;
+    type Error = BreakerError<S::Error>;
+    type Future = ResponseFuture<S::Future, C>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // As for the unkeyed service: no permit before the request is known.
+        self.inner.poll_ready(cx).map_err(BreakerError::Inner)
+    }
+
+    fn call(&mut self, request: Req) -> Self::Future {
+        let key = (self.key)(&request);
+        let admission = self.family.breaker(&key).try_acquire_owned();
+        respond(&mut self.inner, request, admission, &self.classifier)
+    }
+}
+
+impl<S: fmt::Debug, F, C: fmt::Debug> fmt::Debug for KeyedCircuitBreakerService<S, F, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedCircuitBreakerService")
+            .field("inner", &self.inner)
+            .field("family", &self.family)
+            .field("classifier", &self.classifier)
+            .finish_non_exhaustive()
+    }
+}
