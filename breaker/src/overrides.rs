@@ -59,6 +59,27 @@ use crate::{Breaker, Config, Registry};
 
 use self::parse::Override;
 
+/// The configuration keys an override may set: the names of `#[circuit_breaker]`'s keys.
+///
+/// ```
+/// assert!(breaker::overrides::CONFIG_KEYS.contains(&"rate"));
+/// ```
+pub const CONFIG_KEYS: [&str; 13] = [
+    "window",
+    "buckets",
+    "min",
+    "rate",
+    "slow",
+    "slow_rate",
+    "open",
+    "probes",
+    "backoff",
+    "open_max",
+    "ramp",
+    "ramp_step",
+    "ramp_guard",
+];
+
 /// Overrides of breakers by name, loaded from TOML; apply them with [`Registry::apply`].
 ///
 /// ```

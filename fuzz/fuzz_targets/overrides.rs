@@ -8,29 +8,14 @@
 use std::sync::{Arc, OnceLock};
 
 use arbitrary::Arbitrary;
-use breaker::overrides::Overrides;
+use breaker::overrides::{Overrides, CONFIG_KEYS};
 use breaker::{registry, Breaker, Config, State};
 use libfuzzer_sys::fuzz_target;
 
 const NAME: &str = "fuzz::target";
 
-const KEYS: [&str; 15] = [
-    "window",
-    "buckets",
-    "min",
-    "rate",
-    "slow",
-    "slow_rate",
-    "open",
-    "probes",
-    "backoff",
-    "open_max",
-    "ramp",
-    "ramp_step",
-    "ramp_guard",
-    "action",
-    "unknown",
-];
+/// Every key an override may hold, and one it may not.
+const OTHER_KEYS: [&str; 2] = ["action", "unknown"];
 
 #[derive(Arbitrary, Debug)]
 enum Value {
@@ -89,7 +74,8 @@ fuzz_target!(|input: Input| {
             let name = if *other_name { "fuzz::missing" } else { NAME };
             let mut text = format!("[{name:?}]\n");
             for (key, value) in entries {
-                let key = KEYS[usize::from(*key) % KEYS.len()];
+                let keys = CONFIG_KEYS.iter().chain(&OTHER_KEYS);
+                let key = keys.clone().nth(usize::from(*key) % keys.count()).unwrap();
                 text.push_str(&format!("{key} = {}\n", value.toml()));
             }
             text

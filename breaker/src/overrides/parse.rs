@@ -176,22 +176,9 @@ impl Override {
     }
 
     fn sets_config(&self) -> bool {
-        const KEYS: [&str; 13] = [
-            "window",
-            "buckets",
-            "min",
-            "rate",
-            "slow",
-            "slow_rate",
-            "open",
-            "probes",
-            "backoff",
-            "open_max",
-            "ramp",
-            "ramp_step",
-            "ramp_guard",
-        ];
-        KEYS.iter().any(|key| self.line_of_key(key).is_some())
+        super::CONFIG_KEYS
+            .iter()
+            .any(|key| self.line_of_key(key).is_some())
     }
 
     /// `current` with this override's values, checked by `ConfigBuilder::build`; `None` if
