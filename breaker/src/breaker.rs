@@ -2,8 +2,7 @@
 
 use std::fmt;
 use std::future::IntoFuture;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockSource, LazyNow};
@@ -12,6 +11,8 @@ use crate::events::{Event, Listeners};
 use crate::machine::{Admission, Machine, Transition};
 use crate::permit::OwnedPermit;
 use crate::rejected::Name;
+use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::tally::{Ending, Tally};
 use crate::window::{Packed, PackedWindow, Threshold};
 use crate::{Classify, Outcome, Permit, RejectReason, Rejected, Snapshot, State};
 
@@ -73,7 +74,7 @@ pub struct Breaker {
     machine: Mutex<Machine>,
     listeners: Listeners,
     /// Written by every result recorded in CLOSED (but a success into a full window of
-    /// successes) and every rejection in OPEN.
+    /// successes), and by the totals of every call until they are striped.
     counts: Counts,
 }
 
@@ -104,7 +105,7 @@ struct Hot {
 
 struct Counts {
     window: PackedWindow,
-    rejected: AtomicU64,
+    totals: Tally,
 }
 
 impl Breaker {
@@ -121,7 +122,7 @@ impl Breaker {
     fn with_source(name: Arc<str>, config: Arc<Config>, clock: ClockSource) -> Self {
         let counts = Counts {
             window: PackedWindow::new(),
-            rejected: AtomicU64::new(0),
+            totals: Tally::new(),
         };
         let mut now = LazyNow::at(&clock, clock.origin_now());
         let machine = Machine::new(config, &mut now, &counts.window);
@@ -281,7 +282,7 @@ impl Breaker {
             Some(now)
                 if from <= now && now < until && self.hot.word.load(Ordering::Acquire) == word =>
             {
-                self.counts.rejected.fetch_add(1, Ordering::Relaxed);
+                self.counts.totals.add(Ending::Rejected);
                 let left = Duration::from_nanos(until - now);
                 Err(Rejected::new(
                     self.rejected_name.clone(),
@@ -310,7 +311,7 @@ impl Breaker {
                 Ok(Permit::new(self, generation, admission, started))
             }
             Err((reason, retry_after)) => {
-                self.counts.rejected.fetch_add(1, Ordering::Relaxed);
+                self.counts.totals.add(Ending::Rejected);
                 Err(Rejected::new(
                     self.rejected_name.clone(),
                     reason,
@@ -332,16 +333,19 @@ impl Breaker {
         })
     }
 
-    /// Reports the result of a permit; called by `Permit`. A verdict of a CLOSED permit
-    /// with a packed window is one compare-and-swap; everything else takes the lock.
+    /// Reports how a permit ended; called by `Permit`. Counted in the totals, then judged:
+    /// a verdict of a CLOSED permit with a packed window is one compare-and-swap; everything
+    /// else takes the lock.
     #[inline]
     pub(crate) fn complete(
         &self,
         generation: u64,
         admission: Admission,
-        outcome: Outcome,
+        ending: Ending,
         started: Option<Instant>,
     ) {
+        self.counts.totals.add(ending);
+        let outcome = ending.outcome();
         if admission == Admission::Counted && outcome != Outcome::Ignored {
             let capacity = self.hot.packed.load(Ordering::Relaxed);
             if capacity != 0 && self.hot.word.load(Ordering::Acquire) >> STATE_BITS == generation {
@@ -531,8 +535,10 @@ impl Breaker {
         self.emit(transition);
     }
 
-    /// The state and the window's counts, read together.
+    /// The state and the window's counts, read together, with the lifetime
+    /// [`CallTotals`](crate::CallTotals).
     pub fn snapshot(&self) -> Snapshot {
+        let totals_since = self.counts.totals.read();
         let mut now = LazyNow::new(&self.clock);
         let mut m = self.lock();
         let totals = m.totals(&mut now, &self.counts.window);
@@ -546,8 +552,9 @@ impl Breaker {
             slow_calls: totals.slow,
             failure_rate,
             slow_call_rate,
-            rejected: self.counts.rejected.load(Ordering::Relaxed),
+            rejected: totals_since.rejected,
             admit_percent,
+            totals: totals_since,
         }
     }
 

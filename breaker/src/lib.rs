@@ -122,6 +122,8 @@ mod recovery;
 mod registry;
 mod rejected;
 mod state;
+mod sync;
+mod tally;
 #[cfg(feature = "tower")]
 pub mod tower;
 #[cfg(feature = "tracing")]
@@ -141,6 +143,7 @@ pub use crate::permit::{OwnedPermit, Permit};
 pub use crate::registry::{registry, Entry, Registry};
 pub use crate::rejected::{RejectReason, Rejected};
 pub use crate::state::{Snapshot, State};
+pub use crate::tally::CallTotals;
 pub use breaker_macros::circuit_breaker;
 
 #[doc(hidden)]

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::machine::Admission;
+use crate::tally::Ending;
 use crate::{Breaker, Outcome};
 
 /// Permission to make one call. Report its result with [`success`](Permit::success),
@@ -70,19 +71,22 @@ impl<'a> Permit<'a> {
     pub fn record(self, outcome: Outcome) {
         // Settled here: `Drop`, which reports a permit dropped without a result, must not run.
         let permit = ManuallyDrop::new(self);
-        permit
-            .breaker
-            .complete(permit.generation, permit.admission, outcome, permit.started);
+        permit.breaker.complete(
+            permit.generation,
+            permit.admission,
+            Ending::from(outcome),
+            permit.started,
+        );
     }
 }
 
-/// What a permit dropped without a result reports: a failure while its thread panics,
-/// nothing (a cancelled call) otherwise.
-fn abandoned() -> Outcome {
+/// How a permit dropped without a result ended: a failure while its thread panics, a
+/// cancelled call (judged as nothing) otherwise.
+fn abandoned() -> Ending {
     if std::thread::panicking() {
-        Outcome::Failure
+        Ending::Failure
     } else {
-        Outcome::Ignored
+        Ending::Cancelled
     }
 }
 
@@ -150,8 +154,12 @@ impl OwnedPermit {
     /// Reports `outcome`.
     pub fn record(mut self, outcome: Outcome) {
         self.settled = true;
-        self.breaker
-            .complete(self.generation, self.admission, outcome, self.started);
+        self.breaker.complete(
+            self.generation,
+            self.admission,
+            Ending::from(outcome),
+            self.started,
+        );
     }
 
     /// The breaker this permit belongs to.

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::CallTotals;
+
 /// Where a breaker stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {
@@ -88,4 +90,6 @@ pub struct Snapshot {
     pub rejected: u64,
     /// Percentage of calls admitted: the current step during a ramp-up, 100 otherwise.
     pub admit_percent: u32,
+    /// Every call since the breaker was created, by how it ended.
+    pub totals: CallTotals,
 }

@@ -35,7 +35,7 @@
 //! misfiled, the breaker would have to go through 2^37 state changes, each under its lock,
 //! between the recorder's check of the generation and its swap, a few instructions apart.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 
 use super::Totals;
 
