@@ -38,6 +38,8 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
     let clock = ManualClock::new();
     let b = registered("metrics::cycle", &clock);
 
+    b.try_acquire().unwrap().ignore();
+    drop(b.try_acquire().unwrap()); // cancelled
     for _ in 0..3 {
         b.try_acquire().unwrap().failure();
     }
@@ -49,6 +51,10 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
         samples(&open, "name=\"metrics::cycle\""),
         [
             "circuitbreaker_state{name=\"metrics::cycle\"} 1",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"success\"} 1",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"failure\"} 3",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"ignored\"} 1",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"cancelled\"} 1",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\"} 2",
             "circuitbreaker_failure_rate{name=\"metrics::cycle\"} 0.75",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from=\"closed\",to=\"open\"} 1",
@@ -62,6 +68,10 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
         samples(&closed, "name=\"metrics::cycle\""),
         [
             "circuitbreaker_state{name=\"metrics::cycle\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"success\"} 2",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"failure\"} 3",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"ignored\"} 1",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"cancelled\"} 1",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\"} 2",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from=\"closed\",to=\"open\"} 1",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from=\"open\",to=\"half_open\"} 1",
@@ -96,6 +106,10 @@ fn slow_call_rate_is_exported_once_the_window_is_judged() {
         samples(&scrape(&prometheus), "name=\"metrics::slow\""),
         [
             "circuitbreaker_state{name=\"metrics::slow\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"success\"} 4",
+            "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"failure\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"ignored\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"cancelled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::slow\"} 0.0",
             "circuitbreaker_slow_call_rate{name=\"metrics::slow\"} 0.25",
@@ -179,6 +193,10 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
         samples(&text, "key=\"10.1.0.1:80\""),
         [
             "circuitbreaker_state{name=\"metrics::replica\",key=\"10.1.0.1:80\"} 1",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"success\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"failure\"} 2",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"ignored\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"cancelled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::replica\",key=\"10.1.0.1:80\"} 1.0",
             "circuitbreaker_state_transitions_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",from=\"closed\",to=\"open\"} 1",
@@ -188,6 +206,10 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
         samples(&text, "key=\"10.1.0.2:80\""),
         [
             "circuitbreaker_state{name=\"metrics::replica\",key=\"10.1.0.2:80\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"success\"} 1",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"failure\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"ignored\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"cancelled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\"} 0",
         ]
     );

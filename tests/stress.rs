@@ -4,8 +4,8 @@
 //!
 //! Every call is counted by the test itself: a call that reaches the downstream is
 //! *admitted*, and ends exactly one way (success, failure, ignored, cancelled, panicked); a
-//! call that does not is *rejected*, and the breaker's own count of rejections must be the
-//! same number. Nothing waits on the wall clock: `Breaker::call` runs on a multi-thread
+//! call that does not is *rejected*. The breaker's lifetime totals (`Snapshot::totals`) must
+//! give the same numbers, ending by ending. Nothing waits on the wall clock: `Breaker::call` runs on a multi-thread
 //! runtime with a manual clock the downstream moves, cancelling by racing a few
 //! `yield_now`s; the attribute runs on tokio's paused clock, cancelling with
 //! `tokio::time::timeout`.
@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use breaker::clock::ManualClock;
 use breaker::{
-    circuit_breaker, registry, Breaker, Classify, Config, Event, Outcome, RejectReason, Rejected,
-    State,
+    circuit_breaker, registry, Breaker, CallTotals, Classify, Config, Event, Outcome, RejectReason,
+    Rejected, State,
 };
 
 const TASKS: u64 = 4_000;
@@ -153,8 +153,8 @@ impl Books {
     }
 
     /// Every call is admitted or rejected; every admitted call ended exactly one way; the
-    /// breaker counted the same rejections.
-    fn check(&self, rejected_by_breaker: u64) {
+    /// breaker's lifetime totals tell the same story, ending by ending.
+    fn check(&self, breaker: CallTotals) {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let admitted = get(&self.admitted);
         let ended = get(&self.success)
@@ -162,13 +162,31 @@ impl Books {
             + get(&self.ignored)
             + get(&self.cancelled)
             + get(&self.panicked);
-        println!("{self:?}");
+        println!("{self:?}\n{breaker:?}");
         assert_eq!(
             admitted, ended,
             "admitted = success + failure + ignored + cancelled + panicked"
         );
         assert_eq!(admitted + get(&self.rejected), TASKS * CALLS_PER_TASK);
-        assert_eq!(get(&self.rejected), rejected_by_breaker);
+        // A panic drops its permit while unwinding: the breaker counts a failure.
+        assert_eq!(
+            (
+                breaker.success,
+                breaker.failure,
+                breaker.ignored,
+                breaker.cancelled,
+                breaker.rejected,
+            ),
+            (
+                get(&self.success),
+                get(&self.failure) + get(&self.panicked),
+                get(&self.ignored),
+                get(&self.cancelled),
+                get(&self.rejected),
+            ),
+            "the breaker's totals (success, failure, ignored, cancelled, rejected)"
+        );
+        assert_eq!(breaker.admitted(), admitted);
         for (what, counter) in [
             ("successes", &self.success),
             ("failures", &self.failure),
@@ -290,7 +308,7 @@ async fn thousands_of_tasks_through_call_keep_the_books() {
         task.await.expect("every panic is caught in its call");
     }
 
-    books.check(b.snapshot().rejected);
+    books.check(b.snapshot().totals);
     let (opened, closed) = (&transitions.0, &transitions.1);
     println!("opened {opened:?}, closed {closed:?}");
     assert!(opened.load(Ordering::Relaxed) > 0 && closed.load(Ordering::Relaxed) > 0);
@@ -395,6 +413,6 @@ async fn thousands_of_tasks_through_the_attribute_keep_the_books() {
         ATTRIBUTE_ADMITTED.load(Ordering::Relaxed),
         Ordering::Relaxed,
     );
-    books.check(b.snapshot().rejected);
+    books.check(b.snapshot().totals);
     recovers(&b, || tokio::time::advance(Duration::from_secs(1))).await;
 }

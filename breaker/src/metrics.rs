@@ -9,21 +9,23 @@
 //! | metric | type | value |
 //! |---|---|---|
 //! | `circuitbreaker_state` | gauge | the current state: 0 CLOSED, 1 OPEN, 2 HALF_OPEN, 3 FORCED_OPEN, 4 DISABLED |
-//! | `circuitbreaker_calls_total{result="rejected"}` | counter | calls rejected since the breaker was created |
+//! | `circuitbreaker_calls_total{result}` | counter | calls since the breaker was created, by `result`: `success`, `failure`, `ignored`, `cancelled` (dropped without a result), `rejected` |
 //! | `circuitbreaker_failure_rate` | gauge | failures / calls in the window, once `min_calls` completed |
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
 //! | `circuitbreaker_state_transitions_total{from,to}` | counter | transitions since [`register`] first ran, or since the breaker was created if later |
 //!
 //! The state is one series per breaker holding the current state's code, not one series per
 //! state, so no series is left at 1 after the breaker moved on. The rates are left out while
-//! the breaker has not judged its window yet. Calls that succeeded, failed or were ignored
-//! are not exported: the runtime does not count them beyond the window yet.
+//! the breaker has not judged its window yet. The call counters are the breaker's
+//! [`CallTotals`](crate::CallTotals): every admitted call is counted once, by how it ended,
+//! so the four results other than `rejected` add up to the calls admitted.
 //!
 //! ```
 //! use std::sync::Arc;
 //! use breaker::{registry, Breaker, Config};
 //!
 //! let b = registry().register(Arc::new(Breaker::new("docs::metrics", Config::default())));
+//! b.try_acquire().unwrap().success();
 //! b.force_open();
 //! let _ = b.try_acquire();
 //!
@@ -32,6 +34,7 @@
 //! let mut text = String::new();
 //! prometheus_client::encoding::text::encode(&mut text, &prometheus).unwrap();
 //! assert!(text.contains("circuitbreaker_state{name=\"docs::metrics\"} 3\n"));
+//! assert!(text.contains("circuitbreaker_calls_total{name=\"docs::metrics\",result=\"success\"} 1\n"));
 //! assert!(text.contains("circuitbreaker_calls_total{name=\"docs::metrics\",result=\"rejected\"} 1\n"));
 //! ```
 
@@ -46,7 +49,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
-use crate::{Breaker, Entry, Event, State};
+use crate::{Breaker, CallTotals, Entry, Event, State};
 
 /// Registers the collector of every breaker in [`registry()`](crate::registry()) with
 /// `prometheus`. Call it once per `prometheus_client` registry.
@@ -126,12 +129,21 @@ impl Collector for BreakerCollector {
             ConstGauge::new(code).encode(family.encode_family(&s.labels(&[]))?)?;
         }
 
-        let help = "Calls by result; only rejected calls are counted for now.";
+        let help = "Calls since the breaker was created, by how they ended.";
         let mut family =
             encoder.encode_descriptor("circuitbreaker_calls", help, None, MetricType::Counter)?;
         for s in &series {
-            let labels = s.labels(&[("result", "rejected")]);
-            ConstCounter::new(s.rejected).encode(family.encode_family(&labels)?)?;
+            let t = s.totals;
+            for (result, count) in [
+                ("success", t.success),
+                ("failure", t.failure),
+                ("ignored", t.ignored),
+                ("cancelled", t.cancelled),
+                ("rejected", t.rejected),
+            ] {
+                let labels = s.labels(&[("result", result)]);
+                ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
+            }
         }
 
         let help = "Failures over completed calls in the window, once min_calls completed.";
@@ -182,7 +194,7 @@ struct Series {
     name: String,
     key: Option<String>,
     state: u8,
-    rejected: u64,
+    totals: CallTotals,
     failure_rate: Option<f64>,
     slow_call_rate: Option<f64>,
     transitions: BTreeMap<(u8, u8), u64>,
@@ -195,7 +207,7 @@ impl Series {
             name: entry.name().to_owned(),
             key: entry.key().map(str::to_owned),
             state: state_code(s.state),
-            rejected: s.rejected,
+            totals: s.totals,
             failure_rate: s.failure_rate,
             slow_call_rate: s.slow_call_rate,
             transitions: transitions.counts(entry.breaker()),

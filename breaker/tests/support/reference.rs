@@ -169,6 +169,8 @@ struct Model {
     probe_successes: u32,
     ramp: Option<Ramp>,
     rejected: u64,
+    /// Permits settled, by how: success, failure, ignored, cancelled (the breaker's totals).
+    ended: [u64; 4],
     seen: Seen,
 }
 
@@ -180,6 +182,8 @@ struct Observed {
     slow_calls: u32,
     failure_rate: Option<f64>,
     rejected: u64,
+    /// The lifetime totals: success, failure, ignored, cancelled.
+    ended: [u64; 4],
     admit_percent: u32,
     probes_in_flight: u32,
 }
@@ -219,6 +223,7 @@ impl Model {
             probe_successes: 0,
             ramp: None,
             rejected: 0,
+            ended: [0; 4],
             seen: Seen::default(),
         }
     }
@@ -292,6 +297,7 @@ impl Model {
             slow_calls,
             failure_rate: self.failure_rate(),
             rejected: self.rejected,
+            ended: self.ended,
             admit_percent: self.admit_percent(),
             probes_in_flight: self.in_flight,
         }
@@ -540,6 +546,12 @@ fn observe(b: &Breaker) -> Observed {
         slow_calls: s.slow_calls,
         failure_rate: s.failure_rate,
         rejected: s.rejected,
+        ended: [
+            s.totals.success,
+            s.totals.failure,
+            s.totals.ignored,
+            s.totals.cancelled,
+        ],
         admit_percent: s.admit_percent,
         probes_in_flight: b.probes_in_flight(),
     }
@@ -569,12 +581,21 @@ fn drop_panicking(permit: Permit<'_>) {
 
 type Live<'b> = Vec<(Permit<'b>, ModelPermit)>;
 
+/// How a permit was settled, as the breaker's lifetime totals count it.
+#[derive(Clone, Copy)]
+enum Ended {
+    Success,
+    Failure,
+    Ignored,
+    Cancelled,
+}
+
 /// Settles the `i`-th newest live permit (modulo their number) on both sides, if any.
 fn settle<'b>(
     live: &mut Live<'b>,
     model: &mut Model,
     i: usize,
-    verdict: Verdict,
+    (verdict, ended): (Verdict, Ended),
     how: fn(Permit<'b>),
 ) {
     if live.is_empty() {
@@ -582,8 +603,12 @@ fn settle<'b>(
     }
     let (permit, mp) = live.remove(live.len() - 1 - i % live.len());
     how(permit);
+    model.ended[ended as usize] += 1;
     model.complete(mp, verdict);
 }
+
+const SUCCESS: (Verdict, Ended) = (Verdict::Success, Ended::Success);
+const FAILURE: (Verdict, Ended) = (Verdict::Failure, Ended::Failure);
 
 macro_rules! agree {
     ($real:expr, $model:expr, $($context:tt)*) => {{
@@ -634,18 +659,24 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
                     ));
                 }
             },
-            Op::Success(i) => settle(&mut live, &mut model, i, Verdict::Success, |p| p.success()),
-            Op::Failure(i) => settle(&mut live, &mut model, i, Verdict::Failure, |p| p.failure()),
-            Op::Ignore(i) => settle(&mut live, &mut model, i, Verdict::Ignored, |p| p.ignore()),
-            Op::Drop(i) => settle(&mut live, &mut model, i, Verdict::Ignored, drop),
-            Op::PanicDrop(i) => settle(&mut live, &mut model, i, Verdict::Failure, drop_panicking),
+            Op::Success(i) => settle(&mut live, &mut model, i, SUCCESS, |p| p.success()),
+            Op::Failure(i) => settle(&mut live, &mut model, i, FAILURE, |p| p.failure()),
+            Op::Ignore(i) => {
+                let ignored = (Verdict::Ignored, Ended::Ignored);
+                settle(&mut live, &mut model, i, ignored, |p| p.ignore());
+            }
+            Op::Drop(i) => {
+                let cancelled = (Verdict::Ignored, Ended::Cancelled);
+                settle(&mut live, &mut model, i, cancelled, drop);
+            }
+            Op::PanicDrop(i) => settle(&mut live, &mut model, i, FAILURE, drop_panicking),
             Op::SlowSuccess(i) => {
                 if let Some((threshold_ms, _)) = spec.slow {
                     let by = Duration::from_millis(threshold_ms + 1);
                     clock.advance(by);
                     model.now += by;
                 }
-                settle(&mut live, &mut model, i, Verdict::Success, |p| p.success());
+                settle(&mut live, &mut model, i, SUCCESS, |p| p.success());
             }
             Op::Advance(ms) => {
                 clock.advance(Duration::from_millis(ms));
@@ -671,6 +702,7 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
     // Settling every permit left must keep both in step too.
     while let Some((permit, mp)) = live.pop() {
         drop(permit);
+        model.ended[Ended::Cancelled as usize] += 1;
         model.complete(mp, Verdict::Ignored);
         agree!(observe(&b), model.observe(), "final drops");
     }
