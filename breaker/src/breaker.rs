@@ -12,12 +12,15 @@ use crate::machine::{Admission, Machine, Transition};
 use crate::permit::OwnedPermit;
 use crate::rejected::Name;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
-use crate::tally::{Ending, Tally};
+use crate::tally::{Ending, OwnerRow, Tally};
 use crate::window::{Packed, PackedWindow, Threshold};
 use crate::{Classify, Outcome, Permit, RejectReason, Rejected, Snapshot, State};
 
-const STATE_BITS: u32 = 3;
-const STATE_MASK: u64 = (1 << STATE_BITS) - 1;
+/// The admission word: `generation << GENERATION_SHIFT | TIMED? | state`.
+const STATE_MASK: u64 = 0b111;
+/// Set while calls are timed (slow calls, the latency guard): admission must note the start.
+const TIMED: u64 = 0b1000;
+const GENERATION_SHIFT: u32 = 4;
 const CLOSED: u64 = State::Closed.code();
 const OPEN: u64 = State::Open.code();
 
@@ -49,7 +52,8 @@ const OPEN: u64 = State::Open.code();
 ///
 /// # The fast paths
 ///
-/// Admission reads one word, `generation << 3 | state`, written only under the lock. In
+/// Admission reads one word, `generation << 4 | timed << 3 | state`, written only under the
+/// lock. In
 /// CLOSED with a count window of up to 20 calls and no call timing, a result is recorded by
 /// one compare-and-swap on a word that packs the whole window with its generation (none at
 /// all for a success into a full window of successes); only the result that trips the
@@ -62,28 +66,37 @@ const OPEN: u64 = State::Open.code();
 pub struct Breaker {
     /// Read by every call, written only under the lock.
     hot: Hot,
-    // Between `hot` and `counts`: fields read on slow paths only, or written under the lock.
-    // Spacing rather than `CachePadded`, whose 128-byte alignment would add some 300 bytes
-    // to every breaker (and its `Arc`), a third of a keyed breaker's budget.
+    // Between `hot` and `counts`: fields read on slow paths only, or written under the lock,
+    // and the owner's row of call totals, 128 bytes from both. Spacing rather than
+    // `CachePadded`, whose 128-byte alignment would add some 300 bytes to every breaker
+    // (and its `Arc`), a third of a keyed breaker's budget.
     name: Arc<str>,
     /// The name as rejections carry it.
     rejected_name: Name,
     /// The key's text, for a breaker of a keyed family.
     key: Option<Arc<str>>,
     clock: ClockSource,
-    machine: Mutex<Machine>,
     listeners: Listeners,
+    /// Written by the thread that owns the call totals, at every end of a call.
+    totals_row: OwnerRow,
+    machine: Mutex<Machine>,
     /// Written by every result recorded in CLOSED (but a success into a full window of
     /// successes), and by the totals of every call until they are striped.
     counts: Counts,
 }
 
-// `hot` and `counts` never share a cache line, nor a pair of them that the hardware
-// prefetches together, wherever the breaker is placed.
-const _: () = assert!(
-    std::mem::offset_of!(Breaker, counts) >= std::mem::size_of::<Hot>() + 128,
-    "the admission word and the window word must be 128 bytes apart"
-);
+// `hot`, `totals_row` and `counts` never share a cache line, nor a pair of them that the
+// hardware prefetches together, wherever the breaker is placed.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(
+        offset_of!(Breaker, hot) == 0
+            && offset_of!(Breaker, totals_row) >= size_of::<Hot>() + 128
+            && offset_of!(Breaker, counts)
+                >= offset_of!(Breaker, totals_row) + size_of::<OwnerRow>() + 128,
+        "the admission word, the owner's totals and the window word must be 128 bytes apart"
+    );
+};
 
 /// What admission and lock-free recording read; written under the lock.
 struct Hot {
@@ -95,6 +108,9 @@ struct Hot {
     open_until: AtomicU64,
     /// The capacity of the packed window; 0 when the window is kept under the lock.
     packed: AtomicU32,
+    /// The packed window's word once full of successes in the current CLOSED, which a
+    /// success leaves as it is; `PackedWindow::NEVER` in other states or windows.
+    full_window: AtomicU64,
     min_calls: AtomicU32,
     when_full: AtomicU32,
     /// `f64` bits.
@@ -127,10 +143,11 @@ impl Breaker {
         let mut now = LazyNow::at(&clock, clock.origin_now());
         let machine = Machine::new(config, &mut now, &counts.window);
         let hot = Hot {
-            word: AtomicU64::new(State::Closed.code()),
+            word: AtomicU64::new(admission_word(&machine)),
             open_from: AtomicU64::new(0),
             open_until: AtomicU64::new(0),
             packed: AtomicU32::new(0),
+            full_window: AtomicU64::new(full_window(&machine)),
             min_calls: AtomicU32::new(0),
             when_full: AtomicU32::new(0),
             failure_rate: AtomicU64::new(0),
@@ -144,8 +161,9 @@ impl Breaker {
             name,
             key: None,
             clock,
-            machine: Mutex::new(machine),
             listeners: Listeners::default(),
+            totals_row: OwnerRow::new(),
+            machine: Mutex::new(machine),
         }
     }
 
@@ -237,10 +255,10 @@ impl Breaker {
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
         let word = self.hot.word.load(Ordering::Acquire);
-        if word & STATE_MASK == CLOSED && !self.hot.times_calls.load(Ordering::Relaxed) {
+        if word & (STATE_MASK | TIMED) == CLOSED {
             return Ok(Permit::new(
                 self,
-                word >> STATE_BITS,
+                word >> GENERATION_SHIFT,
                 Admission::Counted,
                 None,
             ));
@@ -254,7 +272,7 @@ impl Breaker {
     /// Admission off the untimed CLOSED path: kept out of line so that callers inline only
     /// that path.
     fn acquire_other(&self, word: u64) -> Result<Permit<'_>, Rejected> {
-        let generation = word >> STATE_BITS;
+        let generation = word >> GENERATION_SHIFT;
         match State::from_code(word & STATE_MASK) {
             State::Closed => Ok(Permit::new(
                 self,
@@ -282,7 +300,7 @@ impl Breaker {
             Some(now)
                 if from <= now && now < until && self.hot.word.load(Ordering::Acquire) == word =>
             {
-                self.counts.totals.add(Ending::Rejected);
+                self.counts.totals.add(&self.totals_row, Ending::Rejected);
                 let left = Duration::from_nanos(until - now);
                 Err(Rejected::new(
                     self.rejected_name.clone(),
@@ -311,7 +329,7 @@ impl Breaker {
                 Ok(Permit::new(self, generation, admission, started))
             }
             Err((reason, retry_after)) => {
-                self.counts.totals.add(Ending::Rejected);
+                self.counts.totals.add(&self.totals_row, Ending::Rejected);
                 Err(Rejected::new(
                     self.rejected_name.clone(),
                     reason,
@@ -344,19 +362,25 @@ impl Breaker {
         ending: Ending,
         started: Option<Instant>,
     ) {
-        self.counts.totals.add(ending);
+        self.counts.totals.add(&self.totals_row, ending);
         let outcome = ending.outcome();
-        if admission == Admission::Counted && outcome != Outcome::Ignored {
-            let capacity = self.hot.packed.load(Ordering::Relaxed);
-            if capacity != 0 && self.hot.word.load(Ordering::Acquire) >> STATE_BITS == generation {
-                let failure = outcome == Outcome::Failure;
-                if self
+        if admission == Admission::Counted {
+            // A success into a full window of successes changes nothing, whatever its
+            // generation: no write, and no check of the generation needed.
+            if outcome == Outcome::Success
+                && self
                     .counts
                     .window
-                    .unchanged_by(generation, capacity, failure)
-                {
-                    return;
-                }
+                    .holds(self.hot.full_window.load(Ordering::Relaxed))
+            {
+                return;
+            }
+            let capacity = self.hot.packed.load(Ordering::Relaxed);
+            if capacity != 0
+                && outcome != Outcome::Ignored
+                && self.hot.word.load(Ordering::Acquire) >> GENERATION_SHIFT == generation
+            {
+                let failure = outcome == Outcome::Failure;
                 return self.record_packed(generation, capacity, failure, started);
             }
         }
@@ -405,7 +429,7 @@ impl Breaker {
     ) {
         if admission == Admission::Passthrough
             || (outcome == Outcome::Ignored && admission != Admission::Probe)
-            || self.hot.word.load(Ordering::Acquire) >> STATE_BITS != generation
+            || self.hot.word.load(Ordering::Acquire) >> GENERATION_SHIFT != generation
         {
             return;
         }
@@ -538,7 +562,7 @@ impl Breaker {
     /// The state and the window's counts, read together, with the lifetime
     /// [`CallTotals`](crate::CallTotals).
     pub fn snapshot(&self) -> Snapshot {
-        let totals_since = self.counts.totals.read();
+        let totals_since = self.counts.totals.read(&self.totals_row);
         let mut now = LazyNow::new(&self.clock);
         let mut m = self.lock();
         let totals = m.totals(&mut now, &self.counts.window);
@@ -589,8 +613,10 @@ impl Breaker {
             self.hot.open_from.store(from, Ordering::Release);
             self.hot.open_until.store(until, Ordering::Release);
         }
-        let word = m.generation() << STATE_BITS | m.state().code();
-        self.hot.word.store(word, Ordering::Release);
+        self.hot
+            .full_window
+            .store(full_window(m), Ordering::Relaxed);
+        self.hot.word.store(admission_word(m), Ordering::Release);
     }
 
     fn emit(&self, transition: Option<Transition>) {
@@ -600,6 +626,22 @@ impl Breaker {
             self.listeners.emit(&Event::StateTransition { from, to });
         }
     }
+}
+
+/// The packed window's word once full of successes, in the machine's current CLOSED.
+fn full_window(m: &Machine) -> u64 {
+    match m.packed_capacity() {
+        Some(capacity) if m.state() == State::Closed => {
+            PackedWindow::full_of_successes(m.generation(), capacity)
+        }
+        _ => PackedWindow::NEVER,
+    }
+}
+
+/// The word admission reads for the machine as it stands.
+fn admission_word(m: &Machine) -> u64 {
+    let timed = if m.times_calls() { TIMED } else { 0 };
+    m.generation() << GENERATION_SHIFT | timed | m.state().code()
 }
 
 impl Hot {

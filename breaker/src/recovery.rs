@@ -19,7 +19,8 @@ pub(crate) enum RampDecision {
 
 #[derive(Debug)]
 struct Ramp {
-    step: usize,
+    /// At most `MAX_RAMP_STEPS`.
+    step: u32,
     started: Instant,
     /// Calls asked during this step; admission follows `asked * percent / 100`.
     asked: u64,
@@ -30,10 +31,16 @@ pub(crate) struct Recovery {
     /// How long the current (or next) OPEN lasts.
     open_for: Duration,
     ramp: Option<Ramp>,
-    /// p99 of latencies while CLOSED, with the guard on.
-    baseline: Option<LatencyHistogram>,
-    /// Latencies of the current ramp step, with the guard on.
-    step_latency: Option<LatencyHistogram>,
+    /// With the latency guard on; boxed, as few breakers have one.
+    guard: Option<Box<Guard>>,
+}
+
+#[derive(Debug)]
+struct Guard {
+    /// p99 of latencies while CLOSED.
+    baseline: LatencyHistogram,
+    /// Latencies of the current ramp step.
+    step: LatencyHistogram,
 }
 
 impl Recovery {
@@ -42,8 +49,12 @@ impl Recovery {
         Self {
             open_for: config.open_for(),
             ramp: None,
-            baseline: guarded.then(LatencyHistogram::new),
-            step_latency: guarded.then(LatencyHistogram::new),
+            guard: guarded.then(|| {
+                Box::new(Guard {
+                    baseline: LatencyHistogram::new(),
+                    step: LatencyHistogram::new(),
+                })
+            }),
         }
     }
 
@@ -81,8 +92,8 @@ impl Recovery {
             started: now,
             asked: 0,
         });
-        if let Some(h) = &mut self.step_latency {
-            h.clear();
+        if let Some(guard) = &mut self.guard {
+            guard.step.clear();
         }
         true
     }
@@ -94,7 +105,7 @@ impl Recovery {
     /// The share of calls admitted now, in percent: 100 outside the ramp.
     pub(crate) fn admit_percent(&self, config: &Config) -> u32 {
         match (&self.ramp, config.ramp_up()) {
-            (Some(ramp), Some(steps)) => steps.percent(ramp.step).unwrap_or(100),
+            (Some(ramp), Some(steps)) => steps.percent(ramp.step as usize).unwrap_or(100),
             _ => 100,
         }
     }
@@ -105,12 +116,8 @@ impl Recovery {
             return RampDecision::Admit;
         };
         if now.saturating_duration_since(ramp.started) >= steps.step() {
-            let held = match (
-                config.ramp_latency_guard(),
-                &self.baseline,
-                &self.step_latency,
-            ) {
-                (Some(factor), Some(base), Some(step)) => match (base.p99(), step.p99()) {
+            let held = match (config.ramp_latency_guard(), &self.guard) {
+                (Some(factor), Some(guard)) => match (guard.baseline.p99(), guard.step.p99()) {
                     (Some(base), Some(step)) => step.as_secs_f64() > base.as_secs_f64() * factor,
                     _ => false,
                 },
@@ -118,17 +125,17 @@ impl Recovery {
             };
             if !held {
                 ramp.step += 1;
-                if ramp.step >= steps.percents().len() {
+                if ramp.step as usize >= steps.percents().len() {
                     return RampDecision::Close;
                 }
             }
             ramp.started = now;
             ramp.asked = 0;
-            if let Some(h) = &mut self.step_latency {
-                h.clear();
+            if let Some(guard) = &mut self.guard {
+                guard.step.clear();
             }
         }
-        let percent = u64::from(steps.percent(ramp.step).unwrap_or(100));
+        let percent = u64::from(steps.percent(ramp.step as usize).unwrap_or(100));
         let before = ramp.asked * percent / 100;
         ramp.asked += 1;
         if ramp.asked * percent / 100 > before {
@@ -140,13 +147,13 @@ impl Recovery {
 
     /// A successful call's latency: the baseline while CLOSED, the step's during the ramp.
     pub(crate) fn record_latency(&mut self, latency: Duration) {
-        let histogram = if self.ramp.is_some() {
-            &mut self.step_latency
-        } else {
-            &mut self.baseline
-        };
-        if let Some(h) = histogram {
-            h.record(latency);
+        if let Some(guard) = &mut self.guard {
+            let histogram = if self.ramp.is_some() {
+                &mut guard.step
+            } else {
+                &mut guard.baseline
+            };
+            histogram.record(latency);
         }
     }
 }

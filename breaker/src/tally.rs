@@ -1,18 +1,20 @@
 //! Lifetime call totals: how every admitted call ended, and how many were rejected.
 //!
-//! Each ending is one relaxed add. A breaker used from one thread at a time adds to one row
-//! of counters beside its window word. The first time two threads collide on that row (a
-//! compare-and-swap finds the counter moved), the tally grows stripes, one per core
-//! rounded up to a power of two, each on cache lines of its own; a thread then adds to its
-//! own stripe, so threads sharing a breaker never write the same line. A total is the row
-//! plus every stripe, so a reading never goes back. Breakers that are never contended,
-//! such as most breakers of a keyed family, never pay for stripes.
+//! The first thread to count becomes the tally's owner and counts into a row of counters
+//! beside the window word with a plain load and store: it is the row's only writer, so no
+//! count is lost and no read-modify-write is paid. Any other thread adds to a stripe, one
+//! per core rounded up to a power of two, each on cache lines of its own and grown the
+//! first time another thread counts; threads sharing a stripe add atomically. A total is
+//! the row plus every stripe, and each counter only grows, so a reading never goes back.
+//! Breakers used from one thread (most breakers of a keyed family) never pay for stripes.
 
 use std::cell::Cell;
 use std::sync::OnceLock;
 
 use crate::sync::{AtomicU64, Ordering};
 use crate::Outcome;
+#[cfg(loom)]
+use loom::thread_local;
 
 /// How a call asked of the breaker ended, as the totals count it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,65 +96,82 @@ impl CallTotals {
 }
 
 /// One row of counters, indexed by `Ending as usize`.
-type Row = [AtomicU64; ENDINGS];
+type Counters = [AtomicU64; ENDINGS];
 
-fn row() -> Row {
+fn counters() -> Counters {
     std::array::from_fn(|_| AtomicU64::new(0))
 }
 
-/// A stripe: one thread's row, alone on its pair of cache lines (the hardware may fetch
-/// lines in pairs).
-#[repr(align(128))]
-struct Stripe(Row);
+/// The owner's row: written by one thread only, with plain stores. The breaker keeps it
+/// away from the lines every call reads, or its writes would evict them from other cores.
+pub(crate) struct OwnerRow(Counters);
 
+impl OwnerRow {
+    pub(crate) fn new() -> Self {
+        Self(counters())
+    }
+}
+
+/// A stripe: the counters of the threads that share it, alone on their pair of cache lines
+/// (the hardware may fetch lines in pairs).
+#[repr(align(128))]
+struct Stripe(Counters);
+
+/// What every counting thread reads: who owns the row, and the stripes once grown.
 pub(crate) struct Tally {
-    row: Row,
+    /// The thread that writes the [`OwnerRow`] (see [`thread_number`]); 0 until one counts.
+    owner: AtomicU64,
     stripes: OnceLock<Box<[Stripe]>>,
 }
 
 impl Tally {
     pub(crate) fn new() -> Self {
         Self {
-            row: row(),
+            owner: AtomicU64::new(0),
             stripes: OnceLock::new(),
         }
     }
 
     /// Counts one call that ended as `ending`.
     #[inline]
-    pub(crate) fn add(&self, ending: Ending) {
-        let i = ending as usize;
-        if let Some(stripes) = self.stripes.get() {
-            stripes[stripe_of_thread() & (stripes.len() - 1)].0[i].fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        let counter = &self.row[i];
-        let seen = counter.load(Ordering::Relaxed);
-        if counter
-            .compare_exchange(seen, seen + 1, Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
-        {
-            self.add_contended(i);
+    pub(crate) fn add(&self, row: &OwnerRow, ending: Ending) {
+        let me = thread_number();
+        let owner = self.owner.load(Ordering::Relaxed);
+        if owner == me {
+            add_owned(row, ending as usize);
+        } else {
+            self.add_other(row, me, owner, ending as usize);
         }
     }
 
-    /// Another thread moved the counter between our load and our swap: stripe from now on.
+    /// The first thread to count takes the row; any other adds to its stripe.
     #[cold]
     #[inline(never)]
-    fn add_contended(&self, i: usize) {
+    fn add_other(&self, row: &OwnerRow, me: u64, owner: u64, i: usize) {
+        // Only while the row has no owner: a swap that fails still takes the cache line.
+        if owner == 0
+            && self
+                .owner
+                .compare_exchange(0, me, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            return add_owned(row, i);
+        }
         let stripes = self.stripes.get_or_init(|| {
             (0..stripe_count())
-                .map(|_| Stripe(row()))
+                .map(|_| Stripe(counters()))
                 .collect::<Vec<_>>()
                 .into_boxed_slice()
         });
-        stripes[stripe_of_thread() & (stripes.len() - 1)].0[i].fetch_add(1, Ordering::Relaxed);
+        // The stripe count is a power of two; a thread's number picks its stripe.
+        let stripe = me as usize & (stripes.len() - 1);
+        stripes[stripe].0[i].fetch_add(1, Ordering::Relaxed);
     }
 
     /// The totals so far. Each counter only grows, so a later reading is never smaller.
-    pub(crate) fn read(&self) -> CallTotals {
+    pub(crate) fn read(&self, row: &OwnerRow) -> CallTotals {
         let mut sums = [0_u64; ENDINGS];
-        let rows = std::iter::once(&self.row).chain(
+        let rows = std::iter::once(&row.0).chain(
             self.stripes
                 .get()
                 .into_iter()
@@ -174,6 +193,13 @@ impl Tally {
     }
 }
 
+/// The owner's add: no other thread writes the row, so a load and a store are exact.
+#[inline]
+fn add_owned(row: &OwnerRow, i: usize) {
+    let counter = &row.0[i];
+    counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+
 /// Stripes per contended breaker: the cores, rounded up to a power of two, at most 64.
 fn stripe_count() -> usize {
     static COUNT: OnceLock<usize> = OnceLock::new();
@@ -185,20 +211,27 @@ fn stripe_count() -> usize {
     })
 }
 
-/// This thread's stripe: threads are numbered in the order they first count.
-fn stripe_of_thread() -> usize {
-    // Not a model-checked atomic: it only spreads threads over stripes.
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// This thread's number, from 1 in the order threads first count: never 0, never reused.
+#[inline]
+fn thread_number() -> u64 {
+    // Not a model-checked atomic: it only names threads.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    #[cfg(not(loom))]
     thread_local! {
-        static STRIPE: Cell<usize> = const { Cell::new(usize::MAX) };
+        static NUMBER: Cell<u64> = const { Cell::new(0) };
     }
-    STRIPE.with(|stripe| {
-        let mut s = stripe.get();
-        if s == usize::MAX {
-            s = NEXT.fetch_add(1, Ordering::Relaxed);
-            stripe.set(s);
+    // Loom runs its threads on one thread of the process: its own thread locals tell them apart.
+    #[cfg(loom)]
+    thread_local! {
+        static NUMBER: Cell<u64> = Cell::new(0);
+    }
+    NUMBER.with(|number| {
+        let mut n = number.get();
+        if n == 0 {
+            n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            number.set(n);
         }
-        s
+        n
     })
 }
 
@@ -208,7 +241,7 @@ mod tests {
 
     #[test]
     fn totals_count_each_ending_once() {
-        let t = Tally::new();
+        let (t, row) = (Tally::new(), OwnerRow::new());
         for ending in [
             Ending::Success,
             Ending::Success,
@@ -219,9 +252,9 @@ mod tests {
             Ending::Rejected,
             Ending::Rejected,
         ] {
-            t.add(ending);
+            t.add(&row, ending);
         }
-        let r = t.read();
+        let r = t.read(&row);
         assert_eq!(
             (r.success, r.failure, r.ignored, r.cancelled, r.rejected),
             (2, 1, 1, 1, 3)
@@ -231,22 +264,26 @@ mod tests {
 
     #[test]
     fn contended_counts_lose_nothing() {
-        let t = Tally::new();
+        let (t, row) = (Tally::new(), OwnerRow::new());
         std::thread::scope(|s| {
             for _ in 0..4 {
-                s.spawn(|| (0..10_000).for_each(|_| t.add(Ending::Success)));
+                s.spawn(|| (0..10_000).for_each(|_| t.add(&row, Ending::Success)));
             }
         });
-        assert_eq!(t.read().success, 40_000);
+        assert_eq!(t.read(&row).success, 40_000);
     }
 
     #[test]
-    fn stripes_once_grown_are_summed_with_the_row() {
-        let t = Tally::new();
-        t.add(Ending::Failure);
-        t.add_contended(Ending::Failure as usize);
-        t.add(Ending::Failure);
+    fn the_owner_counts_in_the_row_and_others_in_stripes() {
+        let (t, row) = (Tally::new(), OwnerRow::new());
+        t.add(&row, Ending::Failure);
+        std::thread::scope(|s| {
+            s.spawn(|| t.add(&row, Ending::Failure));
+        });
+        t.add(&row, Ending::Failure);
+        assert_eq!(t.owner.load(Ordering::Relaxed), thread_number());
+        assert_eq!(row.0[Ending::Failure as usize].load(Ordering::Relaxed), 2);
         assert!(t.stripes.get().is_some());
-        assert_eq!(t.read().failure, 3);
+        assert_eq!(t.read(&row).failure, 3);
     }
 }

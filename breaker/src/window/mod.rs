@@ -47,8 +47,9 @@ pub(crate) mod marks {
 /// lock, and is passed in where it is needed.
 #[derive(Debug)]
 pub(crate) enum OutcomeWindow {
-    Count(CountWindow),
-    /// Boxed: the other windows are small, and a keyed family holds many breakers.
+    /// Boxed, as the time window: most breakers pack their window in a word, and a keyed
+    /// family holds many breakers.
+    Count(Box<CountWindow>),
     Time(Box<TimeWindow>),
     /// A count window of this many calls, recorded without the lock.
     Packed(u32),
@@ -62,7 +63,7 @@ impl OutcomeWindow {
     pub(crate) fn new(window: Window, timed: bool, origin: u64) -> Self {
         match window {
             Window::Count(n) if n <= MAX_PACKED && !timed => OutcomeWindow::Packed(n.max(1)),
-            Window::Count(n) => OutcomeWindow::Count(CountWindow::new(n)),
+            Window::Count(n) => OutcomeWindow::Count(Box::new(CountWindow::new(n))),
             Window::Time { span, buckets } => {
                 OutcomeWindow::Time(Box::new(TimeWindow::new(span, buckets, origin)))
             }

@@ -151,12 +151,23 @@ impl PackedWindow {
         self.bits.load(Ordering::Acquire) & SEALED != 0
     }
 
-    /// Whether adding this outcome would leave the window as it is: a success into a full
-    /// window of successes of `generation`, not sealed. Such a result is counted at this
-    /// load and needs no write, so a healthy breaker's calls share the window's cache line.
+    /// The word of a full window of successes of `capacity` calls, open for `generation`:
+    /// the one word a success leaves as it is.
+    pub(crate) fn full_of_successes(generation: u64, capacity: u32) -> u64 {
+        Self::tag(generation) | 1 << capacity
+    }
+
+    /// A word no window ever holds (sealed, with more failures than a window has calls).
+    pub(crate) const NEVER: u64 = u64::MAX;
+
+    /// Whether the window holds `full`, a word of [`full_of_successes`](Self::full_of_successes):
+    /// then it is a full window of successes still open for results, which a success leaves
+    /// as it is, whichever generation the success is of (a result of another generation is
+    /// discarded anyway). Such a result needs no write, so a healthy breaker's calls share
+    /// the window's cache line.
     #[inline]
-    pub(crate) fn unchanged_by(&self, generation: u64, capacity: u32, failure: bool) -> bool {
-        !failure && self.bits.load(Ordering::Relaxed) == Self::tag(generation) | 1 << capacity
+    pub(crate) fn holds(&self, full: u64) -> bool {
+        self.bits.load(Ordering::Relaxed) == full
     }
 
     /// Adds one outcome to a window of `capacity` calls, if it is `generation`'s and not
