@@ -396,7 +396,7 @@ impl Breaker {
         failure: bool,
         started: Option<Instant>,
     ) {
-        let threshold = || Threshold {
+        let threshold = Threshold {
             min_calls: self.hot.min_calls.load(Ordering::Relaxed),
             failure_rate: f64::from_bits(self.hot.failure_rate.load(Ordering::Relaxed)),
             when_full: self.hot.when_full.load(Ordering::Relaxed),

@@ -243,7 +243,7 @@ impl Machine {
         match (self.state, admission) {
             (State::Closed, Admission::Counted) => {
                 if let Some(capacity) = self.window.packed() {
-                    return match packed.record(generation, capacity, failure, || self.threshold()) {
+                    return match packed.record(generation, capacity, failure, self.threshold()) {
                         Packed::Counted | Packed::Stale => None,
                         // Sealed in CLOSED under the lock: a result tripped it and its
                         // recorder has not taken the lock yet; open it for that recorder.

@@ -27,8 +27,11 @@
 //! - A recorder compares the full generation of its permit with the breaker's admission word
 //!   first, then swaps only a word that carries its generation's tag and is not sealed.
 //!
-//! A success into a full window of successes leaves the word as it is; such a result is
-//! counted at the load that found the window open for its generation, without a swap.
+//! A success into a full window of successes leaves the word as it is, without a swap. The
+//! breaker checks this first, against the full word of the current CLOSED, with no check of
+//! the generation: if the window holds that word it is open and full of successes, and a
+//! success of its generation changes nothing, while one of another generation is discarded,
+//! which changes nothing either.
 //!
 //! So a result is counted only into the window of the generation that admitted it, while
 //! that generation is CLOSED. The tag is the generation's low 37 bits; for a result to be
@@ -171,24 +174,18 @@ impl PackedWindow {
     }
 
     /// Adds one outcome to a window of `capacity` calls, if it is `generation`'s and not
-    /// sealed; `threshold` is asked only when the window changes.
+    /// sealed. (The caller has checked [`holds`](Self::holds) first: a success into a full
+    /// window of successes would swap the word for itself.)
     #[inline]
     pub(crate) fn record(
         &self,
         generation: u64,
         capacity: u32,
         failure: bool,
-        threshold: impl FnOnce() -> Threshold,
+        threshold: Threshold,
     ) -> Packed {
         let tag = Self::tag(generation);
         let mut current = self.bits.load(Ordering::Relaxed);
-        if !failure && current == tag | 1 << capacity {
-            // A success into a full window of successes changes nothing: it is counted at
-            // this load, which found the window open for its generation, and needs no write.
-            // A healthy breaker's calls thus share the window's cache line.
-            return Packed::Counted;
-        }
-        let threshold = threshold();
         loop {
             if current & !(COUNTS_MASK | SEALED) != tag {
                 return Packed::Stale;
@@ -271,12 +268,12 @@ mod tests {
         let w = PackedWindow::new();
         w.open(7);
         for failure in [true, true, false, false] {
-            assert_eq!(w.record(7, 3, failure, || NEVER), Packed::Counted);
+            assert_eq!(w.record(7, 3, failure, NEVER), Packed::Counted);
         }
         assert_eq!((w.totals().calls, w.totals().failures), (3, 1));
         assert_eq!(w.outcomes().collect::<Vec<_>>(), [true, false, false]);
         for _ in 0..3 {
-            w.record(7, 3, false, || NEVER);
+            w.record(7, 3, false, NEVER);
         }
         assert_eq!((w.totals().calls, w.totals().failures), (3, 0));
     }
@@ -292,7 +289,7 @@ mod tests {
             x ^= x >> 17;
             x ^= x << 5;
             let failure = x % 3 == 0;
-            w.record(9, 5, failure, || NEVER);
+            w.record(9, 5, failure, NEVER);
             model.push_back(failure);
             if model.len() > 5 {
                 model.pop_front();
@@ -318,9 +315,9 @@ mod tests {
                     for i in 0..5_000 {
                         if t % 2 == 0 {
                             // A permit of the generation before: never counted.
-                            assert_eq!(w.record(1, 20, true, || NEVER), Packed::Stale);
+                            assert_eq!(w.record(1, 20, true, NEVER), Packed::Stale);
                         } else if i < 8 {
-                            assert_eq!(w.record(2, 20, i % 4 == 0, || NEVER), Packed::Counted);
+                            assert_eq!(w.record(2, 20, i % 4 == 0, NEVER), Packed::Counted);
                         }
                     }
                 });
@@ -335,7 +332,7 @@ mod tests {
         let w = PackedWindow::new();
         w.open(u64::MAX);
         for i in 0..100 {
-            w.record(u64::MAX, MAX_PACKED, i % 2 == 0, || NEVER);
+            w.record(u64::MAX, MAX_PACKED, i % 2 == 0, NEVER);
         }
         assert_eq!(w.totals().calls, MAX_PACKED);
         assert_eq!(w.totals().failures, MAX_PACKED / 2);
@@ -346,15 +343,15 @@ mod tests {
     fn other_generations_and_sealed_windows_count_nothing() {
         let w = PackedWindow::new();
         assert_eq!(
-            w.record(0, 4, true, || NEVER),
+            w.record(0, 4, true, NEVER),
             Packed::Sealed,
             "not opened yet"
         );
         w.open(0);
-        assert_eq!(w.record(1, 4, true, || NEVER), Packed::Stale);
-        assert_eq!(w.record(0, 4, true, || NEVER), Packed::Counted);
+        assert_eq!(w.record(1, 4, true, NEVER), Packed::Stale);
+        assert_eq!(w.record(0, 4, true, NEVER), Packed::Counted);
         w.seal();
-        assert_eq!(w.record(0, 4, true, || NEVER), Packed::Sealed);
+        assert_eq!(w.record(0, 4, true, NEVER), Packed::Sealed);
         assert_eq!(w.totals().failures, 1, "a sealed window keeps its counts");
     }
 
@@ -363,13 +360,13 @@ mod tests {
         let w = PackedWindow::new();
         w.open(3);
         let half = Threshold::new(4, 2, 0.5);
-        assert_eq!(w.record(3, 4, true, || half), Packed::Counted, "below min");
+        assert_eq!(w.record(3, 4, true, half), Packed::Counted, "below min");
         assert_eq!(
-            w.record(3, 4, false, || half),
+            w.record(3, 4, false, half),
             Packed::Tripped,
             "1 of 2 >= 0.5"
         );
-        assert_eq!(w.record(3, 4, false, || half), Packed::Sealed);
+        assert_eq!(w.record(3, 4, false, half), Packed::Sealed);
         assert_eq!(w.totals().calls, 2);
     }
 
