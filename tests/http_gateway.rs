@@ -68,6 +68,10 @@ async fn breaker_opens_stops_calling_the_sick_upstream_falls_back_and_recovers()
         samples(&text, &labels),
         [
             format!("circuitbreaker_state{{{labels}}} 1"),
+            format!("circuitbreaker_calls_total{{{labels},result=\"success\"}} 4"),
+            format!("circuitbreaker_calls_total{{{labels},result=\"failure\"}} 2"),
+            format!("circuitbreaker_calls_total{{{labels},result=\"ignored\"}} 0"),
+            format!("circuitbreaker_calls_total{{{labels},result=\"cancelled\"}} 0"),
             format!("circuitbreaker_calls_total{{{labels},result=\"rejected\"}} 5"),
             format!("circuitbreaker_failure_rate{{{labels}}} 0.5"),
             format!(
@@ -101,6 +105,10 @@ async fn breaker_opens_stops_calling_the_sick_upstream_falls_back_and_recovers()
         samples(&text, &labels),
         [
             format!("circuitbreaker_state{{{labels}}} 0"),
+            format!("circuitbreaker_calls_total{{{labels},result=\"success\"}} 5"),
+            format!("circuitbreaker_calls_total{{{labels},result=\"failure\"}} 2"),
+            format!("circuitbreaker_calls_total{{{labels},result=\"ignored\"}} 0"),
+            format!("circuitbreaker_calls_total{{{labels},result=\"cancelled\"}} 0"),
             format!("circuitbreaker_calls_total{{{labels},result=\"rejected\"}} {}", 5 + polls),
             format!("circuitbreaker_state_transitions_total{{{labels},from=\"closed\",to=\"open\"}} 1"),
             format!("circuitbreaker_state_transitions_total{{{labels},from=\"open\",to=\"half_open\"}} 1"),
