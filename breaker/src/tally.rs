@@ -9,9 +9,8 @@
 //! Breakers used from one thread (most breakers of a keyed family) never pay for stripes.
 
 use std::cell::Cell;
-use std::sync::OnceLock;
 
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, OnceLock, Ordering};
 use crate::Outcome;
 #[cfg(loom)]
 use loom::thread_local;
@@ -202,7 +201,7 @@ fn add_owned(row: &OwnerRow, i: usize) {
 
 /// Stripes per contended breaker: the cores, rounded up to a power of two, at most 64.
 fn stripe_count() -> usize {
-    static COUNT: OnceLock<usize> = OnceLock::new();
+    static COUNT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *COUNT.get_or_init(|| {
         std::thread::available_parallelism()
             .map_or(8, usize::from)
@@ -215,20 +214,31 @@ fn stripe_count() -> usize {
 #[inline]
 fn thread_number() -> u64 {
     // Not a model-checked atomic: it only names threads.
+    #[cfg(not(loom))]
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     #[cfg(not(loom))]
     thread_local! {
         static NUMBER: Cell<u64> = const { Cell::new(0) };
     }
-    // Loom runs its threads on one thread of the process: its own thread locals tell them apart.
+    #[cfg(not(loom))]
+    let next = || NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // Loom runs its threads on one thread of the process: its own thread locals tell them
+    // apart. It also replays every execution of a model, so threads are numbered afresh in
+    // each, and pick the same stripes in every replay.
     #[cfg(loom)]
     thread_local! {
         static NUMBER: Cell<u64> = Cell::new(0);
     }
+    #[cfg(loom)]
+    loom::lazy_static! {
+        static ref NEXT: AtomicU64 = AtomicU64::new(1);
+    }
+    #[cfg(loom)]
+    let next = || NEXT.fetch_add(1, Ordering::Relaxed);
     NUMBER.with(|number| {
         let mut n = number.get();
         if n == 0 {
-            n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            n = next();
             number.set(n);
         }
         n

@@ -1,0 +1,606 @@
+#![cfg(loom)]
+//! Model checking of the breaker's concurrent paths with loom: every interleaving of a few
+//! threads, and every value a relaxed or acquire load may return, within a preemption bound.
+//!
+//! Checked: the result racing a trip, the half-open probe limit, stale results finishing
+//! during a transition, `reset` racing a tripping failure, cancelled probes freeing their
+//! slot, and the lifetime totals. Each model asserts exact outcomes after joining its
+//! threads; where the race leaves a choice, the assertion names every outcome allowed.
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" cargo test -p breaker --test loom --release
+//! ```
+//!
+//! Each model explores every interleaving with up to 3 preemptions, or 2 for the models where
+//! three threads race, whose space grows fastest; `LOOM_MAX_PREEMPTIONS` sets one bound for
+//! all of them.
+
+use std::time::Duration;
+
+use breaker::clock::ManualClock;
+use breaker::{Breaker, CallTotals, Config, Event, Outcome, Permit, RejectReason, State};
+use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use loom::sync::{Arc, Mutex};
+use loom::thread;
+
+const OPEN_FOR: Duration = Duration::from_secs(5);
+
+/// Preemptions per execution where two threads race.
+const PREEMPTIONS: usize = 3;
+
+/// Preemptions per execution where three threads race: a third preemption takes such a
+/// model from under a minute to many.
+const PREEMPTIONS_OF_THREE: usize = 2;
+
+/// Runs `model` in every interleaving with up to `preemptions` preemptions (unless
+/// `LOOM_MAX_PREEMPTIONS` says otherwise): enough for each race below, few enough that the
+/// suite runs in a few minutes.
+fn check_with(preemptions: usize, model: impl Fn() + Send + Sync + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound.get_or_insert(preemptions);
+    builder.check(model);
+}
+
+fn check(model: impl Fn() + Send + Sync + 'static) {
+    check_with(PREEMPTIONS, model);
+}
+
+/// A count window of `window` calls judged from `min` calls at `rate`, with `probes`.
+fn breaker(window: u32, min: u32, rate: f64, probes: u32) -> (Arc<Breaker>, ManualClock) {
+    let config = Config::builder()
+        .count_window(window)
+        .min_calls(min)
+        .failure_rate(rate)
+        .open_for(OPEN_FOR)
+        .probes(probes)
+        .build()
+        .unwrap();
+    let clock = ManualClock::new();
+    let b = Breaker::with_clock("libraryd", config, clock.clone());
+    (Arc::new(b), clock)
+}
+
+/// Opens `b` (a window of 2 judged from 2 calls) and lets the open period pass.
+fn open_then_expire(b: &Breaker, clock: &ManualClock) {
+    b.try_acquire().unwrap().failure();
+    b.try_acquire().unwrap().failure();
+    assert_eq!(b.state(), State::Open);
+    clock.advance(OPEN_FOR);
+}
+
+/// The transitions `b` reports, in the order its listener saw them.
+fn transitions(b: &Breaker) -> Arc<Mutex<Vec<(State, State)>>> {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&log);
+    b.on_event(move |e: &Event| {
+        if let Event::StateTransition { from, to } = e {
+            sink.lock().unwrap().push((*from, *to));
+        }
+    });
+    log
+}
+
+fn seen(log: &Mutex<Vec<(State, State)>>) -> Vec<(State, State)> {
+    log.lock().unwrap().clone()
+}
+
+/// The generation a permit was admitted in, which only its `Debug` output shows.
+fn generation_of(permit: &Permit<'_>) -> u64 {
+    let debug = format!("{permit:?}");
+    let (_, rest) = debug
+        .split_once("generation: ")
+        .expect("a permit's Debug shows its generation");
+    let digits = rest.split(|c: char| !c.is_ascii_digit()).next().unwrap();
+    digits.parse().unwrap()
+}
+
+/// Ends a permit: reports its result, or drops it without one.
+type End = fn(Permit<'_>);
+
+/// Every way a permit ends, named.
+const ENDINGS: [(&str, End); 3] = [
+    ("success", |permit| permit.success()),
+    ("failure", |permit| permit.failure()),
+    ("cancel", |permit| drop(permit)),
+];
+
+// 1. A result racing the trip.
+
+/// One failure is in a window of 2 that opens at 2 of 2: a second failure trips it, while
+/// another caller's success, counted first, keeps it closed. The success is either counted
+/// before the trip or discarded; it never undoes an OPEN.
+#[test]
+fn result_racing_the_trip_counts_before_it_or_not_at_all() {
+    check(|| {
+        let (b, _clock) = breaker(2, 2, 1.0, 1);
+        b.try_acquire().unwrap().failure();
+        let log = transitions(&b);
+
+        let tripper = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || {
+                // A success cannot trip this window, so the breaker is closed until this
+                // failure is recorded.
+                b.try_acquire().expect("closed").failure();
+            })
+        };
+        let caller = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || match b.try_acquire() {
+                Ok(permit) => {
+                    let before = b.state();
+                    permit.success();
+                    if before == State::Open {
+                        assert_eq!(b.state(), State::Open, "a late success closed the breaker");
+                    }
+                    true
+                }
+                Err(rejected) => {
+                    assert_eq!(rejected.reason(), RejectReason::Open);
+                    false
+                }
+            })
+        };
+        tripper.join().unwrap();
+        let admitted = caller.join().unwrap();
+
+        let s = b.snapshot();
+        let end = (s.state, s.calls, s.failures, seen(&log));
+        let tripped = (State::Open, 2, 2, vec![(State::Closed, State::Open)]);
+        if admitted {
+            // Counted first, the success leaves one failure of 2 after the second failure.
+            let counted_first = (State::Closed, 2, 1, vec![]);
+            assert!(end == counted_first || end == tripped, "{end:?}");
+        } else {
+            assert_eq!(end, tripped);
+        }
+        let t = s.totals;
+        assert_eq!(
+            (t.success, t.failure, t.rejected),
+            (u64::from(admitted), 2, u64::from(!admitted))
+        );
+    });
+}
+
+// 2. HALF_OPEN: at most `probes` at once; closed only by `probes` successes.
+
+/// Three callers race for two probe slots and report success. At most 2 permits are held at
+/// once (counted inside the permits' lifetimes, so the count never exceeds the breaker's),
+/// and the breaker closes only once 2 successes were reported.
+#[test]
+fn half_open_admits_at_most_probes_at_once_and_closes_on_their_successes() {
+    check_with(PREEMPTIONS_OF_THREE, || {
+        let (b, clock) = breaker(2, 2, 0.5, 2);
+        open_then_expire(&b, &clock);
+        let held = Arc::new(AtomicUsize::new(0));
+        let reported = Arc::new(AtomicUsize::new(0));
+        // Successes reported when the breaker closed; a listener's panic would be contained,
+        // so it notes the count and the test asserts after the join.
+        let reported_at_close = Arc::new(AtomicUsize::new(usize::MAX));
+        {
+            let (reported, at_close) = (Arc::clone(&reported), Arc::clone(&reported_at_close));
+            b.on_event(move |e: &Event| {
+                if let Event::StateTransition {
+                    to: State::Closed, ..
+                } = e
+                {
+                    at_close.store(reported.load(SeqCst), SeqCst);
+                }
+            });
+        }
+
+        let callers: Vec<_> = (0..3)
+            .map(|_| {
+                let (b, held, reported) =
+                    (Arc::clone(&b), Arc::clone(&held), Arc::clone(&reported));
+                thread::spawn(move || match b.try_acquire() {
+                    Ok(permit) => {
+                        let now_held = held.fetch_add(1, SeqCst) + 1;
+                        assert!(now_held <= 2, "{now_held} permits held in HALF_OPEN");
+                        held.fetch_sub(1, SeqCst);
+                        reported.fetch_add(1, SeqCst);
+                        permit.success();
+                        true
+                    }
+                    Err(rejected) => {
+                        assert_eq!(rejected.reason(), RejectReason::HalfOpenFull);
+                        false
+                    }
+                })
+            })
+            .collect();
+        let admitted = callers
+            .into_iter()
+            .map(|c| u64::from(c.join().unwrap()))
+            .sum::<u64>();
+
+        // The first two callers always get the two slots; the third only once one is free.
+        assert!(admitted == 2 || admitted == 3, "{admitted} admitted");
+        assert_eq!((b.state(), b.probes_in_flight()), (State::Closed, 0));
+        let at_close = reported_at_close.load(SeqCst) as u64;
+        assert!(
+            (2..=admitted).contains(&at_close),
+            "closed after {at_close} successes"
+        );
+        let t = b.snapshot().totals;
+        assert_eq!(
+            (t.success, t.failure, t.rejected),
+            (admitted, 2, 3 - admitted)
+        );
+    });
+}
+
+/// Of two probes, one fails while the other succeeds: the breaker reopens whichever result
+/// comes first, and a success after the failure is stale.
+#[test]
+fn probe_failure_reopens_and_a_late_probe_success_cannot_close() {
+    check(|| {
+        let (b, clock) = breaker(2, 2, 0.5, 2);
+        open_then_expire(&b, &clock);
+        let log = transitions(&b);
+        let probe = b.try_acquire().unwrap();
+
+        let failing = {
+            let b = Arc::clone(&b);
+            // One slot is always free for it: the held probe is the only other one.
+            thread::spawn(move || b.try_acquire().expect("a free slot").failure())
+        };
+        probe.success();
+        failing.join().unwrap();
+
+        assert_eq!((b.state(), b.probes_in_flight()), (State::Open, 0));
+        assert_eq!(
+            seen(&log),
+            [
+                (State::Open, State::HalfOpen),
+                (State::HalfOpen, State::Open)
+            ]
+        );
+    });
+}
+
+// 3. Stale results finishing during a transition.
+
+/// A permit of the first CLOSED ends while a probe takes the breaker from OPEN through
+/// HALF_OPEN to CLOSED: whatever its result, the state and the new window are exactly as if
+/// it never came.
+#[test]
+fn stale_closed_result_during_recovery_changes_nothing() {
+    for (ending, end) in ENDINGS {
+        check(move || {
+            let (b, clock) = breaker(2, 2, 0.5, 1);
+            let stale = b.try_acquire().unwrap();
+            open_then_expire(&b, &clock);
+            let log = transitions(&b);
+
+            let prober = {
+                let b = Arc::clone(&b);
+                thread::spawn(move || b.try_acquire().expect("the probe").success())
+            };
+            end(stale);
+            prober.join().unwrap();
+
+            let s = b.snapshot();
+            assert_eq!(
+                (s.state, s.calls, s.failures, b.probes_in_flight()),
+                (State::Closed, 0, 0, 0),
+                "stale {ending}"
+            );
+            assert_eq!(
+                seen(&log),
+                [
+                    (State::Open, State::HalfOpen),
+                    (State::HalfOpen, State::Closed)
+                ],
+                "stale {ending}"
+            );
+        });
+    }
+}
+
+/// A probe of an earlier HALF_OPEN ends while a probe of the current one is in flight: it
+/// neither closes nor reopens the breaker, nor frees the current probe's slot.
+#[test]
+fn stale_probe_never_touches_a_newer_half_open() {
+    for (ending, end) in ENDINGS {
+        check(move || {
+            let (b, clock) = breaker(2, 2, 0.5, 1);
+            open_then_expire(&b, &clock);
+            let stale = b.try_acquire().unwrap();
+            b.force_open();
+            b.reset();
+            open_then_expire(&b, &clock);
+
+            let prober = {
+                let b = Arc::clone(&b);
+                thread::spawn(move || {
+                    let probe = b.try_acquire().expect("the first probe after the period");
+                    assert_eq!(b.probes_in_flight(), 1, "stale {ending}");
+                    assert_eq!(
+                        b.try_acquire().unwrap_err().reason(),
+                        RejectReason::HalfOpenFull,
+                        "stale {ending}"
+                    );
+                    drop(probe);
+                })
+            };
+            end(stale);
+            prober.join().unwrap();
+
+            assert_eq!(
+                (b.state(), b.probes_in_flight()),
+                (State::HalfOpen, 0),
+                "stale {ending}"
+            );
+        });
+    }
+}
+
+/// A probe's result races a reopening and the next HALF_OPEN: whether it finds the breaker
+/// of its own generation at its first look or not, it never counts in the next HALF_OPEN,
+/// where the one probe in flight is the only one, and one success of 2 leaves it half-open.
+#[test]
+fn probe_result_overtaken_by_a_reopening_never_counts_in_the_next_half_open() {
+    for (ending, end) in ENDINGS {
+        check(move || {
+            let (b, clock) = breaker(2, 2, 0.5, 2);
+            open_then_expire(&b, &clock);
+            let overtaken = b.try_acquire().unwrap();
+
+            let prober = {
+                let b = Arc::clone(&b);
+                thread::spawn(move || {
+                    match b.try_acquire() {
+                        Ok(probe) => probe.failure(),
+                        // Reopened by the overtaken probe's own failure.
+                        Err(rejected) => assert_eq!(rejected.reason(), RejectReason::Open),
+                    }
+                    clock.advance(OPEN_FOR);
+                    let next = b.try_acquire().expect("the next HALF_OPEN's first probe");
+                    assert_eq!(b.probes_in_flight(), 1, "overtaken {ending}");
+                    next.success();
+                })
+            };
+            end(overtaken);
+            prober.join().unwrap();
+
+            assert_eq!(
+                (b.state(), b.probes_in_flight()),
+                (State::HalfOpen, 0),
+                "overtaken {ending}"
+            );
+        });
+    }
+}
+
+/// A failure that trips a window of 1 races `force_open`: it is counted before the breaker
+/// is forced open or not at all, and the breaker ends FORCED_OPEN either way.
+#[test]
+fn failure_racing_force_open_counts_before_it_or_not_at_all() {
+    check(|| {
+        let (b, _clock) = breaker(1, 1, 1.0, 1);
+        let log = transitions(&b);
+        let permit = b.try_acquire().unwrap();
+
+        let operator = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.force_open())
+        };
+        permit.failure();
+        operator.join().unwrap();
+
+        let s = b.snapshot();
+        // Listeners run once the lock is released: two transitions made by two threads may
+        // reach them in either order.
+        let mut events = seen(&log);
+        events.sort_by_key(|&(from, to)| (from as u8, to as u8));
+        let end = (s.state, s.calls, s.failures, events);
+        let forced = vec![(State::Closed, State::ForcedOpen)];
+        let tripped_then_forced = vec![
+            (State::Closed, State::Open),
+            (State::Open, State::ForcedOpen),
+        ];
+        let allowed = [
+            // Forced open first: the failure is stale.
+            (State::ForcedOpen, 0, 0, forced.clone()),
+            // Counted, and forced open before the failure's thread could open the breaker.
+            (State::ForcedOpen, 1, 1, forced),
+            (State::ForcedOpen, 1, 1, tripped_then_forced),
+        ];
+        assert!(allowed.contains(&end), "{end:?}");
+    });
+}
+
+// 4. `reset` racing a tripping failure.
+
+/// A permit admitted before a `reset` reports the failure that would trip the window: the
+/// breaker ends CLOSED with an empty window, whichever comes first.
+#[test]
+fn reset_racing_a_tripping_failure_never_leaves_the_breaker_open() {
+    check(|| {
+        let (b, _clock) = breaker(2, 2, 0.5, 1);
+        b.try_acquire().unwrap().failure();
+        let permit = b.try_acquire().unwrap();
+
+        let resetter = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.reset())
+        };
+        permit.failure();
+        resetter.join().unwrap();
+
+        let s = b.snapshot();
+        assert_eq!((s.state, s.calls, s.failures), (State::Closed, 0, 0));
+    });
+}
+
+/// A caller acquires and fails while another thread resets. The permit's generation decides:
+/// admitted before the reset, its failure is discarded; after it, the failure is the new
+/// window's only call.
+#[test]
+fn reset_racing_acquire_counts_the_result_in_its_generation_only() {
+    check(|| {
+        let (b, _clock) = breaker(2, 2, 0.5, 1);
+        b.try_acquire().unwrap().failure();
+
+        let resetter = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.reset())
+        };
+        let caller = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || {
+                // CLOSED before the reset (one failure cannot trip) and after it.
+                let permit = b.try_acquire().expect("closed");
+                let generation = generation_of(&permit);
+                permit.failure();
+                generation
+            })
+        };
+        resetter.join().unwrap();
+        let generation = caller.join().unwrap();
+
+        let s = b.snapshot();
+        let end = (s.state, s.calls, s.failures);
+        match generation {
+            0 => assert_eq!(end, (State::Closed, 0, 0), "admitted before the reset"),
+            1 => assert_eq!(end, (State::Closed, 1, 1), "admitted after the reset"),
+            _ => panic!("admitted in generation {generation}"),
+        }
+    });
+}
+
+// 5. A cancelled probe frees its slot.
+
+/// The only probe is dropped while another caller asks: either that caller gets the slot,
+/// or a later one does. HALF_OPEN never rejects with no probe in flight.
+#[test]
+fn cancelled_probe_frees_its_slot() {
+    check(|| {
+        let (b, clock) = breaker(2, 2, 0.5, 1);
+        open_then_expire(&b, &clock);
+        let probe = b.try_acquire().unwrap();
+
+        let caller = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || match b.try_acquire() {
+                Ok(permit) => drop(permit),
+                Err(rejected) => assert_eq!(rejected.reason(), RejectReason::HalfOpenFull),
+            })
+        };
+        drop(probe);
+        caller.join().unwrap();
+
+        assert_eq!((b.state(), b.probes_in_flight()), (State::HalfOpen, 0));
+        b.try_acquire().expect("a free slot").success();
+        assert_eq!(b.state(), State::Closed);
+    });
+}
+
+/// A probe is dropped while the other probe's failure reopens the breaker: the drop frees
+/// nothing, so the next HALF_OPEN admits exactly `probes` probes.
+#[test]
+fn probe_cancelled_as_the_breaker_reopens_frees_nothing_later() {
+    check(|| {
+        let (b, clock) = breaker(2, 2, 0.5, 2);
+        open_then_expire(&b, &clock);
+        let probe = b.try_acquire().unwrap();
+
+        let failing = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.try_acquire().expect("a free slot").failure())
+        };
+        drop(probe);
+        failing.join().unwrap();
+
+        assert_eq!((b.state(), b.probes_in_flight()), (State::Open, 0));
+        clock.advance(OPEN_FOR);
+        let first = b.try_acquire().expect("first probe");
+        let second = b.try_acquire().expect("second probe");
+        assert_eq!(
+            b.try_acquire().unwrap_err().reason(),
+            RejectReason::HalfOpenFull
+        );
+        assert_eq!(b.probes_in_flight(), 2);
+        first.success();
+        second.success();
+        assert_eq!(b.state(), State::Closed);
+    });
+}
+
+// 6. Totals.
+
+/// Makes one call ending with `outcome` (`None`: dropped without a result), and counts how
+/// it ended in `seen`.
+fn call(b: &Breaker, outcome: Option<Outcome>, seen: &mut CallTotals) {
+    match b.try_acquire() {
+        Ok(permit) => {
+            let count = match outcome {
+                Some(Outcome::Success) => &mut seen.success,
+                Some(Outcome::Failure) => &mut seen.failure,
+                Some(Outcome::Ignored) => &mut seen.ignored,
+                None => &mut seen.cancelled,
+            };
+            *count += 1;
+            match outcome {
+                Some(outcome) => permit.record(outcome),
+                None => drop(permit),
+            }
+        }
+        Err(_) => seen.rejected += 1,
+    }
+}
+
+/// Two callers each fail, then end their other calls every other way, while the breaker
+/// trips under them (any 2 results that include a failure open it): the totals hold every
+/// ending exactly once, and a reading taken during the race never exceeds the final one.
+/// The main thread counts first, so both callers count beside it, on the stripes.
+#[test]
+fn totals_count_every_ending_exactly_once() {
+    // The two callers race with the reading of the main thread.
+    check_with(PREEMPTIONS_OF_THREE, || {
+        let (b, _clock) = breaker(2, 2, 0.5, 1);
+        drop(b.try_acquire().unwrap());
+        let callers: Vec<_> = [
+            vec![Some(Outcome::Failure), Some(Outcome::Success)],
+            vec![Some(Outcome::Failure), Some(Outcome::Ignored), None],
+        ]
+        .into_iter()
+        .map(|outcomes| {
+            let b = Arc::clone(&b);
+            thread::spawn(move || {
+                let mut seen = CallTotals::default();
+                for outcome in outcomes {
+                    call(&b, outcome, &mut seen);
+                }
+                seen
+            })
+        })
+        .collect();
+        let during = b.snapshot().totals;
+        // The main thread's call, dropped.
+        let mut expected = CallTotals::default();
+        expected.cancelled = 1;
+        for caller in callers {
+            let seen = caller.join().unwrap();
+            expected.success += seen.success;
+            expected.failure += seen.failure;
+            expected.ignored += seen.ignored;
+            expected.cancelled += seen.cancelled;
+            expected.rejected += seen.rejected;
+        }
+
+        let s = b.snapshot();
+        let totals = s.totals;
+        assert_eq!(totals, expected);
+        assert_eq!(s.state, State::Open);
+        assert_eq!(totals.admitted() + totals.rejected, 6);
+        let each = |t: CallTotals| [t.success, t.failure, t.ignored, t.cancelled, t.rejected];
+        for (now, then) in each(totals).into_iter().zip(each(during)) {
+            assert!(
+                then <= now,
+                "{during:?} read during the race, {totals:?} after"
+            );
+        }
+    });
+}
