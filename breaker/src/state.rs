@@ -86,7 +86,7 @@ pub struct Snapshot {
     pub failure_rate: Option<f64>,
     /// `slow_calls / calls`, once at least `min_calls` calls are in the window.
     pub slow_call_rate: Option<f64>,
-    /// Calls rejected since the breaker was created.
+    /// Calls rejected since the breaker was created (`totals.rejected`).
     pub rejected: u64,
     /// Percentage of calls admitted: the current step during a ramp-up, 100 otherwise.
     pub admit_percent: u32,
