@@ -53,15 +53,17 @@ const OPEN: u64 = State::Open.code();
 /// # The fast paths
 ///
 /// Admission reads one word, `generation << 4 | timed << 3 | state`, written only under the
-/// lock. In
-/// CLOSED with a count window of up to 20 calls and no call timing, a result is recorded by
-/// one compare-and-swap on a word that packs the whole window with its generation (none at
-/// all for a success into a full window of successes); only the result that trips the
-/// breaker takes the lock, and a result of an earlier generation is never counted. OPEN
-/// rejects by comparing the clock's ticks with its deadline, without the lock. The two
-/// words are laid out at least 128 bytes apart (never on one pair of cache lines), so
-/// recording on one core does not evict the admission word from the others. Other windows
-/// record under the lock.
+/// lock. In CLOSED with a count window of up to 20 calls and no call timing, a result is
+/// recorded by one compare-and-swap on a word that packs the whole window with its
+/// generation (none at all for a success into a full window of successes); only the result
+/// that trips the breaker takes the lock, and a result of an earlier generation is never
+/// counted. OPEN
+/// rejects by comparing the clock's ticks with its deadline, without the lock. Every end
+/// of a call is also counted in the lifetime [`CallTotals`](crate::CallTotals): by the
+/// first thread to count with plain stores into a row of its own, by any other into a
+/// per-core stripe. The admission word, that row and the window word are laid out at least
+/// 128 bytes apart (never on one pair of cache lines), so recording on one core does not
+/// evict the admission word from the others. Other windows record under the lock.
 #[repr(C)]
 pub struct Breaker {
     /// Read by every call, written only under the lock.
