@@ -16,9 +16,9 @@
 //!
 //! The state is one series per breaker holding the current state's code, not one series per
 //! state, so no series is left at 1 after the breaker moved on. The rates are left out while
-//! the breaker has not judged its window yet. The call counters are the breaker's
-//! [`CallTotals`](crate::CallTotals): every admitted call is counted once, by how it ended,
-//! so the four results other than `rejected` add up to the calls admitted.
+//! the breaker has not judged its window yet. The call counters are the breaker's lifetime
+//! totals, [`CallTotals`]: every admitted call is counted once, by how it ended, so the four
+//! results other than `rejected` add up to the calls admitted.
 //!
 //! ```
 //! use std::sync::Arc;
