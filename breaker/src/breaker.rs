@@ -11,7 +11,7 @@ use crate::events::{Event, Listeners};
 use crate::machine::{Admission, Machine, Transition};
 use crate::permit::OwnedPermit;
 use crate::rejected::Name;
-use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::tally::{Ending, OwnerRow, Tally};
 use crate::window::{Packed, PackedWindow, Threshold};
 use crate::{Classify, Outcome, Permit, RejectReason, Rejected, Snapshot, State};
@@ -57,9 +57,8 @@ const OPEN: u64 = State::Open.code();
 /// recorded by one compare-and-swap on a word that packs the whole window with its
 /// generation (none at all for a success into a full window of successes); only the result
 /// that trips the breaker takes the lock, and a result of an earlier generation is never
-/// counted. OPEN
-/// rejects by comparing the clock's ticks with its deadline, without the lock. Every end
-/// of a call is also counted in the lifetime [`CallTotals`](crate::CallTotals): by the
+/// counted. OPEN rejects by comparing the clock's ticks with its deadline, without the
+/// lock. Every end of a call is also counted in the lifetime [`CallTotals`](crate::CallTotals): by the
 /// first thread to count with plain stores into a row of its own, by any other into a
 /// per-core stripe. The admission word, that row and the window word are laid out at least
 /// 128 bytes apart (never on one pair of cache lines), so recording on one core does not
@@ -117,8 +116,6 @@ struct Hot {
     when_full: AtomicU32,
     /// `f64` bits.
     failure_rate: AtomicU64,
-    /// Whether permits note their start: slow-call detection or the ramp's latency guard.
-    times_calls: AtomicBool,
 }
 
 struct Counts {
@@ -153,7 +150,6 @@ impl Breaker {
             min_calls: AtomicU32::new(0),
             when_full: AtomicU32::new(0),
             failure_rate: AtomicU64::new(0),
-            times_calls: AtomicBool::new(false),
         };
         hot.configure(&machine);
         Self {
@@ -276,11 +272,12 @@ impl Breaker {
     fn acquire_other(&self, word: u64) -> Result<Permit<'_>, Rejected> {
         let generation = word >> GENERATION_SHIFT;
         match State::from_code(word & STATE_MASK) {
+            // Timed: the untimed CLOSED was admitted in `try_acquire`.
             State::Closed => Ok(Permit::new(
                 self,
                 generation,
                 Admission::Counted,
-                self.start_time(None),
+                Some(self.clock.now()),
             )),
             State::Disabled => Ok(Permit::new(self, generation, Admission::Passthrough, None)),
             State::Open => self.reject_open(word),
@@ -318,16 +315,17 @@ impl Breaker {
     fn acquire_locked(&self) -> Result<Permit<'_>, Rejected> {
         let mut now = LazyNow::new(&self.clock);
         let mut transition = None;
-        let (admitted, generation) = {
+        let (admitted, generation, timed) = {
             let mut m = self.lock();
             let admitted = m.acquire(&mut now, &self.counts.window, &mut transition);
             self.publish(&m);
-            (admitted, m.generation())
+            (admitted, m.generation(), m.times_calls())
         };
         self.emit(transition);
         match admitted {
             Ok(admission) => {
-                let started = self.start_time(Some(&mut now));
+                // When calls are timed (slow calls, latency guard), the time a call starts.
+                let started = timed.then(|| now.get());
                 Ok(Permit::new(self, generation, admission, started))
             }
             Err((reason, retry_after)) => {
@@ -339,18 +337,6 @@ impl Breaker {
                 ))
             }
         }
-    }
-
-    /// When calls are timed (slow calls, latency guard), the time a call starts.
-    #[inline]
-    fn start_time(&self, now: Option<&mut LazyNow<'_>>) -> Option<Instant> {
-        if !self.hot.times_calls.load(Ordering::Relaxed) {
-            return None;
-        }
-        Some(match now {
-            Some(now) => now.get(),
-            None => self.clock.now(),
-        })
     }
 
     /// Reports how a permit ended; called by `Permit`. Counted in the totals, then judged:
@@ -656,7 +642,6 @@ impl Hot {
         self.when_full.store(threshold.when_full, Ordering::Relaxed);
         self.failure_rate
             .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
-        self.times_calls.store(m.times_calls(), Ordering::Relaxed);
     }
 }
 

@@ -8,7 +8,7 @@ pub(crate) use loom::sync::{
 };
 #[cfg(not(loom))]
 pub(crate) use std::sync::{
-    atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering},
+    atomic::{AtomicU32, AtomicU64, Ordering},
     Mutex, MutexGuard, OnceLock,
 };
 

@@ -1,7 +1,7 @@
 //! Lifetime call totals: how every admitted call ended, and how many were rejected.
 //!
-//! The first thread to count becomes the tally's owner and counts into a row of counters
-//! beside the window word with a plain load and store: it is the row's only writer, so no
+//! The first thread to count becomes the tally's owner and counts into a row of counters,
+//! which the breaker keeps apart from the lines every call reads, with a plain load and store: it is the row's only writer, so no
 //! count is lost and no read-modify-write is paid. Any other thread adds to a stripe, one
 //! per core rounded up to a power of two, each on cache lines of its own and grown the
 //! first time another thread counts; threads sharing a stripe add atomically. A total is
