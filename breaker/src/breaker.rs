@@ -118,6 +118,17 @@ struct Hot {
     failure_rate: AtomicU64,
 }
 
+/// What recording without the lock did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recorded {
+    /// Counted, or discarded as stale.
+    Done,
+    /// Counted, and it tripped the window: the breaker must open.
+    Tripped,
+    /// Not recorded: the lock decides.
+    Locked,
+}
+
 struct Counts {
     window: PackedWindow,
     totals: Tally,
@@ -339,10 +350,13 @@ impl Breaker {
         }
     }
 
-    /// Reports how a permit ended; called by `Permit`. Counted in the totals, then judged:
-    /// a verdict of a CLOSED permit with a packed window is one compare-and-swap; everything
-    /// else takes the lock.
-    #[inline]
+    /// Reports how a permit ended; called by `Permit`. Judged first: a verdict of a CLOSED
+    /// permit with a packed window is one compare-and-swap (none for a success into a full
+    /// window of successes); then counted in the totals. Everything else takes the lock.
+    ///
+    /// The common case (recorded without the lock, counted by the totals' owner) calls no
+    /// function, so it needs no stack frame; every other case goes to `complete_rest`.
+    #[inline(always)]
     pub(crate) fn complete(
         &self,
         generation: u64,
@@ -350,41 +364,41 @@ impl Breaker {
         ending: Ending,
         started: Option<Instant>,
     ) {
-        self.counts.totals.add(&self.totals_row, ending);
-        let outcome = ending.outcome();
-        if admission == Admission::Counted {
-            // A success into a full window of successes changes nothing, whatever its
-            // generation: no write, and no check of the generation needed.
-            if outcome == Outcome::Success
-                && self
-                    .counts
-                    .window
-                    .holds(self.hot.full_window.load(Ordering::Relaxed))
-            {
-                return;
-            }
-            let capacity = self.hot.packed.load(Ordering::Relaxed);
-            if capacity != 0
-                && outcome != Outcome::Ignored
-                && self.hot.word.load(Ordering::Acquire) >> GENERATION_SHIFT == generation
-            {
-                let failure = outcome == Outcome::Failure;
-                return self.record_packed(generation, capacity, failure, started);
-            }
+        let recorded = match admission {
+            Admission::Counted => self.record_lock_free(generation, ending),
+            _ => Recorded::Locked,
+        };
+        if recorded == Recorded::Done && self.counts.totals.add_owned(&self.totals_row, ending) {
+            return;
         }
-        self.complete_other(generation, admission, outcome, started);
+        self.complete_rest(generation, admission, ending, started, recorded);
     }
 
-    /// Records a CLOSED permit's verdict into the packed window.
-    #[inline]
-    fn record_packed(
-        &self,
-        generation: u64,
-        capacity: u32,
-        failure: bool,
-        started: Option<Instant>,
-    ) {
-        let threshold = Threshold {
+    /// Records a CLOSED permit's verdict into the packed window, if it has one and the
+    /// permit's generation is still the breaker's; a result of another generation is
+    /// discarded. Takes no lock and calls nothing.
+    #[inline(always)]
+    fn record_lock_free(&self, generation: u64, ending: Ending) -> Recorded {
+        let failure = match ending {
+            // A success into a full window of successes changes nothing, whatever its
+            // generation: no write, and no check of the generation needed.
+            Ending::Success => {
+                let full = self.hot.full_window.load(Ordering::Relaxed);
+                if self.counts.window.holds(full) {
+                    return Recorded::Done;
+                }
+                false
+            }
+            Ending::Failure => true,
+            _ => return Recorded::Locked,
+        };
+        let capacity = self.hot.packed.load(Ordering::Relaxed);
+        if capacity == 0 || self.hot.word.load(Ordering::Acquire) >> GENERATION_SHIFT != generation
+        {
+            return Recorded::Locked;
+        }
+        // Read only when the window holds a failure.
+        let threshold = || Threshold {
             min_calls: self.hot.min_calls.load(Ordering::Relaxed),
             failure_rate: f64::from_bits(self.hot.failure_rate.load(Ordering::Relaxed)),
             when_full: self.hot.when_full.load(Ordering::Relaxed),
@@ -394,20 +408,35 @@ impl Breaker {
             .window
             .record(generation, capacity, failure, threshold)
         {
-            Packed::Counted | Packed::Stale => {}
-            Packed::Tripped => self.trip(generation),
+            Packed::Counted | Packed::Stale => Recorded::Done,
+            Packed::Tripped => Recorded::Tripped,
             // Tripped by another result, or moved to a locked window: the lock decides.
-            Packed::Sealed => {
-                let outcome = if failure {
-                    Outcome::Failure
-                } else {
-                    Outcome::Success
-                };
-                self.complete_other(generation, Admission::Counted, outcome, started);
+            Packed::Sealed => Recorded::Locked,
+        }
+    }
+
+    /// What `complete` left: the totals (unless the owner counted), then opening the breaker
+    /// for a result that tripped the packed window, or the locked path.
+    #[inline(never)]
+    fn complete_rest(
+        &self,
+        generation: u64,
+        admission: Admission,
+        ending: Ending,
+        started: Option<Instant>,
+        recorded: Recorded,
+    ) {
+        self.counts.totals.add(&self.totals_row, ending);
+        match recorded {
+            Recorded::Done => {}
+            Recorded::Tripped => self.trip(generation),
+            Recorded::Locked => {
+                self.complete_other(generation, admission, ending.outcome(), started)
             }
         }
     }
 
+    /// Every verdict off the packed window's path: under the lock, if it still counts.
     fn complete_other(
         &self,
         generation: u64,
@@ -619,9 +648,7 @@ impl Breaker {
 /// The packed window's word once full of successes, in the machine's current CLOSED.
 fn full_window(m: &Machine) -> u64 {
     match m.packed_capacity() {
-        Some(capacity) if m.state() == State::Closed => {
-            PackedWindow::full_of_successes(m.generation(), capacity)
-        }
+        Some(_) if m.state() == State::Closed => PackedWindow::full_of_successes(m.generation()),
         _ => PackedWindow::NEVER,
     }
 }

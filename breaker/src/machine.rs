@@ -49,8 +49,8 @@ impl Machine {
     pub(crate) fn new(config: Arc<Config>, now: &mut LazyNow<'_>, packed: &PackedWindow) -> Self {
         let timed = times_calls(&config);
         let window = OutcomeWindow::new(config.window(), timed, window_origin(&config, now));
-        if window.packed().is_some() {
-            packed.open(0);
+        if let Some(capacity) = window.packed() {
+            packed.open(0, capacity);
         }
         Self {
             recovery: Recovery::new(&config),
@@ -155,8 +155,8 @@ impl Machine {
                     }
                     OutcomeWindow::Packed(n)
                 }
-                (OutcomeWindow::Count(mut new), OutcomeWindow::Packed(_)) => {
-                    for failure in packed.outcomes() {
+                (OutcomeWindow::Count(mut new), OutcomeWindow::Packed(capacity)) => {
+                    for failure in packed.outcomes(*capacity) {
                         new.record(Mark {
                             failure,
                             slow: false,
@@ -243,7 +243,7 @@ impl Machine {
         match (self.state, admission) {
             (State::Closed, Admission::Counted) => {
                 if let Some(capacity) = self.window.packed() {
-                    return match packed.record(generation, capacity, failure, self.threshold()) {
+                    return match packed.record(generation, capacity, failure, || self.threshold()) {
                         Packed::Counted | Packed::Stale => None,
                         // Sealed in CLOSED under the lock: a result tripped it and its
                         // recorder has not taken the lock yet; open it for that recorder.
@@ -334,8 +334,8 @@ impl Machine {
 
     /// A packed window counts only in CLOSED, and only for the current generation.
     fn open_packed(&self, packed: &PackedWindow) {
-        if self.window.packed().is_some() && self.state == State::Closed {
-            packed.open(self.generation);
+        if let (Some(capacity), State::Closed) = (self.window.packed(), self.state) {
+            packed.open(self.generation, capacity);
         } else {
             packed.seal();
         }

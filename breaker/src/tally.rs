@@ -134,21 +134,29 @@ impl Tally {
     /// Counts one call that ended as `ending`.
     #[inline]
     pub(crate) fn add(&self, row: &OwnerRow, ending: Ending) {
-        let me = thread_number();
-        let owner = self.owner.load(Ordering::Relaxed);
-        if owner == me {
-            add_owned(row, ending as usize);
-        } else {
-            self.add_other(row, me, owner, ending as usize);
+        if !self.add_owned(row, ending) {
+            self.add_other(row, ending as usize);
         }
+    }
+
+    /// Counts one call that ended as `ending` if this thread owns the row, and says whether
+    /// it did. Calls nothing, so that its callers need no stack frame.
+    #[inline]
+    pub(crate) fn add_owned(&self, row: &OwnerRow, ending: Ending) -> bool {
+        let owned = self.owner.load(Ordering::Relaxed) == thread_number();
+        if owned {
+            add_owned(row, ending as usize);
+        }
+        owned
     }
 
     /// The first thread to count takes the row; any other adds to its stripe.
     #[cold]
     #[inline(never)]
-    fn add_other(&self, row: &OwnerRow, me: u64, owner: u64, i: usize) {
+    fn add_other(&self, row: &OwnerRow, i: usize) {
+        let me = thread_number();
         // Only while the row has no owner: a swap that fails still takes the cache line.
-        if owner == 0
+        if self.owner.load(Ordering::Relaxed) == 0
             && self
                 .owner
                 .compare_exchange(0, me, Ordering::Relaxed, Ordering::Relaxed)

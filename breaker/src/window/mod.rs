@@ -104,7 +104,7 @@ impl OutcomeWindow {
         match self {
             OutcomeWindow::Count(w) => w.totals(),
             OutcomeWindow::Time(w) => w.totals(now),
-            OutcomeWindow::Packed(_) => packed.totals(),
+            OutcomeWindow::Packed(capacity) => packed.totals(*capacity),
         }
     }
 

@@ -3,15 +3,19 @@
 //! # Layout
 //!
 //! ```text
-//!  63                    27   26      25 ...... 21   20 ............ 0
-//! [ generation tag (37 bits) ][SEALED][ failures  ][ ring, sentinel-led ]
+//!  63                    27   26      25 ...... 21   20    19 ............ 0
+//! [ generation tag (37 bits) ][SEALED][ failures  ][FULL][ calls, newest lowest ]
 //! ```
 //!
-//! The ring holds one bit per completed call, 1 for a failure, the newest in bit 0. A
-//! sentinel bit sits just above the oldest call, so the ring tells how many calls the window
-//! holds (the sentinel's position): an empty window is `1`. The failures are counted beside
-//! it (the ring's popcount, kept so that recording needs none). Slow calls are not kept: a
-//! breaker that times its calls uses the locked [`CountWindow`](super::CountWindow).
+//! One bit per completed call, 1 for a failure. The newest call enters at the *entry bit*,
+//! `20 - capacity`, and every result moves the calls before it up one bit. A sentinel bit
+//! sits just above the oldest call, so the word tells how many calls the window holds: an
+//! empty window is the entry bit alone. Once the window holds `capacity` calls the sentinel
+//! has reached bit 20, `FULL`, and stays there: the oldest call, at bit 19, leaves as each new
+//! one enters. So in a full window, the common case, every position is fixed whatever the
+//! capacity: a result is a shift of the low 20 bits and the failures counted beside them
+//! (kept so that recording needs no popcount) move by at most one. Slow calls are not kept:
+//! a breaker that times its calls uses the locked [`CountWindow`](super::CountWindow).
 //!
 //! # Why a stale result can never be counted
 //!
@@ -45,13 +49,16 @@ use super::Totals;
 /// The largest count window kept in one word.
 pub(crate) const MAX_PACKED: u32 = 20;
 
-const RING_MASK: u64 = (1 << (MAX_PACKED + 1)) - 1;
+/// The calls of a full window, below the sentinel.
+const CALLS_MASK: u64 = (1 << MAX_PACKED) - 1;
+/// The sentinel of a full window.
+const FULL: u64 = 1 << MAX_PACKED;
+const RING_MASK: u64 = CALLS_MASK | FULL;
 const FAILURES_SHIFT: u32 = MAX_PACKED + 1;
 /// Five bits: up to 31 failures.
 const FAILURES_MASK: u64 = 0x1f << FAILURES_SHIFT;
 const SEALED: u64 = 1 << (MAX_PACKED + 6);
 const TAG_SHIFT: u32 = MAX_PACKED + 7;
-const EMPTY_RING: u64 = 1;
 const COUNTS_MASK: u64 = RING_MASK | FAILURES_MASK;
 
 /// What became of one recorded result.
@@ -97,10 +104,10 @@ impl Threshold {
         if failures == 0 {
             return false;
         }
-        if ring >> capacity != 0 {
+        if ring & FULL != 0 {
             return failures >= self.when_full;
         }
-        let calls = calls(ring);
+        let calls = calls(ring, capacity);
         calls >= self.min_calls && f64::from(failures) / f64::from(calls) >= self.failure_rate
     }
 }
@@ -115,7 +122,7 @@ impl PackedWindow {
     /// A sealed window of no generation: nothing is counted until [`open`](Self::open).
     pub(crate) fn new() -> Self {
         Self {
-            bits: AtomicU64::new(SEALED | EMPTY_RING),
+            bits: AtomicU64::new(SEALED | FULL),
         }
     }
 
@@ -123,11 +130,10 @@ impl PackedWindow {
         generation << TAG_SHIFT
     }
 
-    /// Starts an empty window for `generation`. Called under the breaker's lock, before the
-    /// generation is published.
-    pub(crate) fn open(&self, generation: u64) {
-        self.bits
-            .store(Self::tag(generation) | EMPTY_RING, Ordering::Release);
+    /// Starts an empty window of `capacity` calls for `generation`. Called under the
+    /// breaker's lock, before the generation is published.
+    pub(crate) fn open(&self, generation: u64, capacity: u32) {
+        self.open_with(generation, capacity, std::iter::empty());
     }
 
     /// Starts a window for `generation` holding `outcomes` (failure bits, oldest first): a
@@ -138,10 +144,11 @@ impl PackedWindow {
         capacity: u32,
         outcomes: impl Iterator<Item = bool>,
     ) {
-        let ring = outcomes.fold(EMPTY_RING, |ring, failure| push(ring, capacity, failure));
-        let failures = u64::from(ring.count_ones() - 1) << FAILURES_SHIFT;
+        let word = outcomes.fold(entry(capacity), |word, failure| {
+            step(word, entered(capacity, failure))
+        });
         self.bits
-            .store(Self::tag(generation) | failures | ring, Ordering::Release);
+            .store(Self::tag(generation) | word, Ordering::Release);
     }
 
     /// Ends counting for the current generation; the counts stay readable.
@@ -154,10 +161,10 @@ impl PackedWindow {
         self.bits.load(Ordering::Acquire) & SEALED != 0
     }
 
-    /// The word of a full window of successes of `capacity` calls, open for `generation`:
+    /// The word of a full window of successes open for `generation`, whatever its capacity:
     /// the one word a success leaves as it is.
-    pub(crate) fn full_of_successes(generation: u64, capacity: u32) -> u64 {
-        Self::tag(generation) | 1 << capacity
+    pub(crate) fn full_of_successes(generation: u64) -> u64 {
+        Self::tag(generation) | FULL
     }
 
     /// A word no window ever holds (sealed, with more failures than a window has calls).
@@ -182,29 +189,25 @@ impl PackedWindow {
         generation: u64,
         capacity: u32,
         failure: bool,
-        threshold: Threshold,
+        threshold: impl Fn() -> Threshold,
     ) -> Packed {
         let tag = Self::tag(generation);
+        let entered = entered(capacity, failure);
         let mut current = self.bits.load(Ordering::Relaxed);
         loop {
-            if current & !(COUNTS_MASK | SEALED) != tag {
-                return Packed::Stale;
+            if current & !COUNTS_MASK != tag {
+                return if current & !(COUNTS_MASK | SEALED) != tag {
+                    Packed::Stale
+                } else {
+                    Packed::Sealed
+                };
             }
-            if current & SEALED != 0 {
-                return Packed::Sealed;
+            let mut next = step(current, entered);
+            let failures = ((next & FAILURES_MASK) >> FAILURES_SHIFT) as u32;
+            let tripped = failures != 0 && threshold().trips(next & RING_MASK, failures, capacity);
+            if tripped {
+                next |= SEALED;
             }
-            let ring = current & RING_MASK;
-            // The oldest call leaves a full window: bit `capacity - 1`, below the sentinel.
-            let evicted = if ring >> capacity != 0 {
-                (ring >> (capacity - 1)) & 1
-            } else {
-                0
-            };
-            let failures = (current & FAILURES_MASK) >> FAILURES_SHIFT;
-            let failures = failures + u64::from(failure) - evicted;
-            let ring = push(ring, capacity, failure);
-            let tripped = threshold.trips(ring, failures as u32, capacity);
-            let next = tag | failures << FAILURES_SHIFT | ring | if tripped { SEALED } else { 0 };
             match self.bits.compare_exchange_weak(
                 current,
                 next,
@@ -218,70 +221,99 @@ impl PackedWindow {
         }
     }
 
-    pub(crate) fn totals(&self) -> Totals {
+    /// The counts of a window of `capacity` calls.
+    pub(crate) fn totals(&self, capacity: u32) -> Totals {
         let bits = self.bits.load(Ordering::Acquire);
         Totals {
-            calls: calls(bits & RING_MASK),
+            calls: calls(bits & RING_MASK, capacity),
             failures: ((bits & FAILURES_MASK) >> FAILURES_SHIFT) as u32,
             slow: 0,
         }
     }
 
-    /// The failure bits of the calls in the window, oldest first.
-    pub(crate) fn outcomes(&self) -> impl Iterator<Item = bool> {
+    /// The failure bits of the calls in a window of `capacity` calls, oldest first.
+    pub(crate) fn outcomes(&self, capacity: u32) -> impl Iterator<Item = bool> {
         let ring = self.bits.load(Ordering::Acquire) & RING_MASK;
-        (0..calls(ring)).rev().map(move |i| ring >> i & 1 != 0)
+        let entry = MAX_PACKED - capacity;
+        (0..calls(ring, capacity))
+            .rev()
+            .map(move |i| ring >> (entry + i) & 1 != 0)
     }
 }
 
-/// The ring after one more outcome: shifted in at bit 0, the oldest dropped once `capacity`
-/// calls are held (the sentinel then stays at bit `capacity`).
+/// The bit where a window of `capacity` calls takes its newest call; alone, an empty window.
 #[inline]
-fn push(ring: u64, capacity: u32, failure: bool) -> u64 {
-    let shifted = ring << 1 | u64::from(failure);
-    if shifted >> (capacity + 1) == 0 {
-        shifted
+fn entry(capacity: u32) -> u64 {
+    1 << (MAX_PACKED - capacity)
+}
+
+/// What a result adds to a window of `capacity` besides moving its calls up: for a
+/// failure, its bit at the entry and one to the failures counted.
+#[inline]
+fn entered(capacity: u32, failure: bool) -> u64 {
+    if failure {
+        entry(capacity) | 1 << FAILURES_SHIFT
     } else {
-        let sentinel = 1 << capacity;
-        shifted & (sentinel - 1) | sentinel
+        0
     }
 }
 
-/// The calls a sentinel-led ring holds: the sentinel's position.
+/// The counts after one more result, which adds `entered`: every call moves up one bit
+/// (the calls are added to themselves). Until the window is full the sentinel moves up with
+/// them; once it is at `FULL` it stays there and the oldest call, from bit 19, leaves: added
+/// to `FULL` it carries into the failures when it is one, and subtracting it from both
+/// takes that failure away and puts the sentinel back.
 #[inline]
-fn calls(ring: u64) -> u32 {
-    63 - ring.leading_zeros()
+fn step(word: u64, entered: u64) -> u64 {
+    if word & FULL != 0 {
+        let calls = word & CALLS_MASK;
+        let left = calls >> (MAX_PACKED - 1);
+        word + calls - left * (FULL | 1 << FAILURES_SHIFT) + entered
+    } else {
+        word + (word & RING_MASK) + entered
+    }
+}
+
+/// The calls a sentinel-led ring of `capacity` holds: the sentinel's distance from the
+/// entry bit.
+#[inline]
+fn calls(ring: u64, capacity: u32) -> u32 {
+    (63 - ring.leading_zeros()) + capacity - MAX_PACKED
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const NEVER: Threshold = Threshold {
-        min_calls: u32::MAX,
-        failure_rate: 1.0,
-        when_full: u32::MAX,
-    };
+    /// A threshold no window reaches.
+    fn never() -> Threshold {
+        Threshold {
+            min_calls: u32::MAX,
+            failure_rate: 1.0,
+            when_full: u32::MAX,
+        }
+    }
 
     #[test]
     fn keeps_only_the_last_n_outcomes() {
         let w = PackedWindow::new();
-        w.open(7);
+        w.open(7, 3);
         for failure in [true, true, false, false] {
-            assert_eq!(w.record(7, 3, failure, NEVER), Packed::Counted);
+            assert_eq!(w.record(7, 3, failure, never), Packed::Counted);
         }
-        assert_eq!((w.totals().calls, w.totals().failures), (3, 1));
-        assert_eq!(w.outcomes().collect::<Vec<_>>(), [true, false, false]);
+        assert_eq!((w.totals(3).calls, w.totals(3).failures), (3, 1));
+        assert_eq!(w.outcomes(3).collect::<Vec<_>>(), [true, false, false]);
         for _ in 0..3 {
-            w.record(7, 3, false, NEVER);
+            w.record(7, 3, false, never);
         }
-        assert_eq!((w.totals().calls, w.totals().failures), (3, 0));
+        assert_eq!((w.totals(3).calls, w.totals(3).failures), (3, 0));
+        assert!(w.holds(PackedWindow::full_of_successes(7)));
     }
 
     #[test]
     fn failures_are_counted_as_they_enter_and_leave() {
         let w = PackedWindow::new();
-        w.open(9);
+        w.open(9, 5);
         let mut model = std::collections::VecDeque::new();
         let mut x = 0x9E37_79B9_u32;
         for _ in 0..500 {
@@ -289,25 +321,25 @@ mod tests {
             x ^= x >> 17;
             x ^= x << 5;
             let failure = x % 3 == 0;
-            w.record(9, 5, failure, NEVER);
+            w.record(9, 5, failure, never);
             model.push_back(failure);
             if model.len() > 5 {
                 model.pop_front();
             }
             let failures = model.iter().filter(|f| **f).count() as u32;
-            let totals = w.totals();
+            let totals = w.totals(5);
             assert_eq!(
                 (totals.calls, totals.failures),
                 (model.len() as u32, failures)
             );
-            assert!(w.outcomes().eq(model.iter().copied()));
+            assert!(w.outcomes(5).eq(model.iter().copied()));
         }
     }
 
     #[test]
     fn racing_recorders_lose_nothing_and_stale_ones_count_nothing() {
         let w = PackedWindow::new();
-        w.open(2);
+        w.open(2, 20);
         std::thread::scope(|s| {
             for t in 0..4 {
                 let w = &w;
@@ -315,27 +347,27 @@ mod tests {
                     for i in 0..5_000 {
                         if t % 2 == 0 {
                             // A permit of the generation before: never counted.
-                            assert_eq!(w.record(1, 20, true, NEVER), Packed::Stale);
+                            assert_eq!(w.record(1, 20, true, never), Packed::Stale);
                         } else if i < 8 {
-                            assert_eq!(w.record(2, 20, i % 4 == 0, NEVER), Packed::Counted);
+                            assert_eq!(w.record(2, 20, i % 4 == 0, never), Packed::Counted);
                         }
                     }
                 });
             }
         });
-        let totals = w.totals();
+        let totals = w.totals(20);
         assert_eq!((totals.calls, totals.failures), (16, 4));
     }
 
     #[test]
     fn a_full_window_of_the_largest_size_fits() {
         let w = PackedWindow::new();
-        w.open(u64::MAX);
+        w.open(u64::MAX, MAX_PACKED);
         for i in 0..100 {
-            w.record(u64::MAX, MAX_PACKED, i % 2 == 0, NEVER);
+            w.record(u64::MAX, MAX_PACKED, i % 2 == 0, never);
         }
-        assert_eq!(w.totals().calls, MAX_PACKED);
-        assert_eq!(w.totals().failures, MAX_PACKED / 2);
+        assert_eq!(w.totals(MAX_PACKED).calls, MAX_PACKED);
+        assert_eq!(w.totals(MAX_PACKED).failures, MAX_PACKED / 2);
         assert!(!w.is_sealed());
     }
 
@@ -343,23 +375,23 @@ mod tests {
     fn other_generations_and_sealed_windows_count_nothing() {
         let w = PackedWindow::new();
         assert_eq!(
-            w.record(0, 4, true, NEVER),
+            w.record(0, 4, true, never),
             Packed::Sealed,
             "not opened yet"
         );
-        w.open(0);
-        assert_eq!(w.record(1, 4, true, NEVER), Packed::Stale);
-        assert_eq!(w.record(0, 4, true, NEVER), Packed::Counted);
+        w.open(0, 4);
+        assert_eq!(w.record(1, 4, true, never), Packed::Stale);
+        assert_eq!(w.record(0, 4, true, never), Packed::Counted);
         w.seal();
-        assert_eq!(w.record(0, 4, true, NEVER), Packed::Sealed);
-        assert_eq!(w.totals().failures, 1, "a sealed window keeps its counts");
+        assert_eq!(w.record(0, 4, true, never), Packed::Sealed);
+        assert_eq!(w.totals(4).failures, 1, "a sealed window keeps its counts");
     }
 
     #[test]
     fn the_tripping_result_seals_the_window() {
         let w = PackedWindow::new();
-        w.open(3);
-        let half = Threshold::new(4, 2, 0.5);
+        w.open(3, 4);
+        let half = || Threshold::new(4, 2, 0.5);
         assert_eq!(w.record(3, 4, true, half), Packed::Counted, "below min");
         assert_eq!(
             w.record(3, 4, false, half),
@@ -367,7 +399,7 @@ mod tests {
             "1 of 2 >= 0.5"
         );
         assert_eq!(w.record(3, 4, false, half), Packed::Sealed);
-        assert_eq!(w.totals().calls, 2);
+        assert_eq!(w.totals(4).calls, 2);
     }
 
     #[test]
@@ -375,7 +407,7 @@ mod tests {
         for (capacity, min, rate) in [(20, 10, 0.5), (3, 1, 0.34), (7, 7, 1.0), (10, 10, 0.3)] {
             let t = Threshold::new(capacity, min, rate);
             for failures in 0..=capacity {
-                let ring = (1 << capacity) | ((1 << failures) - 1);
+                let ring = FULL | ((1 << failures) - 1) << (MAX_PACKED - capacity);
                 let divided = f64::from(failures) / f64::from(capacity) >= rate && failures > 0;
                 let tripped = t.trips(ring, failures, capacity);
                 assert_eq!(tripped, divided, "{failures} of {capacity} at {rate}");
