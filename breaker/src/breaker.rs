@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::IntoFuture;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::clock::{Clock, ClockSource, LazyNow};
 use crate::config::Config;
@@ -304,22 +304,38 @@ impl Breaker {
     /// a word of another state was published, so the second read would differ.
     #[inline(never)]
     fn reject_open(&self, word: u64) -> Result<Permit<'_>, Rejected> {
+        // The clock first: fewer values live across its call.
+        let Some(now) = self.clock.ticks() else {
+            return self.acquire_locked();
+        };
         let from = self.hot.open_from.load(Ordering::Acquire);
         let until = self.hot.open_until.load(Ordering::Acquire);
-        match self.clock.ticks() {
-            Some(now)
-                if from <= now && now < until && self.hot.word.load(Ordering::Acquire) == word =>
-            {
-                self.counts.totals.add(&self.totals_row, Ending::Rejected);
-                let left = Duration::from_nanos(until - now);
-                Err(Rejected::new(
-                    self.rejected_name.clone(),
-                    RejectReason::Open,
-                    Some(left),
-                ))
-            }
-            _ => self.acquire_locked(),
+        if !(from <= now && now < until && self.hot.word.load(Ordering::Acquire) == word) {
+            return self.acquire_locked();
         }
+        let left = until - now;
+        if !self
+            .counts
+            .totals
+            .add_owned(&self.totals_row, Ending::Rejected)
+        {
+            return self.reject_counted(left);
+        }
+        Err(self.rejected_open(left))
+    }
+
+    /// A rejection in OPEN by a thread that does not own the totals' row.
+    #[cold]
+    #[inline(never)]
+    fn reject_counted(&self, left: u64) -> Result<Permit<'_>, Rejected> {
+        self.counts.totals.add(&self.totals_row, Ending::Rejected);
+        Err(self.rejected_open(left))
+    }
+
+    /// The rejection of a call `left` nanoseconds before OPEN ends.
+    #[inline(always)]
+    fn rejected_open(&self, left: u64) -> Rejected {
+        Rejected::after_nanos(self.rejected_name.clone(), RejectReason::Open, left)
     }
 
     #[cold]

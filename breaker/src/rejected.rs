@@ -33,12 +33,17 @@ pub enum RejectReason {
 /// assert_eq!(rejected.retry_after(), None);
 /// assert_eq!(rejected.to_string(), "circuit 'libraryd' is forced open");
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Rejected {
     name: Name,
     reason: RejectReason,
-    retry_after: Option<Duration>,
+    /// Nanoseconds until probes are let through, [`NO_RETRY`] for none: a `Duration` is made
+    /// only when asked for, so rejecting divides nothing.
+    retry_after: u64,
 }
+
+/// `retry_after` of a rejection without one.
+const NO_RETRY: u64 = u64::MAX;
 
 /// Names up to this many bytes travel inline in a rejection.
 const INLINE: usize = 30;
@@ -85,6 +90,13 @@ impl fmt::Debug for Name {
 
 impl Rejected {
     pub(crate) fn new(name: Name, reason: RejectReason, retry_after: Option<Duration>) -> Self {
+        let nanos = |after: Duration| u64::try_from(after.as_nanos()).unwrap_or(NO_RETRY - 1);
+        Self::after_nanos(name, reason, retry_after.map_or(NO_RETRY, nanos))
+    }
+
+    /// A rejection with `retry_after` in nanoseconds, [`NO_RETRY`] for none.
+    #[inline]
+    pub(crate) fn after_nanos(name: Name, reason: RejectReason, retry_after: u64) -> Self {
         Self {
             name,
             reason,
@@ -102,9 +114,20 @@ impl Rejected {
         self.reason
     }
 
-    /// Time until the breaker lets probes through: `Some` when rejected by OPEN.
+    /// Time until the breaker lets probes through: `Some` when rejected by OPEN. At most
+    /// `u64::MAX - 1` nanoseconds (some 584 years), however long the open period.
     pub fn retry_after(&self) -> Option<Duration> {
-        self.retry_after
+        (self.retry_after != NO_RETRY).then(|| Duration::from_nanos(self.retry_after))
+    }
+}
+
+impl fmt::Debug for Rejected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rejected")
+            .field("name", &self.name)
+            .field("reason", &self.reason)
+            .field("retry_after", &self.retry_after())
+            .finish()
     }
 }
 
@@ -117,7 +140,7 @@ impl fmt::Display for Rejected {
             RejectReason::ForcedOpen => f.write_str("forced open")?,
             RejectReason::Throttled => f.write_str("throttled by recovery")?,
         }
-        if let Some(after) = self.retry_after {
+        if let Some(after) = self.retry_after() {
             write!(f, "; retry in {:.1}s", after.as_secs_f64())?;
         }
         Ok(())
