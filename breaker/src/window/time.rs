@@ -18,6 +18,9 @@ pub(crate) struct TimeWindow {
     origin: u64,
     /// Index (since `origin`) of the newest bucket.
     current: u64,
+    /// `current % buckets.len()`: where the newest bucket is, kept so that recording divides
+    /// nothing.
+    slot: usize,
     /// Nanoseconds since `origin` at which the newest bucket ends.
     current_end: u64,
     totals: Totals,
@@ -32,6 +35,7 @@ impl TimeWindow {
             width_nanos: (span_nanos / u64::from(buckets)).max(1),
             origin,
             current: 0,
+            slot: 0,
             current_end: (span_nanos / u64::from(buckets)).max(1),
             totals: Totals::default(),
         }
@@ -67,14 +71,14 @@ impl TimeWindow {
             }
         }
         self.current = index;
+        self.slot = (index % len) as usize;
         self.current_end = index.saturating_add(1).saturating_mul(self.width_nanos);
     }
 
     /// Adds one call at `now` (ticks) and returns the counts after it.
     pub(crate) fn record(&mut self, mark: Mark, now: Option<u64>) -> Totals {
         self.advance(now);
-        let len = self.buckets.len() as u64;
-        let bucket = &mut self.buckets[(self.current % len) as usize];
+        let bucket = &mut self.buckets[self.slot];
         for counts in [bucket, &mut self.totals] {
             counts.calls = counts.calls.saturating_add(1);
             counts.failures = counts.failures.saturating_add(u32::from(mark.failure));
