@@ -20,7 +20,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use breaker::__private::StaticKeyed;
-use breaker::clock::MonotonicClock;
+use breaker::clock::{Clock, MonotonicClock};
 use breaker::{circuit_breaker, Breaker, Classify, Config, Outcome, Rejected};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
@@ -262,6 +262,19 @@ fn closed(c: &mut Criterion, name: &str, mixed: bool) {
                 counter.fetch_add(1, Ordering::Relaxed);
             })
         });
+    } else {
+        // The least an exact window shared by threads costs: every result that changes it is
+        // one compare-and-swap of a word read just before.
+        let ring = AtomicU64::new(0);
+        g.bench_function("one compare-and-swap", |b| {
+            let mut m = Mix(0);
+            b.iter(|| {
+                let failed = downstream(fail(&mut m)).is_err();
+                let current = ring.load(Ordering::Relaxed);
+                let next = current << 1 | u64::from(failed);
+                let _ = ring.compare_exchange(current, next, Ordering::AcqRel, Ordering::Relaxed);
+            })
+        });
     }
     let ours = ours(OPEN);
     g.bench_function("breaker", |b| {
@@ -321,6 +334,12 @@ fn open(c: &mut Criterion) {
     trip(|| {
         call_ours(&ours, true);
         ours.try_acquire().is_err()
+    });
+    // The least a rejection that looks at the time costs: one reading of the production clock.
+    g.bench_function("MonotonicClock reading", |b| {
+        b.iter(|| {
+            black_box(MonotonicClock.now());
+        })
     });
     g.bench_function("breaker", |b| b.iter(|| call_ours(&ours, false)));
     let r = recloser(OPEN_LONG);
