@@ -313,29 +313,13 @@ impl Breaker {
         if !(from <= now && now < until && self.hot.word.load(Ordering::Acquire) == word) {
             return self.acquire_locked();
         }
-        let left = until - now;
-        if !self
-            .counts
-            .totals
-            .add_owned(&self.totals_row, Ending::Rejected)
-        {
-            return self.reject_counted(left);
-        }
-        Err(self.rejected_open(left))
-    }
-
-    /// A rejection in OPEN by a thread that does not own the totals' row.
-    #[cold]
-    #[inline(never)]
-    fn reject_counted(&self, left: u64) -> Result<Permit<'_>, Rejected> {
         self.counts.totals.add(&self.totals_row, Ending::Rejected);
-        Err(self.rejected_open(left))
-    }
-
-    /// The rejection of a call `left` nanoseconds before OPEN ends.
-    #[inline(always)]
-    fn rejected_open(&self, left: u64) -> Rejected {
-        Rejected::after_nanos(self.rejected_name.clone(), RejectReason::Open, left)
+        let left = until - now;
+        Err(Rejected::after_nanos(
+            self.rejected_name.clone(),
+            RejectReason::Open,
+            left,
+        ))
     }
 
     #[cold]
@@ -371,7 +355,8 @@ impl Breaker {
     /// window of successes); then counted in the totals. Everything else takes the lock.
     ///
     /// The common case (recorded without the lock, counted by the totals' owner) calls no
-    /// function, so it needs no stack frame; every other case goes to `complete_rest`.
+    /// function, so it needs no stack frame; other threads count out of line, and a result
+    /// the lock must judge or that tripped the window goes to `complete_rest`.
     #[inline(always)]
     pub(crate) fn complete(
         &self,
@@ -384,8 +369,8 @@ impl Breaker {
             Admission::Counted => self.record_lock_free(generation, ending),
             _ => Recorded::Locked,
         };
-        if recorded == Recorded::Done && self.counts.totals.add_owned(&self.totals_row, ending) {
-            return;
+        if recorded == Recorded::Done {
+            return self.counts.totals.add(&self.totals_row, ending);
         }
         self.complete_rest(generation, admission, ending, started, recorded);
     }
@@ -431,8 +416,8 @@ impl Breaker {
         }
     }
 
-    /// What `complete` left: the totals (unless the owner counted), then opening the breaker
-    /// for a result that tripped the packed window, or the locked path.
+    /// What `complete` left: the totals, then opening the breaker for a result that tripped
+    /// the packed window, or the locked path.
     #[inline(never)]
     fn complete_rest(
         &self,

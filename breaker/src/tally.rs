@@ -135,14 +135,14 @@ impl Tally {
     #[inline]
     pub(crate) fn add(&self, row: &OwnerRow, ending: Ending) {
         if !self.add_owned(row, ending) {
-            self.add_other(row, ending as usize);
+            self.add_other(row, ending);
         }
     }
 
     /// Counts one call that ended as `ending` if this thread owns the row, and says whether
-    /// it did. Calls nothing, so that its callers need no stack frame.
+    /// it did.
     #[inline]
-    pub(crate) fn add_owned(&self, row: &OwnerRow, ending: Ending) -> bool {
+    fn add_owned(&self, row: &OwnerRow, ending: Ending) -> bool {
         let owned = self.owner.load(Ordering::Relaxed) == thread_number();
         if owned {
             add_owned(row, ending as usize);
@@ -150,10 +150,12 @@ impl Tally {
         owned
     }
 
-    /// The first thread to count takes the row; any other adds to its stripe.
+    /// Counts a call for a thread that does not own the row: the first thread to count
+    /// takes the row; any other adds to its stripe.
     #[cold]
     #[inline(never)]
-    fn add_other(&self, row: &OwnerRow, i: usize) {
+    fn add_other(&self, row: &OwnerRow, ending: Ending) {
+        let i = ending as usize;
         let me = thread_number();
         // Only while the row has no owner: a swap that fails still takes the cache line.
         if self.owner.load(Ordering::Relaxed) == 0
