@@ -152,6 +152,8 @@ impl Machine {
                 (OutcomeWindow::Packed(n), OutcomeWindow::Count(old)) => {
                     if self.state == State::Closed {
                         packed.open_with(self.generation, n, old.outcomes());
+                    } else {
+                        packed.sealed_with(n, old.outcomes());
                     }
                     OutcomeWindow::Packed(n)
                 }
@@ -332,12 +334,13 @@ impl Machine {
         self.enter(to, now, packed)
     }
 
-    /// A packed window counts only in CLOSED, and only for the current generation.
+    /// Starts an empty packed window: it counts only in CLOSED, and only for the current
+    /// generation; in another state it is sealed, empty until the next CLOSED.
     fn open_packed(&self, packed: &PackedWindow) {
-        if let (Some(capacity), State::Closed) = (self.window.packed(), self.state) {
-            packed.open(self.generation, capacity);
-        } else {
-            packed.seal();
+        match (self.window.packed(), self.state) {
+            (Some(capacity), State::Closed) => packed.open(self.generation, capacity),
+            (Some(capacity), _) => packed.sealed_with(capacity, std::iter::empty()),
+            (None, _) => packed.seal(),
         }
     }
 

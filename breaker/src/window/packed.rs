@@ -100,10 +100,8 @@ impl Threshold {
     /// Whether a window of `capacity` holding `ring` and `failures` trips.
     #[inline]
     fn trips(self, ring: u64, failures: u32, capacity: u32) -> bool {
-        // Rates are in (0, 1]: a window without failures never trips.
-        if failures == 0 {
-            return false;
-        }
+        // Rates are in (0, 1], so a window without failures never trips: callers that know
+        // there are none need not ask.
         if ring & FULL != 0 {
             return failures >= self.when_full;
         }
@@ -144,11 +142,27 @@ impl PackedWindow {
         capacity: u32,
         outcomes: impl Iterator<Item = bool>,
     ) {
+        self.fill(generation, capacity, outcomes, 0);
+    }
+
+    /// Holds `outcomes` in a sealed window of `capacity` calls: the window of a breaker
+    /// outside CLOSED, readable and never recorded into.
+    pub(crate) fn sealed_with(&self, capacity: u32, outcomes: impl Iterator<Item = bool>) {
+        self.fill(0, capacity, outcomes, SEALED);
+    }
+
+    fn fill(
+        &self,
+        generation: u64,
+        capacity: u32,
+        outcomes: impl Iterator<Item = bool>,
+        sealed: u64,
+    ) {
         let word = outcomes.fold(entry(capacity), |word, failure| {
             step(word, entered(capacity, failure))
         });
         self.bits
-            .store(Self::tag(generation) | word, Ordering::Release);
+            .store(Self::tag(generation) | sealed | word, Ordering::Release);
     }
 
     /// Ends counting for the current generation; the counts stay readable.
