@@ -107,6 +107,11 @@ struct Hot {
     /// `until` is 0 when the period cannot be told in ticks.
     open_from: AtomicU64,
     open_until: AtomicU64,
+    /// The same period on the coarse clock (see `clock::CoarsePeriod`); `coarse_sure` is 0
+    /// when there is none.
+    coarse_from: AtomicU64,
+    coarse_sure: AtomicU64,
+    coarse_until: AtomicU64,
     /// The capacity of the packed window; 0 when the window is kept under the lock.
     packed: AtomicU32,
     /// The packed window's word once full of successes in the current CLOSED, which a
@@ -156,6 +161,9 @@ impl Breaker {
             word: AtomicU64::new(admission_word(&machine)),
             open_from: AtomicU64::new(0),
             open_until: AtomicU64::new(0),
+            coarse_from: AtomicU64::new(0),
+            coarse_sure: AtomicU64::new(0),
+            coarse_until: AtomicU64::new(0),
             packed: AtomicU32::new(0),
             full_window: AtomicU64::new(full_window(&machine)),
             min_calls: AtomicU32::new(0),
@@ -302,8 +310,30 @@ impl Breaker {
     /// The period is stored before the word that publishes it; reading the word again after
     /// the period proves the two belong together: a period of a later OPEN is stored after
     /// a word of another state was published, so the second read would differ.
-    #[inline(never)]
+    ///
+    /// The production clock rejects on the coarse clock while it is sure of the period (see
+    /// `clock::CoarsePeriod`), and reads the precise one only near the period's end. The time left
+    /// it reports is then never less than the precise one (a coarse reading is never ahead),
+    /// and at most one coarse tick more.
+    #[inline(always)]
     fn reject_open(&self, word: u64) -> Result<Permit<'_>, Rejected> {
+        let sure = self.hot.coarse_sure.load(Ordering::Acquire);
+        if sure != 0 {
+            let now = ClockSource::coarse_now();
+            if now < sure {
+                let from = self.hot.coarse_from.load(Ordering::Acquire);
+                let until = self.hot.coarse_until.load(Ordering::Acquire);
+                if self.hot.word.load(Ordering::Acquire) == word {
+                    return Err(self.rejected_open(until - now.max(from)));
+                }
+            }
+        }
+        self.reject_open_precise(word)
+    }
+
+    /// OPEN without a coarse period, or near its end: on the breaker's own clock.
+    #[inline(never)]
+    fn reject_open_precise(&self, word: u64) -> Result<Permit<'_>, Rejected> {
         // The clock first: fewer values live across its call.
         let Some(now) = self.clock.ticks() else {
             return self.acquire_locked();
@@ -313,13 +343,14 @@ impl Breaker {
         if !(from <= now && now < until && self.hot.word.load(Ordering::Acquire) == word) {
             return self.acquire_locked();
         }
+        Err(self.rejected_open(until - now))
+    }
+
+    /// Counts a rejection in OPEN with `left` nanoseconds to go, and tells it.
+    #[inline(always)]
+    fn rejected_open(&self, left: u64) -> Rejected {
         self.counts.totals.add(&self.totals_row, Ending::Rejected);
-        let left = until - now;
-        Err(Rejected::after_nanos(
-            self.rejected_name.clone(),
-            RejectReason::Open,
-            left,
-        ))
+        Rejected::after_nanos(self.rejected_name.clone(), RejectReason::Open, left)
     }
 
     #[cold]
@@ -628,8 +659,12 @@ impl Breaker {
                 Some((from, from.checked_add(length)?))
             };
             let (from, until) = period().unwrap_or_default();
+            let coarse = self.clock.coarse_period(from, until).unwrap_or_default();
             self.hot.open_from.store(from, Ordering::Release);
             self.hot.open_until.store(until, Ordering::Release);
+            self.hot.coarse_from.store(coarse.from, Ordering::Release);
+            self.hot.coarse_sure.store(coarse.sure, Ordering::Release);
+            self.hot.coarse_until.store(coarse.until, Ordering::Release);
         }
         self.hot
             .full_window

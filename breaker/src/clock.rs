@@ -5,6 +5,10 @@
 //! to place outcomes in a time window. With a count window and no slow-call threshold, the
 //! closed-state path never reads it.
 
+mod coarse;
+
+pub(crate) use coarse::CoarsePeriod;
+
 use std::any::Any;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,8 +64,12 @@ impl Clock for DefaultClock {
 
 /// The production clock: the CPU's time-stamp counter, calibrated against the monotonic
 /// clock (through `quanta`, which falls back to the monotonic clock where the counter is
-/// not reliable). A read costs a few nanoseconds where `Instant::now()` costs tens, so an
-/// open breaker rejects cheaply.
+/// not reliable). A read costs a few nanoseconds where `Instant::now()` costs tens. On
+/// Linux an open breaker on this clock rejects on the kernel's coarse monotonic clock
+/// (`CLOCK_MONOTONIC_COARSE`, cheaper still) while it is more than two of that clock's ticks
+/// (1 to 10 ms each) from the end of its open period, and reads this clock near the end, so
+/// the period ends exactly when this clock says. The time left a rejection tells is then
+/// never less than the time truly left and at most one coarse tick more.
 ///
 /// It is [`DefaultClock`] without the `test-util` feature; name it to keep it with
 /// `test-util` on. The first reading in a process calibrates the counter, which takes up to
@@ -251,6 +259,21 @@ impl ClockSource {
     }
 
     /// `at` in ticks, or `None` when it is before the origin or too far after it.
+    /// The open period `[from, until)` in ticks, on the coarse clock: only for the
+    /// production clock, which has a coarse twin.
+    pub(crate) fn coarse_period(&self, from: u64, until: u64) -> Option<CoarsePeriod> {
+        match self {
+            ClockSource::Counter => CoarsePeriod::of_ticks(from, until, Counter::get().nanos()),
+            _ => None,
+        }
+    }
+
+    /// The coarse clock's reading in nanoseconds, for a [`CoarsePeriod`].
+    #[inline]
+    pub(crate) fn coarse_now() -> u64 {
+        coarse::now()
+    }
+
     pub(crate) fn ticks_of(&self, at: Instant) -> Option<u64> {
         let origin = match self {
             ClockSource::Counter => Counter::get().origin,

@@ -1,0 +1,85 @@
+//! OPEN on the production clock, which rejects on the kernel's coarse clock while it is
+//! sure the period has not ended and reads its precise clock near the end.
+//!
+//! These run on real time, so they assert what real time allows exactly: the time left a
+//! rejection tells is never more than the open period and never too early. Waiting for it,
+//! and no longer, must find the breaker ready for a probe.
+
+use std::time::{Duration, Instant};
+
+use breaker::clock::MonotonicClock;
+use breaker::{Breaker, Config, RejectReason, State};
+
+fn opened(open_for: Duration) -> Breaker {
+    let config = Config::builder()
+        .count_window(2)
+        .min_calls(1)
+        .open_for(open_for)
+        .probes(1)
+        .build()
+        .unwrap();
+    let b = Breaker::with_clock("libraryd", config, MonotonicClock);
+    b.try_acquire().unwrap().failure();
+    assert_eq!(b.state(), State::Open);
+    b
+}
+
+#[test]
+fn a_rejection_tells_no_more_than_the_period() {
+    let open_for = Duration::from_secs(5);
+    let opened_at = Instant::now();
+    let b = opened(open_for);
+    for _ in 0..1_000 {
+        let rejected = b.try_acquire().unwrap_err();
+        assert_eq!(rejected.reason(), RejectReason::Open);
+        let left = rejected.retry_after().unwrap();
+        assert!(left <= open_for, "{left:?} left of a {open_for:?} period");
+        // Never less than the time truly left.
+        assert!(left >= open_for.saturating_sub(opened_at.elapsed()));
+    }
+    assert_eq!(b.snapshot().totals.rejected, 1_000);
+    assert_eq!(b.state(), State::Open);
+}
+
+/// Rejections within one tick of the coarse clock read the same time, so they tell the same
+/// time left: the breaker did not read its precise clock for them.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[test]
+fn rejections_far_from_the_end_read_the_coarse_clock() {
+    let b = opened(Duration::from_secs(5));
+    let mut told: Vec<Duration> = (0..100)
+        .map(|_| b.try_acquire().unwrap_err().retry_after().unwrap())
+        .collect();
+    told.dedup();
+    // 100 rejections take microseconds: one or two ticks, unless the thread is descheduled.
+    assert!(told.len() <= 3, "{} different times left", told.len());
+}
+
+#[test]
+fn waiting_the_time_a_rejection_tells_finds_a_probe() {
+    // Periods longer and shorter than two ticks of the coarse clock (1 to 10 ms each).
+    for open_for in [Duration::from_millis(40), Duration::from_millis(3)] {
+        let b = opened(open_for);
+        let left = b.try_acquire().unwrap_err().retry_after().unwrap();
+        assert!(left <= open_for);
+        std::thread::sleep(left);
+        let probe = b.try_acquire().expect("the period has ended");
+        assert_eq!(b.state(), State::HalfOpen);
+        probe.success();
+        assert_eq!(b.state(), State::Closed);
+    }
+}
+
+#[test]
+fn a_breaker_opened_again_rejects_for_its_new_period() {
+    let b = opened(Duration::from_millis(20));
+    std::thread::sleep(b.try_acquire().unwrap_err().retry_after().unwrap());
+    // The probe fails: a new period of the same length, told afresh.
+    let probe = b.try_acquire().unwrap();
+    let reopened_at = Instant::now();
+    probe.failure();
+    assert_eq!(b.state(), State::Open);
+    let left = b.try_acquire().unwrap_err().retry_after().unwrap();
+    let period = Duration::from_millis(20);
+    assert!(left <= period && left >= period.saturating_sub(reopened_at.elapsed()));
+}
