@@ -411,12 +411,13 @@ impl Breaker {
     /// discarded. Takes no lock and calls nothing.
     #[inline(always)]
     fn record_lock_free(&self, generation: u64, ending: Ending) -> Recorded {
+        let window = &self.counts.window;
+        let current = window.word();
         let failure = match ending {
             // A success into a full window of successes changes nothing, whatever its
             // generation: no write, and no check of the generation needed.
             Ending::Success => {
-                let full = self.hot.full_window.load(Ordering::Relaxed);
-                if self.counts.window.holds(full) {
+                if current == self.hot.full_window.load(Ordering::Relaxed) {
                     return Recorded::Done;
                 }
                 false
@@ -435,11 +436,7 @@ impl Breaker {
             failure_rate: f64::from_bits(self.hot.failure_rate.load(Ordering::Relaxed)),
             when_full: self.hot.when_full.load(Ordering::Relaxed),
         };
-        match self
-            .counts
-            .window
-            .record(generation, capacity, failure, threshold)
-        {
+        match window.record_from(current, generation, capacity, failure, threshold) {
             Packed::Counted | Packed::Stale => Recorded::Done,
             Packed::Tripped => Recorded::Tripped,
             // Tripped by another result, or moved to a locked window: the lock decides.

@@ -184,20 +184,24 @@ impl PackedWindow {
     /// A word no window ever holds (sealed, with more failures than a window has calls).
     pub(crate) const NEVER: u64 = u64::MAX;
 
-    /// Whether the window holds `full`, a word of [`full_of_successes`](Self::full_of_successes):
-    /// then it is a full window of successes still open for results, which a success leaves
-    /// as it is, whichever generation the success is of (a result of another generation is
-    /// discarded anyway). Such a result needs no write, so a healthy breaker's calls share
-    /// the window's cache line.
+    /// The window's word as it stands: compare it with a word of
+    /// [`full_of_successes`](Self::full_of_successes), then hand it to
+    /// [`record_from`](Self::record_from). A window holding such a word is full of successes
+    /// and still open for results, so a success leaves it as it is whichever generation the
+    /// success is of (a result of another generation is discarded anyway): no write, and a
+    /// healthy breaker's calls share the window's cache line.
     #[inline]
-    pub(crate) fn holds(&self, full: u64) -> bool {
-        self.bits.load(Ordering::Relaxed) == full
+    pub(crate) fn word(&self) -> u64 {
+        self.bits.load(Ordering::Relaxed)
+    }
+
+    #[cfg(test)]
+    fn holds(&self, full: u64) -> bool {
+        self.word() == full
     }
 
     /// Adds one outcome to a window of `capacity` calls, if it is `generation`'s and not
-    /// sealed. (The caller has checked [`holds`](Self::holds) first: a success into a full
-    /// window of successes would swap the word for itself.)
-    #[inline]
+    /// sealed.
     pub(crate) fn record(
         &self,
         generation: u64,
@@ -205,9 +209,23 @@ impl PackedWindow {
         failure: bool,
         threshold: impl Fn() -> Threshold,
     ) -> Packed {
+        self.record_from(self.word(), generation, capacity, failure, threshold)
+    }
+
+    /// [`record`](Self::record), starting from `current`, a [`word`](Self::word) read
+    /// just before. (A success into a full window of successes would swap the word for
+    /// itself: callers check for it first.)
+    #[inline(always)]
+    pub(crate) fn record_from(
+        &self,
+        mut current: u64,
+        generation: u64,
+        capacity: u32,
+        failure: bool,
+        threshold: impl Fn() -> Threshold,
+    ) -> Packed {
         let tag = Self::tag(generation);
         let entered = entered(capacity, failure);
-        let mut current = self.bits.load(Ordering::Relaxed);
         loop {
             if current & !COUNTS_MASK != tag {
                 return if current & !(COUNTS_MASK | SEALED) != tag {
