@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::IntoFuture;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockSource, LazyNow};
 use crate::config::Config;
@@ -648,25 +648,31 @@ impl Breaker {
     /// of the word finds its period.
     fn publish(&self, m: &Machine) {
         if let Some((opened, open_for)) = m.open_period() {
-            // A period the ticks cannot tell is `(0, 0)`: no clock reading falls in it, and
-            // OPEN then rejects under the lock.
-            let period = || {
-                let from = self.clock.ticks_of(opened)?;
-                let length = u64::try_from(open_for.as_nanos()).ok()?;
-                Some((from, from.checked_add(length)?))
-            };
-            let (from, until) = period().unwrap_or_default();
-            let coarse = self.clock.coarse_period(from, until).unwrap_or_default();
-            self.hot.open_from.store(from, Ordering::Release);
-            self.hot.open_until.store(until, Ordering::Release);
-            self.hot.coarse_from.store(coarse.from, Ordering::Release);
-            self.hot.coarse_sure.store(coarse.sure, Ordering::Release);
-            self.hot.coarse_until.store(coarse.until, Ordering::Release);
+            self.publish_open_period(opened, open_for);
         }
         self.hot
             .full_window
             .store(full_window(m), Ordering::Relaxed);
         self.hot.word.store(admission_word(m), Ordering::Release);
+    }
+
+    /// Stores the period of OPEN that rejection without the lock reads, in the clock's
+    /// ticks and on the coarse clock. A period the ticks cannot tell is `(0, 0)`: no clock
+    /// reading falls in it, and OPEN then rejects under the lock.
+    #[cold]
+    fn publish_open_period(&self, opened: Instant, open_for: Duration) {
+        let period = || {
+            let from = self.clock.ticks_of(opened)?;
+            let length = u64::try_from(open_for.as_nanos()).ok()?;
+            Some((from, from.checked_add(length)?))
+        };
+        let (from, until) = period().unwrap_or_default();
+        let coarse = self.clock.coarse_period(from, until).unwrap_or_default();
+        self.hot.open_from.store(from, Ordering::Release);
+        self.hot.open_until.store(until, Ordering::Release);
+        self.hot.coarse_from.store(coarse.from, Ordering::Release);
+        self.hot.coarse_sure.store(coarse.sure, Ordering::Release);
+        self.hot.coarse_until.store(coarse.until, Ordering::Release);
     }
 
     fn emit(&self, transition: Option<Transition>) {
