@@ -107,10 +107,9 @@ struct Hot {
     /// `until` is 0 when the period cannot be told in ticks.
     open_from: AtomicU64,
     open_until: AtomicU64,
-    /// The same period on the coarse clock (see `clock::CoarsePeriod`); `coarse_sure` is 0
+    /// The same period on the coarse clock (see `clock::CoarsePeriod`); `coarse_until` is 0
     /// when there is none.
     coarse_from: AtomicU64,
-    coarse_sure: AtomicU64,
     coarse_until: AtomicU64,
     /// The capacity of the packed window; 0 when the window is kept under the lock.
     packed: AtomicU32,
@@ -162,7 +161,6 @@ impl Breaker {
             open_from: AtomicU64::new(0),
             open_until: AtomicU64::new(0),
             coarse_from: AtomicU64::new(0),
-            coarse_sure: AtomicU64::new(0),
             coarse_until: AtomicU64::new(0),
             packed: AtomicU32::new(0),
             full_window: AtomicU64::new(full_window(&machine)),
@@ -311,21 +309,21 @@ impl Breaker {
     /// the period proves the two belong together: a period of a later OPEN is stored after
     /// a word of another state was published, so the second read would differ.
     ///
+    /// (A reconfiguration in OPEN may store a new period under the same word; a reader may
+    /// then mix the two, which are both periods of this OPEN. Each path decides and counts
+    /// the time left from one `until`, so the time left it tells is never negative.)
+    ///
     /// The production clock rejects on the coarse clock while it is sure of the period (see
-    /// `clock::CoarsePeriod`), and reads the precise one only near the period's end. The time left
-    /// it reports is then never less than the precise one (a coarse reading is never ahead),
-    /// and at most one coarse tick more.
+    /// `clock::CoarsePeriod`), and reads the precise one only near the period's end. The
+    /// time left it tells is then never less than the precise one (a coarse reading is never
+    /// ahead), and at most one coarse tick more.
     #[inline(always)]
     fn reject_open(&self, word: u64) -> Result<Permit<'_>, Rejected> {
-        let sure = self.hot.coarse_sure.load(Ordering::Acquire);
-        if sure != 0 {
-            let now = ClockSource::coarse_now();
-            if now < sure {
-                let from = self.hot.coarse_from.load(Ordering::Acquire);
-                let until = self.hot.coarse_until.load(Ordering::Acquire);
-                if self.hot.word.load(Ordering::Acquire) == word {
-                    return Err(self.rejected_open(until - now.max(from)));
-                }
+        let until = self.hot.coarse_until.load(Ordering::Acquire);
+        let from = || self.hot.coarse_from.load(Ordering::Acquire);
+        if let Some(left) = ClockSource::coarse_left(from, until) {
+            if self.hot.word.load(Ordering::Acquire) == word {
+                return Err(self.rejected_open(left));
             }
         }
         self.reject_open_precise(word)
@@ -671,7 +669,6 @@ impl Breaker {
         self.hot.open_from.store(from, Ordering::Release);
         self.hot.open_until.store(until, Ordering::Release);
         self.hot.coarse_from.store(coarse.from, Ordering::Release);
-        self.hot.coarse_sure.store(coarse.sure, Ordering::Release);
         self.hot.coarse_until.store(coarse.until, Ordering::Release);
     }
 

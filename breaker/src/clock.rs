@@ -64,12 +64,14 @@ impl Clock for DefaultClock {
 
 /// The production clock: the CPU's time-stamp counter, calibrated against the monotonic
 /// clock (through `quanta`, which falls back to the monotonic clock where the counter is
-/// not reliable). A read costs a few nanoseconds where `Instant::now()` costs tens. On
-/// Linux an open breaker on this clock rejects on the kernel's coarse monotonic clock
+/// not reliable). A read costs a few nanoseconds where `Instant::now()` costs tens.
+///
+/// On Linux an open breaker on this clock rejects on the kernel's coarse monotonic clock
 /// (`CLOCK_MONOTONIC_COARSE`, cheaper still) while it is more than two of that clock's ticks
-/// (1 to 10 ms each) from the end of its open period, and reads this clock near the end, so
-/// the period ends exactly when this clock says. The time left a rejection tells is then
-/// never less than the time truly left and at most one coarse tick more.
+/// (1 to 10 ms each), and at least 20 ms, from the end of its open period, and reads this
+/// clock near the end, so the period ends exactly when this clock says. The time left a
+/// rejection tells is then never less than the time truly left, and at most one coarse tick
+/// more.
 ///
 /// It is [`DefaultClock`] without the `test-util` feature; name it to keep it with
 /// `test-util` on. The first reading in a process calibrates the counter, which takes up to
@@ -268,10 +270,11 @@ impl ClockSource {
         }
     }
 
-    /// The coarse clock's reading in nanoseconds, for a [`CoarsePeriod`].
-    #[inline]
-    pub(crate) fn coarse_now() -> u64 {
-        coarse::now()
+    /// The nanoseconds left in a [`CoarsePeriod`] if the coarse clock is sure it has not
+    /// ended (see `coarse::left`).
+    #[inline(always)]
+    pub(crate) fn coarse_left(from: impl FnOnce() -> u64, until: u64) -> Option<u64> {
+        coarse::left(from, until)
     }
 
     pub(crate) fn ticks_of(&self, at: Instant) -> Option<u64> {

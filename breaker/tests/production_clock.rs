@@ -10,15 +10,18 @@ use std::time::{Duration, Instant};
 use breaker::clock::MonotonicClock;
 use breaker::{Breaker, Config, RejectReason, State};
 
-fn opened(open_for: Duration) -> Breaker {
-    let config = Config::builder()
+fn config(open_for: Duration) -> Config {
+    Config::builder()
         .count_window(2)
         .min_calls(1)
         .open_for(open_for)
         .probes(1)
         .build()
-        .unwrap();
-    let b = Breaker::with_clock("libraryd", config, MonotonicClock);
+        .unwrap()
+}
+
+fn opened(open_for: Duration) -> Breaker {
+    let b = Breaker::with_clock("libraryd", config(open_for), MonotonicClock);
     b.try_acquire().unwrap().failure();
     assert_eq!(b.state(), State::Open);
     b
@@ -57,8 +60,9 @@ fn rejections_far_from_the_end_read_the_coarse_clock() {
 
 #[test]
 fn waiting_the_time_a_rejection_tells_finds_a_probe() {
-    // Periods longer and shorter than two ticks of the coarse clock (1 to 10 ms each).
-    for open_for in [Duration::from_millis(40), Duration::from_millis(3)] {
+    // A period that starts on the coarse clock (more than 20 ms from its end) and one that
+    // reads the precise clock throughout.
+    for open_for in [Duration::from_millis(60), Duration::from_millis(3)] {
         let b = opened(open_for);
         let left = b.try_acquire().unwrap_err().retry_after().unwrap();
         assert!(left <= open_for);
@@ -72,7 +76,7 @@ fn waiting_the_time_a_rejection_tells_finds_a_probe() {
 
 #[test]
 fn a_breaker_opened_again_rejects_for_its_new_period() {
-    let b = opened(Duration::from_millis(20));
+    let b = opened(Duration::from_millis(30));
     std::thread::sleep(b.try_acquire().unwrap_err().retry_after().unwrap());
     // The probe fails: a new period of the same length, told afresh.
     let probe = b.try_acquire().unwrap();
@@ -80,6 +84,20 @@ fn a_breaker_opened_again_rejects_for_its_new_period() {
     probe.failure();
     assert_eq!(b.state(), State::Open);
     let left = b.try_acquire().unwrap_err().retry_after().unwrap();
-    let period = Duration::from_millis(20);
+    let period = Duration::from_millis(30);
     assert!(left <= period && left >= period.saturating_sub(reopened_at.elapsed()));
+}
+
+#[test]
+fn a_period_shortened_while_open_is_told_and_kept() {
+    let b = opened(Duration::from_secs(5));
+    b.try_acquire().unwrap_err();
+    // An operator shortens the open period: the breaker stays open, for the new period.
+    b.reconfigure(config(Duration::from_millis(30)));
+    assert_eq!(b.state(), State::Open);
+    let left = b.try_acquire().unwrap_err().retry_after().unwrap();
+    assert!(left <= Duration::from_millis(30), "{left:?}");
+    std::thread::sleep(left);
+    b.try_acquire().expect("the shortened period has ended").success();
+    assert_eq!(b.state(), State::Closed);
 }

@@ -3,22 +3,26 @@
 //!
 //! On Linux, `CLOCK_MONOTONIC_COARSE` is `CLOCK_MONOTONIC` as of the kernel's last timer
 //! tick, read from the vDSO's memory without `rdtsc`, which is slow in a virtual machine. It
-//! is never ahead of `CLOCK_MONOTONIC` and trails it by about one tick
-//! (`clock_getres(CLOCK_MONOTONIC_COARSE)`, 1 to 10 ms). So a coarse reading more than two
-//! ticks before the end of an open period proves that the period has not ended; closer to
-//! the end the breaker reads its precise clock, and the deadline is as exact as before.
+//! is never ahead of `CLOCK_MONOTONIC` and trails it by about one tick (1 to 10 ms: the
+//! kernel's timer runs at 100 to 1000 Hz). So a coarse reading more than [`MARGIN`] (two
+//! ticks of the slowest timer) before the end of an open period proves that the period has
+//! not ended; closer to the end the breaker reads its precise clock, and the deadline is as
+//! exact as before.
 //!
 //! Only the production clock ([`MonotonicClock`](super::MonotonicClock)) has a coarse twin:
 //! a period told in its ticks is moved into the coarse clock's nanoseconds with one reading
 //! of each clock, when the breaker opens. Elsewhere (other platforms, other clocks) there is
 //! no coarse period and OPEN reads the breaker's own clock.
 
-/// An open period `[from, until)` in nanoseconds of `CLOCK_MONOTONIC`, and `sure`: a coarse
-/// reading below it proves the period has not ended.
+/// How far before the end of a period a coarse reading must be to prove the period has not
+/// ended: two ticks of a 100 Hz timer.
+const MARGIN: u64 = 20_000_000;
+
+/// An open period `[from, until)` in nanoseconds of `CLOCK_MONOTONIC`. `until` is more than
+/// [`MARGIN`], so 0 can stand for no period.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct CoarsePeriod {
     pub(crate) from: u64,
-    pub(crate) sure: u64,
     pub(crate) until: u64,
 }
 
@@ -26,28 +30,35 @@ impl CoarsePeriod {
     /// The period `[from, until)` in ticks of the production clock, `ticks_now` being its
     /// reading just before: in the coarse clock's nanoseconds, if there is a coarse clock.
     pub(crate) fn of_ticks(from: u64, until: u64, ticks_now: u64) -> Option<Self> {
-        let (precise, margin) = imp::precise_now_and_margin()?;
+        let precise = imp::precise_now()?;
         // Both clocks count nanoseconds; one pair of readings relates them.
         let offset = precise.checked_sub(ticks_now)?;
-        let until = until.checked_add(offset)?;
-        Some(Self {
+        let period = Self {
             from: from.checked_add(offset)?,
-            sure: until.saturating_sub(margin),
-            until,
-        })
+            until: until.checked_add(offset)?,
+        };
+        (period.until > MARGIN).then_some(period)
     }
 }
 
-/// The coarse clock's reading in nanoseconds; `u64::MAX` where there is none, which no
-/// period is sure of.
-#[inline]
-pub(crate) fn now() -> u64 {
-    imp::now()
+/// The nanoseconds left in the period `[from, until)` if the coarse clock proves it has not
+/// ended; `None` when only the precise clock can tell, or when `until` is 0 (no period).
+/// `from` is read only after the clock.
+///
+/// The time left is never less than the precise one, because a coarse reading is never
+/// ahead, and never more than the period.
+#[inline(always)]
+pub(crate) fn left(from: impl FnOnce() -> u64, until: u64) -> Option<u64> {
+    if until == 0 {
+        return None;
+    }
+    let now = imp::now()?;
+    (now < until.saturating_sub(MARGIN)).then(|| until - now.max(from()))
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod imp {
-    use rustix::time::{clock_getres, clock_gettime, ClockId, Timespec};
+    use rustix::time::{clock_gettime, ClockId, Timespec};
 
     fn nanos(t: Timespec) -> Option<u64> {
         let secs = u64::try_from(t.tv_sec).ok()?;
@@ -55,29 +66,25 @@ mod imp {
         secs.checked_mul(1_000_000_000)?.checked_add(nanos)
     }
 
-    #[inline]
-    pub(super) fn now() -> u64 {
-        nanos(clock_gettime(ClockId::MonotonicCoarse)).unwrap_or(u64::MAX)
+    #[inline(always)]
+    pub(super) fn now() -> Option<u64> {
+        nanos(clock_gettime(ClockId::MonotonicCoarse))
     }
 
-    /// `CLOCK_MONOTONIC` now, and how far a coarse reading may trail it: two of its ticks.
-    pub(super) fn precise_now_and_margin() -> Option<(u64, u64)> {
-        let tick = nanos(clock_getres(ClockId::MonotonicCoarse))?;
-        Some((
-            nanos(clock_gettime(ClockId::Monotonic))?,
-            tick.checked_mul(2)?,
-        ))
+    /// `CLOCK_MONOTONIC` now.
+    pub(super) fn precise_now() -> Option<u64> {
+        nanos(clock_gettime(ClockId::Monotonic))
     }
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 mod imp {
-    #[inline]
-    pub(super) fn now() -> u64 {
-        u64::MAX
+    #[inline(always)]
+    pub(super) fn now() -> Option<u64> {
+        None
     }
 
-    pub(super) fn precise_now_and_margin() -> Option<(u64, u64)> {
+    pub(super) fn precise_now() -> Option<u64> {
         None
     }
 }
@@ -86,29 +93,36 @@ mod imp {
 mod tests {
     use super::*;
 
+    const SECOND: u64 = 1_000_000_000;
+
     #[test]
     fn a_period_moves_by_the_offset_between_the_clocks() {
-        let ticks_now = 1_000;
-        let before = now();
-        let p = CoarsePeriod::of_ticks(1_000, 5_000_000_000 + 1_000, ticks_now).unwrap();
-        let after = now();
-        // The period starts at the precise reading, which no coarse reading is ahead of.
+        let before = imp::now().unwrap();
+        let p = CoarsePeriod::of_ticks(1_000, 5 * SECOND + 1_000, 1_000).unwrap();
+        // The period starts at a precise reading, which no coarse reading is ahead of.
         assert!(before <= p.from, "{before} > {}", p.from);
-        assert_eq!(p.until - p.from, 5_000_000_000);
-        let margin = p.until - p.sure;
-        assert!(
-            margin > 0 && margin <= 200_000_000,
-            "two ticks: {margin} ns"
-        );
-        // A reading just after the period began is sure of it.
-        assert!(after < p.sure);
+        assert_eq!(p.until - p.from, 5 * SECOND);
+        // Just after the period began, the coarse clock is sure of it: what it tells is
+        // the period less the time since, to within a tick (the reading may trail `from`).
+        let left = left(|| p.from, p.until).unwrap();
+        assert!(left <= 5 * SECOND && left > 4 * SECOND, "{left}");
     }
 
     #[test]
-    fn a_period_shorter_than_the_margin_is_never_sure() {
-        let p = CoarsePeriod::of_ticks(0, 1, 0).unwrap();
-        assert!(p.sure < p.from, "the margin reaches back before the period");
-        assert!(now() >= p.sure);
+    fn the_last_twenty_milliseconds_are_left_to_the_precise_clock() {
+        let now = imp::now().unwrap();
+        let ending = |until| left(|| now, until);
+        assert_eq!(ending(now + MARGIN), None);
+        assert_eq!(ending(now), None);
+        assert_eq!(ending(now - 1), None, "ended");
+        // Far enough: the reading may have moved on by a tick since `now`, no more.
+        let far = ending(now + MARGIN + SECOND).unwrap();
+        assert!(far <= MARGIN + SECOND && far > SECOND, "{far}");
+    }
+
+    #[test]
+    fn no_period_is_never_sure() {
+        assert_eq!(left(|| 0, 0), None);
     }
 
     #[test]
