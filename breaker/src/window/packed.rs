@@ -201,7 +201,8 @@ impl PackedWindow {
     }
 
     /// Adds one outcome to a window of `capacity` calls, if it is `generation`'s and not
-    /// sealed.
+    /// sealed. Out of line: the lock's path takes it, and its callers stay small.
+    #[inline(never)]
     pub(crate) fn record(
         &self,
         generation: u64,

@@ -76,6 +76,7 @@ impl TimeWindow {
     }
 
     /// Adds one call at `now` (ticks) and returns the counts after it.
+    #[inline]
     pub(crate) fn record(&mut self, mark: Mark, now: Option<u64>) -> Totals {
         self.advance(now);
         let bucket = &mut self.buckets[self.slot];
