@@ -58,7 +58,8 @@ const OPEN: u64 = State::Open.code();
 /// generation (none at all for a success into a full window of successes); only the result
 /// that trips the breaker takes the lock, and a result of an earlier generation is never
 /// counted. OPEN rejects by comparing the clock's ticks with its deadline, without the
-/// lock. Every end of a call is also counted in the lifetime [`CallTotals`](crate::CallTotals): by the
+/// lock; on the production clock ([`MonotonicClock`](crate::clock::MonotonicClock)), by
+/// the kernel's coarse clock while the deadline is more than 20 ms away. Every end of a call is also counted in the lifetime [`CallTotals`](crate::CallTotals): by the
 /// first thread to count with plain stores into a row of its own, by any other into a
 /// per-core stripe. The admission word, that row and the window word are laid out at least
 /// 128 bytes apart (never on one pair of cache lines), so recording on one core does not
@@ -256,7 +257,8 @@ impl Breaker {
     /// Asks to make one call: a [`Permit`] to report its result with, or why not.
     ///
     /// In CLOSED this is one atomic load; the clock is read only when slow calls are judged.
-    /// In OPEN it reads the clock, not the lock.
+    /// In OPEN it reads the clock (on Linux, the production clock's cheaper coarse twin while
+    /// the period is far from its end), not the lock.
     ///
     /// ```
     /// use breaker::{Breaker, Config};

@@ -98,6 +98,8 @@ fn a_period_shortened_while_open_is_told_and_kept() {
     let left = b.try_acquire().unwrap_err().retry_after().unwrap();
     assert!(left <= Duration::from_millis(30), "{left:?}");
     std::thread::sleep(left);
-    b.try_acquire().expect("the shortened period has ended").success();
+    b.try_acquire()
+        .expect("the shortened period has ended")
+        .success();
     assert_eq!(b.state(), State::Closed);
 }
