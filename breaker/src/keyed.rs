@@ -41,7 +41,7 @@ struct Slots {
 
 struct Member {
     key: Box<dyn Any + Send + Sync>,
-    text: Arc<str>,
+    /// Also tells the key's text (`Breaker::key`).
     breaker: Arc<Breaker>,
     used: AtomicU64,
 }
@@ -116,10 +116,9 @@ impl Keyed {
             }
             slots.evict_one();
         }
-        let text: Arc<str> = Arc::from(key.to_string());
         let breaker = Arc::new(Breaker::keyed(
-            format!("{}[{}]", self.name, text),
-            text.clone(),
+            &self.name,
+            &key.to_string(),
             self.config.clone(),
         ));
         // Most hashes hold one key: room for one, not the four of a default `Vec`'s growth.
@@ -128,7 +127,6 @@ impl Keyed {
             .or_insert_with(|| Vec::with_capacity(1))
             .push(Member {
                 key: Box::new(key.to_owned()),
-                text,
                 breaker: breaker.clone(),
                 used: AtomicU64::new(now),
             });
@@ -141,17 +139,14 @@ impl Keyed {
     /// The breaker whose key displays as `text`.
     pub(crate) fn find_by_text(&self, text: &str) -> Option<Arc<Breaker>> {
         let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
-        let found = slots.members().find(|m| &*m.text == text);
+        let found = slots.members().find(|m| m.breaker.key() == Some(text));
         found.map(|m| m.breaker.clone())
     }
 
-    /// Every key's text with its breaker.
-    pub(crate) fn members(&self) -> Vec<(Arc<str>, Arc<Breaker>)> {
+    /// Every key's breaker.
+    pub(crate) fn members(&self) -> Vec<Arc<Breaker>> {
         let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
-        slots
-            .members()
-            .map(|m| (m.text.clone(), m.breaker.clone()))
-            .collect()
+        slots.members().map(|m| m.breaker.clone()).collect()
     }
 }
 
@@ -252,8 +247,9 @@ mod tests {
         a.force_open();
         f.breaker("b"); // "a" is now the least recently used, but it is not closed
         f.breaker("c");
-        let mut keys: Vec<_> = f.members().into_iter().map(|(k, _)| k).collect();
+        let members = f.members();
+        let mut keys: Vec<_> = members.iter().map(|b| b.key().unwrap()).collect();
         keys.sort();
-        assert_eq!(keys, [Arc::from("a"), Arc::from("c")]);
+        assert_eq!(keys, ["a", "c"]);
     }
 }

@@ -351,7 +351,7 @@ impl Change {
             Target::Single(breaker) => apply_to(breaker),
             Target::Family(family) => {
                 remember_for_family(&self.name, self.config.clone(), self.action);
-                for (_, member) in family.members() {
+                for member in family.members() {
                     apply_to(&member);
                 }
             }

@@ -111,7 +111,6 @@ impl Registry {
                 .iter()
                 .map(|(name, breaker)| Entry {
                     name: name.clone(),
-                    key: None,
                     breaker: breaker.clone(),
                 })
                 .collect()
@@ -122,10 +121,9 @@ impl Registry {
         };
         for (name, family) in families {
             let mut members = family.members();
-            members.sort_by(|a, b| a.0.cmp(&b.0));
-            out.extend(members.into_iter().map(|(key, breaker)| Entry {
+            members.sort_by(|a, b| a.key().cmp(&b.key()));
+            out.extend(members.into_iter().map(|breaker| Entry {
                 name: name.clone(),
-                key: Some(key),
                 breaker,
             }));
         }
@@ -155,7 +153,6 @@ impl fmt::Debug for Registry {
 #[derive(Clone, Debug)]
 pub struct Entry {
     name: Arc<str>,
-    key: Option<Arc<str>>,
     breaker: Arc<Breaker>,
 }
 
@@ -167,7 +164,7 @@ impl Entry {
 
     /// The `Display` text of the key, for a keyed breaker.
     pub fn key(&self) -> Option<&str> {
-        self.key.as_deref()
+        self.breaker.key()
     }
 
     /// The breaker.
