@@ -67,11 +67,10 @@ impl Clock for DefaultClock {
 /// not reliable). A read costs a few nanoseconds where `Instant::now()` costs tens.
 ///
 /// On Linux an open breaker on this clock rejects on the kernel's coarse monotonic clock
-/// (`CLOCK_MONOTONIC_COARSE`, cheaper still) while it is more than two of that clock's ticks
-/// (1 to 10 ms each), and at least 20 ms, from the end of its open period, and reads this
-/// clock near the end, so the period ends exactly when this clock says. The time left a
-/// rejection tells is then never less than the time truly left, and at most one coarse tick
-/// more.
+/// (`CLOCK_MONOTONIC_COARSE`, cheaper still, one timer tick of 1 to 10 ms behind) while it is
+/// more than 20 ms from the end of its open period, and reads this clock near the end, so
+/// the period ends exactly when this clock says. The time left a rejection tells is then
+/// never less than the time truly left, and at most one coarse tick more.
 ///
 /// It is [`DefaultClock`] without the `test-util` feature; name it to keep it with
 /// `test-util` on. The first reading in a process calibrates the counter, which takes up to
@@ -260,7 +259,6 @@ impl ClockSource {
         }
     }
 
-    /// `at` in ticks, or `None` when it is before the origin or too far after it.
     /// The open period `[from, until)` in ticks, on the coarse clock: only for the
     /// production clock, which has a coarse twin.
     pub(crate) fn coarse_period(&self, from: u64, until: u64) -> Option<CoarsePeriod> {
@@ -277,6 +275,7 @@ impl ClockSource {
         coarse::left(from, until)
     }
 
+    /// `at` in ticks, or `None` when it is before the origin or too far after it.
     pub(crate) fn ticks_of(&self, at: Instant) -> Option<u64> {
         let origin = match self {
             ClockSource::Counter => Counter::get().origin,

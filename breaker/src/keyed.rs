@@ -240,6 +240,17 @@ mod tests {
     }
 
     #[test]
+    fn a_key_is_told_whole_whatever_its_text() {
+        let f = family(8);
+        for text in ["", "a[b]", "]", "10.0.0.1:7000", "ключ"] {
+            let b = f.breaker(text);
+            assert_eq!(b.key(), Some(text));
+            assert_eq!(b.name(), format!("replicas[{text}]"));
+            assert!(Arc::ptr_eq(&f.find_by_text(text).unwrap(), &b));
+        }
+    }
+
+    #[test]
     fn full_family_evicts_least_recently_used_closed_member() {
         let f = family(2);
         let a = f.breaker("a");

@@ -30,6 +30,9 @@ impl CoarsePeriod {
     /// The period `[from, until)` in ticks of the production clock, `ticks_now` being its
     /// reading just before: in the coarse clock's nanoseconds, if there is a coarse clock.
     pub(crate) fn of_ticks(from: u64, until: u64, ticks_now: u64) -> Option<Self> {
+        if until <= from {
+            return None;
+        }
         let precise = imp::precise_now()?;
         // Both clocks count nanoseconds; one pair of readings relates them.
         let offset = precise.checked_sub(ticks_now)?;
@@ -128,5 +131,11 @@ mod tests {
     #[test]
     fn ticks_ahead_of_the_monotonic_clock_give_no_period() {
         assert_eq!(CoarsePeriod::of_ticks(0, 1, u64::MAX), None);
+    }
+
+    #[test]
+    fn a_period_the_ticks_cannot_tell_has_no_coarse_twin() {
+        assert_eq!(CoarsePeriod::of_ticks(0, 0, 0), None);
+        assert_eq!(CoarsePeriod::of_ticks(7, 7, 0), None);
     }
 }
