@@ -54,8 +54,9 @@ fn rejections_far_from_the_end_read_the_coarse_clock() {
         .map(|_| b.try_acquire().unwrap_err().retry_after().unwrap())
         .collect();
     told.dedup();
-    // 100 rejections take microseconds: one or two ticks, unless the thread is descheduled.
-    assert!(told.len() <= 3, "{} different times left", told.len());
+    // 100 rejections take microseconds: one or two ticks, and one more each time the
+    // thread is descheduled across a tick. Each reading of the precise clock would differ.
+    assert!(told.len() < 10, "{} different times left", told.len());
 }
 
 #[test]
