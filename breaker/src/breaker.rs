@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::events::{Event, Listeners};
 use crate::machine::{Admission, Machine, Transition};
 use crate::permit::OwnedPermit;
-use crate::rejected::Name;
+use crate::rejected::{retry_nanos, Name};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::tally::{Ending, OwnerRow, Tally};
 use crate::window::{Packed, PackedWindow, Threshold};
@@ -123,6 +123,17 @@ struct Hot {
     when_full: AtomicU32,
     /// `f64` bits.
     failure_rate: AtomicU64,
+}
+
+/// What admission off the fast path decided: the parts of a [`Permit`] or a [`Rejected`].
+enum Ticket {
+    Admit {
+        generation: u64,
+        admission: Admission,
+        started: Option<Instant>,
+    },
+    /// Already counted in the totals; `left` in nanoseconds, `retry_nanos(None)` for none.
+    Reject { reason: RejectReason, left: u64 },
 }
 
 /// What recording without the lock did.
@@ -284,26 +295,50 @@ impl Breaker {
                 None,
             ));
         }
-        if word & STATE_MASK == OPEN {
-            return self.reject_open(word);
-        }
-        self.acquire_other(word)
+        let ticket = if word & STATE_MASK == OPEN {
+            self.reject_open(word)
+        } else {
+            self.acquire_other(word)
+        };
+        self.redeem(ticket)
     }
 
-    /// Admission off the untimed CLOSED path: kept out of line so that callers inline only
-    /// that path.
-    fn acquire_other(&self, word: u64) -> Result<Permit<'_>, Rejected> {
-        let generation = word >> GENERATION_SHIFT;
+    /// Makes the caller's permit or rejection from what a path off the untimed CLOSED one
+    /// decided. Those paths return a [`Ticket`], not the `Result`: a `Result` written by a
+    /// function out of line lives in memory, and the caller's fast path would then write
+    /// its permit to the stack and read it back too.
+    #[inline(always)]
+    fn redeem(&self, ticket: Ticket) -> Result<Permit<'_>, Rejected> {
+        match ticket {
+            Ticket::Admit {
+                generation,
+                admission,
+                started,
+            } => Ok(Permit::new(self, generation, admission, started)),
+            Ticket::Reject { reason, left } => Err(Rejected::after_nanos(
+                self.rejected_name.clone(),
+                reason,
+                left,
+            )),
+        }
+    }
+
+    /// Admission off the untimed CLOSED and OPEN paths, out of line so that callers inline
+    /// only those.
+    #[inline(never)]
+    fn acquire_other(&self, word: u64) -> Ticket {
         match State::from_code(word & STATE_MASK) {
             // Timed: the untimed CLOSED was admitted in `try_acquire`.
-            State::Closed => Ok(Permit::new(
-                self,
-                generation,
-                Admission::Counted,
-                Some(self.clock.now()),
-            )),
-            State::Disabled => Ok(Permit::new(self, generation, Admission::Passthrough, None)),
-            State::Open => self.reject_open(word),
+            State::Closed => Ticket::Admit {
+                generation: word >> GENERATION_SHIFT,
+                admission: Admission::Counted,
+                started: Some(self.clock.now()),
+            },
+            State::Disabled => Ticket::Admit {
+                generation: word >> GENERATION_SHIFT,
+                admission: Admission::Passthrough,
+                started: None,
+            },
             _ => self.acquire_locked(),
         }
     }
@@ -324,12 +359,12 @@ impl Breaker {
     /// time left it tells is then never less than the precise one (a coarse reading is never
     /// ahead), and at most one coarse tick more.
     #[inline(always)]
-    fn reject_open(&self, word: u64) -> Result<Permit<'_>, Rejected> {
+    fn reject_open(&self, word: u64) -> Ticket {
         let until = self.hot.coarse_until.load(Ordering::Acquire);
         let from = || self.hot.coarse_from.load(Ordering::Acquire);
         if let Some(left) = ClockSource::coarse_left(from, until) {
             if self.hot.word.load(Ordering::Acquire) == word {
-                return Err(self.rejected_open(left));
+                return self.rejected_open(left);
             }
         }
         self.reject_open_precise(word)
@@ -337,7 +372,7 @@ impl Breaker {
 
     /// OPEN without a coarse period, or near its end: on the breaker's own clock.
     #[inline(never)]
-    fn reject_open_precise(&self, word: u64) -> Result<Permit<'_>, Rejected> {
+    fn reject_open_precise(&self, word: u64) -> Ticket {
         // The clock first: fewer values live across its call.
         let Some(now) = self.clock.ticks() else {
             return self.acquire_locked();
@@ -347,18 +382,21 @@ impl Breaker {
         if !(from <= now && now < until && self.hot.word.load(Ordering::Acquire) == word) {
             return self.acquire_locked();
         }
-        Err(self.rejected_open(until - now))
+        self.rejected_open(until - now)
     }
 
     /// Counts a rejection in OPEN with `left` nanoseconds to go, and tells it.
     #[inline(always)]
-    fn rejected_open(&self, left: u64) -> Rejected {
+    fn rejected_open(&self, left: u64) -> Ticket {
         self.counts.totals.add(&self.totals_row, Ending::Rejected);
-        Rejected::after_nanos(self.rejected_name.clone(), RejectReason::Open, left)
+        Ticket::Reject {
+            reason: RejectReason::Open,
+            left,
+        }
     }
 
     #[cold]
-    fn acquire_locked(&self) -> Result<Permit<'_>, Rejected> {
+    fn acquire_locked(&self) -> Ticket {
         let mut now = LazyNow::new(&self.clock);
         let mut transition = None;
         let (admitted, generation, timed) = {
@@ -369,18 +407,18 @@ impl Breaker {
         };
         self.emit(transition);
         match admitted {
-            Ok(admission) => {
+            Ok(admission) => Ticket::Admit {
+                generation,
+                admission,
                 // When calls are timed (slow calls, latency guard), the time a call starts.
-                let started = timed.then(|| now.get());
-                Ok(Permit::new(self, generation, admission, started))
-            }
+                started: timed.then(|| now.get()),
+            },
             Err((reason, retry_after)) => {
                 self.counts.totals.add(&self.totals_row, Ending::Rejected);
-                Err(Rejected::new(
-                    self.rejected_name.clone(),
+                Ticket::Reject {
                     reason,
-                    retry_after,
-                ))
+                    left: retry_nanos(retry_after),
+                }
             }
         }
     }
@@ -389,11 +427,88 @@ impl Breaker {
     /// permit with a packed window is one compare-and-swap (none for a success into a full
     /// window of successes); then counted in the totals. Everything else takes the lock.
     ///
-    /// The common case (recorded without the lock, counted by the totals' owner) calls no
-    /// function, so it needs no stack frame; other threads count out of line, and a result
-    /// the lock must judge or that tripped the window goes to `complete_rest`.
+    /// Inline is only the common case: a success into a full window of successes, or one
+    /// swap that neither trips the window nor loses a race, counted by the totals' owner. It
+    /// calls no function and holds few values; anything else goes to `complete_rest`, which
+    /// decides again from the start.
     #[inline(always)]
     pub(crate) fn complete(
+        &self,
+        generation: u64,
+        admission: Admission,
+        ending: Ending,
+        started: Option<Instant>,
+    ) {
+        if admission == Admission::Counted && self.record_at_once(generation, ending) {
+            return self.counts.totals.add(&self.totals_row, ending);
+        }
+        self.complete_rest(generation, admission, ending, started);
+    }
+
+    /// Records a CLOSED permit's verdict into the packed window in one go, if it can: the
+    /// window is this generation's, the swap succeeds at the first try, and the result
+    /// leaves the window without failures or full and below the failures that trip it
+    /// (compared as integers). Says whether it did; if not, nothing was written.
+    #[inline(always)]
+    fn record_at_once(&self, generation: u64, ending: Ending) -> bool {
+        let window = &self.counts.window;
+        let current = window.word();
+        let failure = match ending {
+            // A success into a full window of successes changes nothing, whatever its
+            // generation: no write, and no check of the generation needed.
+            Ending::Success => {
+                if current == self.hot.full_window.load(Ordering::Relaxed) {
+                    return true;
+                }
+                false
+            }
+            Ending::Failure => true,
+            _ => return false,
+        };
+        let capacity = self.hot.packed.load(Ordering::Relaxed);
+        capacity != 0
+            && self.hot.word.load(Ordering::Acquire) >> GENERATION_SHIFT == generation
+            && window.record_once(current, generation, capacity, failure, || {
+                self.hot.when_full.load(Ordering::Relaxed)
+            })
+    }
+
+    /// Records a CLOSED permit's verdict into the packed window, if it has one and the
+    /// permit's generation is still the breaker's; a result of another generation is
+    /// discarded. Takes no lock.
+    fn record_lock_free(&self, generation: u64, ending: Ending) -> Recorded {
+        let failure = match ending {
+            Ending::Success => false,
+            Ending::Failure => true,
+            _ => return Recorded::Locked,
+        };
+        let capacity = self.hot.packed.load(Ordering::Relaxed);
+        if capacity == 0 || self.hot.word.load(Ordering::Acquire) >> GENERATION_SHIFT != generation
+        {
+            return Recorded::Locked;
+        }
+        let threshold = || Threshold {
+            min_calls: self.hot.min_calls.load(Ordering::Relaxed),
+            failure_rate: f64::from_bits(self.hot.failure_rate.load(Ordering::Relaxed)),
+            when_full: self.hot.when_full.load(Ordering::Relaxed),
+        };
+        match self
+            .counts
+            .window
+            .record(generation, capacity, failure, threshold)
+        {
+            Packed::Counted | Packed::Stale => Recorded::Done,
+            Packed::Tripped => Recorded::Tripped,
+            // Tripped by another result, or moved to a locked window: the lock decides.
+            Packed::Sealed => Recorded::Locked,
+        }
+    }
+
+    /// What `complete` did not record at once: the packed window's whole path (another try
+    /// after a lost race, a result that may trip the window, a stale one), the totals, then
+    /// opening the breaker for a result that tripped the window, or the locked path.
+    #[inline(never)]
+    fn complete_rest(
         &self,
         generation: u64,
         admission: Admission,
@@ -404,61 +519,6 @@ impl Breaker {
             Admission::Counted => self.record_lock_free(generation, ending),
             _ => Recorded::Locked,
         };
-        if recorded == Recorded::Done {
-            return self.counts.totals.add(&self.totals_row, ending);
-        }
-        self.complete_rest(generation, admission, ending, started, recorded);
-    }
-
-    /// Records a CLOSED permit's verdict into the packed window, if it has one and the
-    /// permit's generation is still the breaker's; a result of another generation is
-    /// discarded. Takes no lock and calls nothing.
-    #[inline(always)]
-    fn record_lock_free(&self, generation: u64, ending: Ending) -> Recorded {
-        let window = &self.counts.window;
-        let current = window.word();
-        let failure = match ending {
-            // A success into a full window of successes changes nothing, whatever its
-            // generation: no write, and no check of the generation needed.
-            Ending::Success => {
-                if current == self.hot.full_window.load(Ordering::Relaxed) {
-                    return Recorded::Done;
-                }
-                false
-            }
-            Ending::Failure => true,
-            _ => return Recorded::Locked,
-        };
-        let capacity = self.hot.packed.load(Ordering::Relaxed);
-        if capacity == 0 || self.hot.word.load(Ordering::Acquire) >> GENERATION_SHIFT != generation
-        {
-            return Recorded::Locked;
-        }
-        // Read only when the window holds a failure.
-        let threshold = || Threshold {
-            min_calls: self.hot.min_calls.load(Ordering::Relaxed),
-            failure_rate: f64::from_bits(self.hot.failure_rate.load(Ordering::Relaxed)),
-            when_full: self.hot.when_full.load(Ordering::Relaxed),
-        };
-        match window.record_from(current, generation, capacity, failure, threshold) {
-            Packed::Counted | Packed::Stale => Recorded::Done,
-            Packed::Tripped => Recorded::Tripped,
-            // Tripped by another result, or moved to a locked window: the lock decides.
-            Packed::Sealed => Recorded::Locked,
-        }
-    }
-
-    /// What `complete` left: the totals, then opening the breaker for a result that tripped
-    /// the packed window, or the locked path.
-    #[inline(never)]
-    fn complete_rest(
-        &self,
-        generation: u64,
-        admission: Admission,
-        ending: Ending,
-        started: Option<Instant>,
-        recorded: Recorded,
-    ) {
         self.counts.totals.add(&self.totals_row, ending);
         match recorded {
             Recorded::Done => {}

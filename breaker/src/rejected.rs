@@ -105,10 +105,16 @@ impl fmt::Debug for Name {
     }
 }
 
+/// `retry_after` in nanoseconds, as a rejection keeps it: [`NO_RETRY`] for none.
+pub(crate) fn retry_nanos(retry_after: Option<Duration>) -> u64 {
+    let nanos = |after: Duration| u64::try_from(after.as_nanos()).unwrap_or(NO_RETRY - 1);
+    retry_after.map_or(NO_RETRY, nanos)
+}
+
 impl Rejected {
+    #[cfg(test)]
     pub(crate) fn new(name: Name, reason: RejectReason, retry_after: Option<Duration>) -> Self {
-        let nanos = |after: Duration| u64::try_from(after.as_nanos()).unwrap_or(NO_RETRY - 1);
-        Self::after_nanos(name, reason, retry_after.map_or(NO_RETRY, nanos))
+        Self::after_nanos(name, reason, retry_nanos(retry_after))
     }
 
     /// A rejection with `retry_after` in nanoseconds, [`NO_RETRY`] for none.

@@ -186,7 +186,7 @@ impl PackedWindow {
 
     /// The window's word as it stands: compare it with a word of
     /// [`full_of_successes`](Self::full_of_successes), then hand it to
-    /// [`record_from`](Self::record_from). A window holding such a word is full of successes
+    /// [`record_once`](Self::record_once). A window holding such a word is full of successes
     /// and still open for results, so a success leaves it as it is whichever generation the
     /// success is of (a result of another generation is discarded anyway): no write, and a
     /// healthy breaker's calls share the window's cache line.
@@ -201,8 +201,7 @@ impl PackedWindow {
     }
 
     /// Adds one outcome to a window of `capacity` calls, if it is `generation`'s and not
-    /// sealed. Out of line: the lock's path takes it, and its callers stay small.
-    #[inline(never)]
+    /// sealed.
     pub(crate) fn record(
         &self,
         generation: u64,
@@ -210,23 +209,9 @@ impl PackedWindow {
         failure: bool,
         threshold: impl Fn() -> Threshold,
     ) -> Packed {
-        self.record_from(self.word(), generation, capacity, failure, threshold)
-    }
-
-    /// [`record`](Self::record), starting from `current`, a [`word`](Self::word) read
-    /// just before. (A success into a full window of successes would swap the word for
-    /// itself: callers check for it first.)
-    #[inline(always)]
-    pub(crate) fn record_from(
-        &self,
-        mut current: u64,
-        generation: u64,
-        capacity: u32,
-        failure: bool,
-        threshold: impl Fn() -> Threshold,
-    ) -> Packed {
         let tag = Self::tag(generation);
         let entered = entered(capacity, failure);
+        let mut current = self.word();
         loop {
             if current & !COUNTS_MASK != tag {
                 return if current & !(COUNTS_MASK | SEALED) != tag {
@@ -252,6 +237,34 @@ impl PackedWindow {
                 Err(seen) => current = seen,
             }
         }
+    }
+
+    /// [`record`](Self::record)'s common case in one attempt, from `current`, a
+    /// [`word`](Self::word) read just before: the window is `generation`'s and open, and
+    /// after the result it holds no failure, or is full with fewer than `when_full`
+    /// failures (see [`Threshold`]), so it does not trip. Says whether the outcome was
+    /// added; if not, nothing was written and `record` decides. (A success into a full
+    /// window of successes would swap the word for itself: callers check for it first.)
+    #[inline(always)]
+    pub(crate) fn record_once(
+        &self,
+        current: u64,
+        generation: u64,
+        capacity: u32,
+        failure: bool,
+        when_full: impl FnOnce() -> u32,
+    ) -> bool {
+        if current & !COUNTS_MASK != Self::tag(generation) {
+            return false;
+        }
+        let next = step(current, entered(capacity, failure));
+        let failures = ((next & FAILURES_MASK) >> FAILURES_SHIFT) as u32;
+        if failures != 0 && (next & FULL == 0 || failures >= when_full()) {
+            return false;
+        }
+        self.bits
+            .compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
     }
 
     /// The counts of a window of `capacity` calls.
@@ -446,5 +459,63 @@ mod tests {
                 assert_eq!(tripped, divided, "{failures} of {capacity} at {rate}");
             }
         }
+    }
+
+    /// `record_once` adds what `record` would, or writes nothing: compared, outcome by
+    /// outcome, with a window recorded only through `record`.
+    #[test]
+    fn record_once_adds_what_record_would_or_nothing() {
+        // 9 failures of 10 trip: never reached here, so every outcome is counted.
+        let t = Threshold::new(10, 5, 0.9);
+        let (once, model) = (PackedWindow::new(), PackedWindow::new());
+        once.open(4, 10);
+        model.open(4, 10);
+        let mut x = 0x2545_F491_u32;
+        let (mut at_once, mut declined) = (0, 0);
+        for _ in 0..400 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let failure = x % 4 == 0;
+            let before = once.word();
+            if once.record_once(before, 4, 10, failure, || t.when_full) {
+                at_once += 1;
+            } else {
+                declined += 1;
+                assert_eq!(once.word(), before, "declined: nothing written");
+                assert_eq!(once.record(4, 10, failure, || t), Packed::Counted);
+            }
+            assert_eq!(model.record(4, 10, failure, || t), Packed::Counted);
+            assert_eq!(once.word(), model.word());
+        }
+        assert!(
+            at_once > 0 && declined > 0,
+            "{at_once} at once, {declined} declined"
+        );
+    }
+
+    #[test]
+    fn record_once_declines_what_only_record_may_judge() {
+        let t = Threshold::new(4, 2, 0.5);
+        let w = PackedWindow::new();
+        let once =
+            |generation, failure| w.record_once(w.word(), generation, 4, failure, || t.when_full);
+        assert!(!once(0, false), "sealed: not opened yet");
+        w.open(6, 4);
+        assert!(!once(5, false), "another generation's window");
+        assert!(!once(6, true), "a failure into a window not yet full");
+        assert!(once(6, false));
+        for _ in 0..3 {
+            assert!(once(6, false));
+        }
+        assert_eq!(w.totals(4).calls, 4);
+        assert!(once(6, true), "1 of 4 is below 0.5");
+        assert!(
+            !once(6, true),
+            "2 of 4 trips: left to `record`, which seals"
+        );
+        assert_eq!((w.totals(4).calls, w.totals(4).failures), (4, 1));
+        assert_eq!(w.record(6, 4, true, || t), Packed::Tripped);
+        assert!(!once(6, false), "sealed");
     }
 }
