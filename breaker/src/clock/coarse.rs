@@ -9,6 +9,11 @@
 //! not ended; closer to the end the breaker reads its precise clock, and the deadline is as
 //! exact as before.
 //!
+//! The two clocks are paired with one reading of each when the breaker opens, and may then
+//! drift apart: the time-stamp counter is not slewed by NTP, `CLOCK_MONOTONIC` is, by at
+//! most 500 parts per million. So the coarse clock also leaves to the precise one the last
+//! [`DRIFT`]th of a period, more than the clocks can drift apart within it.
+//!
 //! Only the production clock ([`MonotonicClock`](super::MonotonicClock)) has a coarse twin:
 //! a period told in its ticks is moved into the coarse clock's nanoseconds with one reading
 //! of each clock, when the breaker opens. Elsewhere (other platforms, other clocks) there is
@@ -17,6 +22,10 @@
 /// How far before the end of a period a coarse reading must be to prove the period has not
 /// ended: two ticks of a 100 Hz timer.
 const MARGIN: u64 = 20_000_000;
+
+/// The part of a period's length left to the precise clock for the drift between the
+/// clocks since they were paired: a thousandth, twice the most NTP slews a clock.
+const DRIFT: u64 = 1_000;
 
 /// An open period `[from, until)` in nanoseconds of `CLOCK_MONOTONIC`. `until` is more than
 /// [`MARGIN`], so 0 can stand for no period.
@@ -45,8 +54,8 @@ impl CoarsePeriod {
 }
 
 /// The nanoseconds left in the period `[from, until)` if the coarse clock proves it has not
-/// ended; `None` when only the precise clock can tell, or when `until` is 0 (no period).
-/// `from` is read only after the clock.
+/// ended; `None` when only the precise clock can tell (the period's last [`MARGIN`] and
+/// [`DRIFT`]th), or when `until` is 0 (no period). `from` is read only after the clock.
 ///
 /// The time left is never less than the precise one, because a coarse reading is never
 /// ahead, and never more than the period.
@@ -56,7 +65,14 @@ pub(crate) fn left(from: impl FnOnce() -> u64, until: u64) -> Option<u64> {
         return None;
     }
     let now = imp::now()?;
-    (now < until.saturating_sub(MARGIN)).then(|| until - now.max(from()))
+    left_at(now, from(), until)
+}
+
+/// [`left`] at the coarse reading `now`.
+#[inline(always)]
+fn left_at(now: u64, from: u64, until: u64) -> Option<u64> {
+    let sure_until = until.saturating_sub(MARGIN + until.saturating_sub(from) / DRIFT);
+    (now < sure_until).then(|| until - now.max(from))
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -121,6 +137,21 @@ mod tests {
         // Far enough: the reading may have moved on by a tick since `now`, no more.
         let far = ending(now + MARGIN + SECOND).unwrap();
         assert!(far <= MARGIN + SECOND && far > SECOND, "{far}");
+    }
+
+    #[test]
+    fn a_long_period_leaves_its_last_thousandth_to_the_precise_clock() {
+        // An hour from 0: its last 3.6s for the drift and 20ms for the tick.
+        let until = 3_600 * SECOND;
+        let sure_until = until - 3_600_000_000 - MARGIN;
+        assert_eq!(left_at(sure_until, 0, until), None);
+        assert_eq!(left_at(sure_until - 1, 0, until), Some(3_620_000_001));
+        // Five seconds: 5ms and 20ms.
+        let (from, until) = (7 * SECOND, 12 * SECOND);
+        assert_eq!(left_at(until - 25_000_000, from, until), None);
+        assert_eq!(left_at(until - 25_000_001, from, until), Some(25_000_001));
+        // Before the period began (a reading from before the pairing), the whole period.
+        assert_eq!(left_at(from - 9, from, until), Some(5 * SECOND));
     }
 
     #[test]
