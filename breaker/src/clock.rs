@@ -329,6 +329,12 @@ impl<'a> LazyNow<'a> {
         at
     }
 
+    /// The period `[from, until)` in ticks on the coarse clock, if the clock has a coarse
+    /// twin (see [`ClockSource::coarse_period`]).
+    pub(crate) fn coarse_period(&self, from: u64, until: u64) -> Option<CoarsePeriod> {
+        self.clock.coarse_period(from, until)
+    }
+
     /// The time in ticks; an instant before the clock's origin counts as its origin.
     pub(crate) fn ticks(&mut self) -> u64 {
         if let Some(ticks) = self.ticks {

@@ -255,8 +255,7 @@ impl Machine {
                 if let Some(latency) = latency {
                     self.recovery.record_latency(latency);
                 }
-                let timed = self.window.needs_clock().then(|| now.ticks());
-                let totals = self.window.record(mark, timed);
+                let totals = self.window.record(mark, now);
                 if trips(&self.config, totals) {
                     return self.enter(State::Open, now, packed);
                 }
@@ -393,12 +392,13 @@ fn trips(config: &Config, totals: Totals) -> bool {
     if totals.calls == 0 || totals.calls < config.min_calls() {
         return false;
     }
+    // Rates are in (0, 1]: a count of 0 never reaches one, and needs no division.
     let calls = f64::from(totals.calls);
-    if f64::from(totals.failures) / calls >= config.failure_rate() {
+    if totals.failures != 0 && f64::from(totals.failures) / calls >= config.failure_rate() {
         return true;
     }
     match config.slow_calls() {
-        Some(slow) => f64::from(totals.slow) / calls >= slow.rate,
+        Some(slow) => totals.slow != 0 && f64::from(totals.slow) / calls >= slow.rate,
         None => false,
     }
 }

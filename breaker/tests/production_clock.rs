@@ -1,5 +1,6 @@
 //! OPEN on the production clock, which rejects on the kernel's coarse clock while it is
-//! sure the period has not ended and reads its precise clock near the end.
+//! sure the period has not ended and reads its precise clock near the end; and a time
+//! window on it, which records into its newest bucket the same way.
 //!
 //! These run on real time, so they assert what real time allows exactly: the time left a
 //! rejection tells is never more than the open period and never too early. Waiting for it,
@@ -103,4 +104,30 @@ fn a_period_shortened_while_open_is_told_and_kept() {
         .expect("the shortened period has ended")
         .success();
     assert_eq!(b.state(), State::Closed);
+}
+
+/// A time window on the production clock counts every call and trips at the exact call:
+/// recorded on the coarse clock while it is sure of the newest bucket, exactly as on the
+/// precise clock.
+#[test]
+fn a_time_window_counts_exactly_on_the_production_clock() {
+    let config = Config::builder()
+        .time_window(Duration::from_secs(600), 10)
+        .min_calls(1_000)
+        .failure_rate(0.5)
+        .build()
+        .unwrap();
+    let b = Breaker::with_clock("libraryd", config, MonotonicClock);
+    for _ in 0..500 {
+        b.try_acquire().unwrap().success();
+    }
+    for _ in 0..499 {
+        b.try_acquire().unwrap().failure();
+    }
+    let s = b.snapshot();
+    assert_eq!((s.calls, s.failures, s.state), (999, 499, State::Closed));
+    // The 1,000th call is judged: 500 of 1,000 failed, 0.5 >= 0.5.
+    b.try_acquire().unwrap().failure();
+    assert_eq!(b.state(), State::Open);
+    assert_eq!(b.snapshot().totals.failure, 500);
 }

@@ -4,6 +4,7 @@ mod count;
 mod packed;
 mod time;
 
+use crate::clock::LazyNow;
 use crate::config::Window;
 
 pub(crate) use count::CountWindow;
@@ -16,6 +17,18 @@ pub(crate) struct Totals {
     pub(crate) calls: u32,
     pub(crate) failures: u32,
     pub(crate) slow: u32,
+}
+
+impl Totals {
+    /// These counts and one more call, `mark`; each count stops at its largest value.
+    #[inline]
+    pub(crate) fn with(self, mark: Mark) -> Self {
+        Self {
+            calls: self.calls.saturating_add(1),
+            failures: self.failures.saturating_add(u32::from(mark.failure)),
+            slow: self.slow.saturating_add(u32::from(mark.slow)),
+        }
+    }
 }
 
 /// One completed call, as the window stores it.
@@ -83,15 +96,24 @@ impl OutcomeWindow {
         matches!(self, OutcomeWindow::Time(_))
     }
 
-    /// Adds one completed call and returns the counts after it. `now` (ticks) is read only
-    /// by a time window; a packed window is recorded through its [`PackedWindow`].
-    pub(crate) fn record(&mut self, mark: Mark, now: Option<u64>) -> Totals {
+    /// Adds one completed call and returns the counts after it. Only a time window reads
+    /// the time, and only when the coarse clock cannot prove its newest bucket holds the
+    /// present; a packed window is recorded through its [`PackedWindow`].
+    #[inline]
+    pub(crate) fn record(&mut self, mark: Mark, now: &mut LazyNow<'_>) -> Totals {
         match self {
             OutcomeWindow::Count(w) => {
                 w.record(mark);
                 w.totals()
             }
-            OutcomeWindow::Time(w) => w.record(mark, now),
+            OutcomeWindow::Time(w) => {
+                if w.surely_current() {
+                    return w.record_current(mark);
+                }
+                let totals = w.record(mark, Some(now.ticks()));
+                w.pair(|start, end| now.coarse_period(start, end));
+                totals
+            }
             OutcomeWindow::Packed(_) => {
                 debug_assert!(false, "packed windows record lock-free");
                 Totals::default()

@@ -3,13 +3,16 @@
 use std::time::Duration;
 
 use super::{Mark, Totals};
+use crate::clock::{ClockSource, CoarsePeriod};
 
 /// Outcomes of the last `span`, at a granularity of `span / buckets`.
 ///
 /// Memory is O(buckets) whatever the traffic. Recording is amortised O(1): moving forward
 /// clears each expired bucket once, and an idle period of a whole span clears them all.
 /// Within the newest bucket, recording compares the time with the bucket's end and divides
-/// nothing.
+/// nothing. On the production clock the newest bucket is also kept on the kernel's coarse
+/// clock (see `clock::coarse`): while that clock proves the bucket has not ended, recording
+/// needs no reading of the precise clock, and the bucket ends exactly when it did.
 #[derive(Debug)]
 pub(crate) struct TimeWindow {
     buckets: Box<[Totals]>,
@@ -24,6 +27,11 @@ pub(crate) struct TimeWindow {
     /// Nanoseconds since `origin` at which the newest bucket ends.
     current_end: u64,
     totals: Totals,
+    /// The newest bucket on the coarse clock, if it has been paired with it.
+    coarse: Option<CoarsePeriod>,
+    /// The bucket `coarse` was asked for (paired or not), so that pairing is tried once a
+    /// bucket.
+    paired: Option<u64>,
 }
 
 impl TimeWindow {
@@ -38,6 +46,8 @@ impl TimeWindow {
             slot: 0,
             current_end: (span_nanos / u64::from(buckets)).max(1),
             totals: Totals::default(),
+            coarse: None,
+            paired: None,
         }
     }
 
@@ -71,6 +81,7 @@ impl TimeWindow {
             }
         }
         self.current = index;
+        self.coarse = None;
         self.slot = (index % len) as usize;
         self.current_end = index.saturating_add(1).saturating_mul(self.width_nanos);
     }
@@ -79,13 +90,49 @@ impl TimeWindow {
     #[inline]
     pub(crate) fn record(&mut self, mark: Mark, now: Option<u64>) -> Totals {
         self.advance(now);
+        self.add(mark)
+    }
+
+    /// Counts `mark` in the newest bucket and the totals. The totals returned are the ones
+    /// computed, not read back: read back whole, fields just stored one by one would wait for
+    /// the stores to reach the cache (a failed store-to-load forwarding).
+    #[inline]
+    fn add(&mut self, mark: Mark) -> Totals {
         let bucket = &mut self.buckets[self.slot];
-        for counts in [bucket, &mut self.totals] {
-            counts.calls = counts.calls.saturating_add(1);
-            counts.failures = counts.failures.saturating_add(u32::from(mark.failure));
-            counts.slow = counts.slow.saturating_add(u32::from(mark.slow));
+        *bucket = bucket.with(mark);
+        let totals = self.totals.with(mark);
+        self.totals = totals;
+        totals
+    }
+
+    /// Whether the coarse clock proves the newest bucket still holds the present, so that
+    /// [`record_current`](Self::record_current) may record without the time.
+    #[inline]
+    pub(crate) fn surely_current(&self) -> bool {
+        self.coarse
+            .is_some_and(|p| ClockSource::coarse_left(|| p.from, p.until).is_some())
+    }
+
+    /// Adds one call to the newest bucket, which [`surely_current`](Self::surely_current)
+    /// said holds the present: what [`record`](Self::record) at the present would do.
+    #[inline]
+    pub(crate) fn record_current(&mut self, mark: Mark) -> Totals {
+        self.add(mark)
+    }
+
+    /// Pairs the newest bucket with the coarse clock, once a bucket: `period` tells the
+    /// bucket, `[start, end)` in ticks, in the coarse clock's nanoseconds (`None` for a
+    /// clock without a coarse twin).
+    pub(crate) fn pair(&mut self, period: impl FnOnce(u64, u64) -> Option<CoarsePeriod>) {
+        if self.paired == Some(self.current) {
+            return;
         }
-        self.totals
+        self.paired = Some(self.current);
+        let start = self.current.saturating_mul(self.width_nanos);
+        let ticks = |since: u64| self.origin.checked_add(since);
+        if let (Some(start), Some(end)) = (ticks(start), ticks(self.current_end)) {
+            self.coarse = period(start, end);
+        }
     }
 
     pub(crate) fn totals(&mut self, now: Option<u64>) -> Totals {
@@ -171,5 +218,53 @@ mod tests {
             }
         );
         assert_eq!(w.totals(at(origin, 15_000)), Totals::default());
+    }
+
+    /// A window of an hour in 10 buckets of 6 minutes, paired with the coarse clock as if
+    /// its first bucket began now.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn paired_now(origin: u64) -> TimeWindow {
+        let mut w = TimeWindow::new(Duration::from_secs(3_600), 10, origin);
+        assert!(!w.surely_current(), "not paired yet");
+        w.pair(|start, end| CoarsePeriod::of_ticks(start, end, start));
+        w
+    }
+
+    #[test]
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn a_bucket_the_coarse_clock_is_sure_of_records_without_the_time() {
+        let origin = 5_000;
+        let mut w = paired_now(origin);
+        assert!(w.surely_current());
+        w.record_current(FAIL);
+        let after = w.record_current(OK);
+        let expected = Totals {
+            calls: 2,
+            failures: 1,
+            slow: 0,
+        };
+        assert_eq!(after, expected);
+        assert_eq!(w.totals(at(origin, 1)), expected, "in the first bucket");
+        assert_eq!(w.totals(at(origin, 3_600_000)), Totals::default());
+    }
+
+    #[test]
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn each_bucket_is_paired_once_and_a_new_bucket_forgets_the_old_pairing() {
+        let origin = 5_000;
+        let mut w = paired_now(origin);
+        // Into the second bucket, [6min, 12min): the first one's pairing no longer holds.
+        w.record(OK, at(origin, 360_000));
+        assert!(!w.surely_current());
+        let mut asked = Vec::new();
+        for _ in 0..3 {
+            w.pair(|start, end| {
+                asked.push((start - origin, end - origin));
+                None
+            });
+        }
+        let minutes = |m: u64| m * 60_000_000_000;
+        assert_eq!(asked, [(minutes(6), minutes(12))], "once a bucket");
+        assert!(!w.surely_current(), "a clock without a coarse twin");
     }
 }
