@@ -119,7 +119,7 @@ fn ours_timed() -> Breaker {
     Breaker::with_clock("bench", config, MonotonicClock)
 }
 
-#[inline]
+#[inline(always)]
 fn call_ours(b: &Breaker, fail: bool) {
     match b.try_acquire() {
         Ok(permit) => match downstream(fail) {
@@ -146,7 +146,7 @@ fn recloser(open: Duration) -> recloser::Recloser {
         .build()
 }
 
-#[inline]
+#[inline(always)]
 fn call_recloser(r: &recloser::Recloser, fail: bool) {
     let _ = r.call(|| downstream(fail));
 }
@@ -181,7 +181,7 @@ fn failsafe_rate(open: Duration) -> FailsafeRate {
     failsafe::Config::new().failure_policy(policy).build()
 }
 
-#[inline]
+#[inline(always)]
 fn call_failsafe(f: &impl failsafe::CircuitBreaker, fail: bool) {
     let _ = f.call(|| downstream(fail));
 }
@@ -198,7 +198,7 @@ fn cbrs(open: Duration) -> CbRs {
         .build()
 }
 
-#[inline]
+#[inline(always)]
 fn call_cbrs(c: &CbRs, fail: bool) {
     let _ = c.call(|| downstream(fail));
 }
@@ -230,7 +230,7 @@ fn tower_breaker(
     builder.build().unwrap().layer_fn(svc)
 }
 
-#[inline]
+#[inline(always)]
 fn call_tower<S: Service<bool, Response = u64>>(svc: &mut S, fail: bool) {
     block_on(async {
         if let Ok(ready) = svc.ready().await {

@@ -284,7 +284,7 @@ impl Breaker {
     /// assert_eq!(rejected.to_string(), "circuit 'libraryd' is open; retry in 5.0s");
     /// # Ok::<(), breaker::ConfigError>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
         let word = self.hot.word.load(Ordering::Acquire);
         if word & (STATE_MASK | TIMED) == CLOSED {
@@ -295,12 +295,7 @@ impl Breaker {
                 None,
             ));
         }
-        let ticket = if word & STATE_MASK == OPEN {
-            self.reject_open(word)
-        } else {
-            self.acquire_other(word)
-        };
-        self.redeem(ticket)
+        self.redeem(self.acquire_other(word))
     }
 
     /// Makes the caller's permit or rejection from what a path off the untimed CLOSED one
@@ -323,10 +318,19 @@ impl Breaker {
         }
     }
 
-    /// Admission off the untimed CLOSED and OPEN paths, out of line so that callers inline
-    /// only those.
+    /// Admission off the untimed CLOSED path, out of line so that callers inline only that.
+    /// OPEN first, in a function of its own, small enough to inline what it calls.
     #[inline(never)]
     fn acquire_other(&self, word: u64) -> Ticket {
+        if word & STATE_MASK == OPEN {
+            return self.reject_open(word);
+        }
+        self.acquire_rest(word)
+    }
+
+    /// Admission in states other than OPEN and the untimed CLOSED.
+    #[inline(never)]
+    fn acquire_rest(&self, word: u64) -> Ticket {
         match State::from_code(word & STATE_MASK) {
             // Timed: the untimed CLOSED was admitted in `try_acquire`.
             State::Closed => Ticket::Admit {

@@ -68,7 +68,7 @@ impl Clock for DefaultClock {
 ///
 /// On Linux an open breaker on this clock rejects on the kernel's coarse monotonic clock
 /// (`CLOCK_MONOTONIC_COARSE`, cheaper still, one timer tick of 1 to 10 ms behind) while it is
-/// more than 20 ms and a thousandth of the period (room for NTP to slew one clock and not
+/// more than 20 ms and a 1024th of the period (room for NTP to slew one clock and not
 /// the other) from the end of its open period, and reads this clock near the end, so the
 /// period ends exactly when this clock says. The time left a rejection tells is then
 /// never less than the time truly left, and at most one coarse tick more.

@@ -132,7 +132,7 @@ impl Tally {
     }
 
     /// Counts one call that ended as `ending`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn add(&self, row: &OwnerRow, ending: Ending) {
         if !self.add_owned(row, ending) {
             self.add_other(row, ending);
@@ -141,7 +141,7 @@ impl Tally {
 
     /// Counts one call that ended as `ending` if this thread owns the row, and says whether
     /// it did.
-    #[inline]
+    #[inline(always)]
     fn add_owned(&self, row: &OwnerRow, ending: Ending) -> bool {
         let owned = self.owner.load(Ordering::Relaxed) == thread_number();
         if owned {
@@ -221,7 +221,7 @@ fn stripe_count() -> usize {
 }
 
 /// This thread's number, from 1 in the order threads first count: never 0, never reused.
-#[inline]
+#[inline(always)]
 fn thread_number() -> u64 {
     // Not a model-checked atomic: it only names threads.
     #[cfg(not(loom))]

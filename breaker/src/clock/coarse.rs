@@ -12,7 +12,7 @@
 //! The two clocks are paired with one reading of each when the breaker opens, and may then
 //! drift apart: the time-stamp counter is not slewed by NTP, `CLOCK_MONOTONIC` is, by at
 //! most 500 parts per million. So the coarse clock also leaves to the precise one the last
-//! [`DRIFT`]th of a period, more than the clocks can drift apart within it.
+//! 1024th of a period ([`DRIFT_SHIFT`]), more than the clocks can drift apart within it.
 //!
 //! Only the production clock ([`MonotonicClock`](super::MonotonicClock)) has a coarse twin:
 //! a period told in its ticks is moved into the coarse clock's nanoseconds with one reading
@@ -24,8 +24,9 @@
 const MARGIN: u64 = 20_000_000;
 
 /// The part of a period's length left to the precise clock for the drift between the
-/// clocks since they were paired: a thousandth, twice the most NTP slews a clock.
-const DRIFT: u64 = 1_000;
+/// clocks since they were paired: a 1024th (a shift, not a division), about twice the most
+/// NTP slews a clock.
+const DRIFT_SHIFT: u32 = 10;
 
 /// An open period `[from, until)` in nanoseconds of `CLOCK_MONOTONIC`. `until` is more than
 /// [`MARGIN`], so 0 can stand for no period.
@@ -55,7 +56,7 @@ impl CoarsePeriod {
 
 /// The nanoseconds left in the period `[from, until)` if the coarse clock proves it has not
 /// ended; `None` when only the precise clock can tell (the period's last [`MARGIN`] and
-/// [`DRIFT`]th), or when `until` is 0 (no period). `from` is read only after the clock.
+/// 1024th), or when `until` is 0 (no period). `from` is read only after the clock.
 ///
 /// The time left is never less than the precise one, because a coarse reading is never
 /// ahead, and never more than the period.
@@ -71,7 +72,7 @@ pub(crate) fn left(from: impl FnOnce() -> u64, until: u64) -> Option<u64> {
 /// [`left`] at the coarse reading `now`.
 #[inline(always)]
 fn left_at(now: u64, from: u64, until: u64) -> Option<u64> {
-    let sure_until = until.saturating_sub(MARGIN + until.saturating_sub(from) / DRIFT);
+    let sure_until = until.saturating_sub(MARGIN + (until.saturating_sub(from) >> DRIFT_SHIFT));
     (now < sure_until).then(|| until - now.max(from))
 }
 
@@ -140,18 +141,18 @@ mod tests {
     }
 
     #[test]
-    fn a_long_period_leaves_its_last_thousandth_to_the_precise_clock() {
-        // An hour from 0: its last 3.6s for the drift and 20ms for the tick.
+    fn a_long_period_leaves_its_last_1024th_to_the_precise_clock() {
+        // An hour from 0: its last 3.515625s (a 1024th) for the drift and 20ms for the tick.
         let until = 3_600 * SECOND;
-        let sure_until = until - 3_600_000_000 - MARGIN;
+        let sure_until = until - 3_515_625_000 - MARGIN;
         assert_eq!(left_at(sure_until, 0, until), None);
-        assert_eq!(left_at(sure_until - 1, 0, until), Some(3_620_000_001));
-        // Five seconds: 5ms and 20ms.
-        let (from, until) = (7 * SECOND, 12 * SECOND);
+        assert_eq!(left_at(sure_until - 1, 0, until), Some(3_535_625_001));
+        // 5.12 seconds: 5ms and 20ms.
+        let (from, until) = (7 * SECOND, 12_120_000_000);
         assert_eq!(left_at(until - 25_000_000, from, until), None);
         assert_eq!(left_at(until - 25_000_001, from, until), Some(25_000_001));
         // Before the period began (a reading from before the pairing), the whole period.
-        assert_eq!(left_at(from - 9, from, until), Some(5 * SECOND));
+        assert_eq!(left_at(from - 9, from, until), Some(5_120_000_000));
     }
 
     #[test]
