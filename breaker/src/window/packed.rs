@@ -262,8 +262,9 @@ impl PackedWindow {
         if failures != 0 && (next & FULL == 0 || failures >= when_full()) {
             return false;
         }
+        // Strong: a spurious failure would send a result the long way for nothing.
         self.bits
-            .compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Relaxed)
+            .compare_exchange(current, next, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()
     }
 
