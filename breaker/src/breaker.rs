@@ -62,11 +62,11 @@ const OPEN: u64 = State::Open.code();
 /// the kernel's coarse clock while the deadline is more than 20 ms (and a 1024th of the
 /// period) away. Every end of a call is also counted in the lifetime
 /// [`CallTotals`](crate::CallTotals): by the first thread to count with plain stores into a
-/// row of its own, by any other into a per-core stripe. The admission word, that row and the window word are laid out at least 128
-/// bytes apart (never on one pair of cache lines), so recording on one core does not evict
-/// the admission word from the others. Other windows record under the lock; a time window
-/// on the production clock reads no clock while the coarse clock proves its newest bucket
-/// still holds the present.
+/// row of its own, by any other into a per-core stripe. The admission word, that row and
+/// the window word are laid out at least 128 bytes apart (never on one pair of cache
+/// lines), so recording on one core does not evict the admission word from the others.
+/// Other windows record under the lock; a time window on the production clock reads no
+/// clock while the coarse clock proves its newest bucket still holds the present.
 #[repr(C)]
 pub struct Breaker {
     /// Read by every call, written only under the lock.
