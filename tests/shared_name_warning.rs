@@ -1,0 +1,77 @@
+//! Two annotated functions sharing a breaker's name with different configurations: the
+//! first registered is used, and the second logs a warning.
+//!
+//! Alone in its test binary: it counts `tracing` events, and tracing keeps its callsites'
+//! interest and the maximum level enabled in process-wide caches, which other tests running
+//! on other threads of the same binary would rebuild concurrently with this one's subscriber.
+
+use std::sync::Arc;
+
+use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected};
+
+#[derive(Debug)]
+enum NetError {
+    Rejected,
+}
+
+impl Classify for NetError {
+    fn classify(&self) -> Outcome {
+        Outcome::Failure
+    }
+}
+
+impl From<Rejected> for NetError {
+    fn from(_: Rejected) -> Self {
+        NetError::Rejected
+    }
+}
+
+/// Counts the warnings logged on this thread.
+struct Warnings(Arc<std::sync::atomic::AtomicUsize>);
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        if *event.metadata().level() == tracing::Level::WARN {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[circuit_breaker(name = "catalog", window = 10)]
+async fn catalog_read() -> Result<(), NetError> {
+    Ok(())
+}
+
+#[circuit_breaker(name = "catalog", window = 10)]
+async fn catalog_list() -> Result<(), NetError> {
+    Ok(())
+}
+
+#[circuit_breaker(name = "catalog", window = 30)]
+async fn catalog_write() -> Result<(), NetError> {
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shared_name_with_a_different_config_logs_a_warning() {
+    let warnings = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let _guard = tracing::subscriber::set_default(Warnings(warnings.clone()));
+    catalog_read().await.unwrap();
+    catalog_list().await.unwrap();
+    assert_eq!(warnings.load(std::sync::atomic::Ordering::SeqCst), 0);
+    catalog_write().await.unwrap();
+    assert_eq!(warnings.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let b = registry().get("catalog").unwrap();
+    assert_eq!(b.config().window(), breaker::Window::Count(10));
+    assert_eq!(b.snapshot().calls, 3);
+}
