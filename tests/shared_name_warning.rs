@@ -9,20 +9,19 @@ use std::sync::Arc;
 
 use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected};
 
+/// The downstream's error: every one a failure.
 #[derive(Debug)]
-enum NetError {
-    Rejected,
-}
+struct Down;
 
-impl Classify for NetError {
+impl Classify for Down {
     fn classify(&self) -> Outcome {
         Outcome::Failure
     }
 }
 
-impl From<Rejected> for NetError {
+impl From<Rejected> for Down {
     fn from(_: Rejected) -> Self {
-        NetError::Rejected
+        Down
     }
 }
 
@@ -48,17 +47,17 @@ impl tracing::Subscriber for Warnings {
 }
 
 #[circuit_breaker(name = "catalog", window = 10)]
-async fn catalog_read() -> Result<(), NetError> {
+async fn catalog_read() -> Result<(), Down> {
     Ok(())
 }
 
 #[circuit_breaker(name = "catalog", window = 10)]
-async fn catalog_list() -> Result<(), NetError> {
+async fn catalog_list() -> Result<(), Down> {
     Ok(())
 }
 
 #[circuit_breaker(name = "catalog", window = 30)]
-async fn catalog_write() -> Result<(), NetError> {
+async fn catalog_write() -> Result<(), Down> {
     Ok(())
 }
 
