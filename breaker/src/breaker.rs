@@ -226,7 +226,8 @@ impl Breaker {
 
     /// Replaces the configuration of a running breaker, keeping its state: an operator's
     /// runtime override. A different window shape starts an empty window, and results of
-    /// calls admitted before are then discarded.
+    /// calls admitted before are then discarded. A CLOSED breaker whose window the new
+    /// configuration trips (a lower failure rate or minimum of calls) opens at once.
     ///
     /// ```
     /// use std::time::Duration;
@@ -242,10 +243,14 @@ impl Breaker {
     pub fn reconfigure(&self, config: Config) {
         let mut now = LazyNow::new(&self.clock);
         now.get();
-        let mut m = self.lock();
-        m.reconfigure(config, &mut now, &self.counts.window);
-        self.hot.configure(&m);
-        self.publish(&m);
+        let transition = {
+            let mut m = self.lock();
+            let transition = m.reconfigure(config, &mut now, &self.counts.window);
+            self.hot.configure(&m);
+            self.publish(&m);
+            transition
+        };
+        self.emit(transition);
     }
 
     /// The current state. An expired OPEN still reads `Open` until the next call asks.
@@ -445,7 +450,11 @@ impl Breaker {
         ending: Ending,
         started: Option<Instant>,
     ) {
-        if admission == Admission::Counted && self.record_at_once(generation, ending) {
+        // No check of the admission: only CLOSED admits `Counted`, and only a CLOSED window
+        // is open, in its own generation, so a permit of another admission finds the window
+        // sealed or another generation's, or (a stale success into a full window of
+        // successes) changes nothing, as `complete_rest` would have found.
+        if self.record_at_once(generation, ending) {
             return self.counts.totals.add(&self.totals_row, ending);
         }
         self.complete_rest(generation, admission, ending, started);
@@ -471,12 +480,14 @@ impl Breaker {
             Ending::Failure => true,
             _ => return false,
         };
-        let capacity = self.hot.packed.load(Ordering::Relaxed);
-        capacity != 0
-            && self.hot.word.load(Ordering::Acquire) >> GENERATION_SHIFT == generation
-            && window.record_once(current, generation, capacity, failure, || {
-                self.hot.when_full.load(Ordering::Relaxed)
-            })
+        self.hot.word.load(Ordering::Acquire) >> GENERATION_SHIFT == generation
+            && window.record_once(
+                current,
+                generation,
+                failure,
+                || self.hot.packed.load(Ordering::Relaxed),
+                || self.hot.when_full.load(Ordering::Relaxed),
+            )
     }
 
     /// Records a CLOSED permit's verdict into the packed window, if it has one and the

@@ -130,12 +130,17 @@ impl Machine {
 
     /// Takes a new configuration and keeps the state. A new window shape starts an empty
     /// window in a new generation, so results of calls admitted before are discarded.
+    ///
+    /// In CLOSED the window is then judged under the new configuration, and opens the breaker
+    /// at once if its counts trip it (a lower rate or minimum): a packed window does not judge
+    /// a success into a full window (see `PackedWindow::record_once`), so without this it
+    /// would open only at its next failure.
     pub(crate) fn reconfigure(
         &mut self,
         config: Config,
         now: &mut LazyNow<'_>,
         packed: &PackedWindow,
-    ) {
+    ) -> Option<Transition> {
         let origin = window_origin(&config, now);
         let window = OutcomeWindow::new(config.window(), times_calls(&config), origin);
         if config.window() != self.config.window() {
@@ -183,6 +188,14 @@ impl Machine {
             }
             self.recovery = Recovery::new(&self.config);
         }
+        if self.state != State::Closed {
+            return None;
+        }
+        let totals = self.totals(now, packed);
+        if trips(&self.config, totals) {
+            return self.enter(State::Open, now, packed);
+        }
+        None
     }
 
     /// Decides whether a call may run now.

@@ -116,9 +116,14 @@ impl OwnerRow {
 #[repr(align(128))]
 struct Stripe(Counters);
 
+/// The owner of a row no thread has counted into: never a thread's number, nor the 0 of a
+/// thread without one.
+const NO_OWNER: u64 = u64::MAX;
+
 /// What every counting thread reads: who owns the row, and the stripes once grown.
 pub(crate) struct Tally {
-    /// The thread that writes the [`OwnerRow`] (see [`thread_number`]); 0 until one counts.
+    /// The thread that writes the [`OwnerRow`] (see [`thread_number`]); `NO_OWNER` until
+    /// one counts.
     owner: AtomicU64,
     stripes: OnceLock<Box<[Stripe]>>,
 }
@@ -126,7 +131,7 @@ pub(crate) struct Tally {
 impl Tally {
     pub(crate) fn new() -> Self {
         Self {
-            owner: AtomicU64::new(0),
+            owner: AtomicU64::new(NO_OWNER),
             stripes: OnceLock::new(),
         }
     }
@@ -143,7 +148,7 @@ impl Tally {
     /// it did.
     #[inline(always)]
     fn add_owned(&self, row: &OwnerRow, ending: Ending) -> bool {
-        let owned = self.owner.load(Ordering::Relaxed) == thread_number();
+        let owned = self.owner.load(Ordering::Relaxed) == this_thread();
         if owned {
             add_owned(row, ending as usize);
         }
@@ -158,10 +163,10 @@ impl Tally {
         let i = ending as usize;
         let me = thread_number();
         // Only while the row has no owner: a swap that fails still takes the cache line.
-        if self.owner.load(Ordering::Relaxed) == 0
+        if self.owner.load(Ordering::Relaxed) == NO_OWNER
             && self
                 .owner
-                .compare_exchange(0, me, Ordering::Relaxed, Ordering::Relaxed)
+                .compare_exchange(NO_OWNER, me, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
             return add_owned(row, i);
@@ -220,25 +225,34 @@ fn stripe_count() -> usize {
     })
 }
 
-/// This thread's number, from 1 in the order threads first count: never 0, never reused.
+// This thread's number (see `thread_number`); 0 until it is given one.
+//
+// Loom runs its threads on one thread of the process: its own thread locals tell them apart.
+// It also replays every execution of a model, so threads are numbered afresh in each, and
+// pick the same stripes in every replay.
+#[cfg(not(loom))]
+thread_local! {
+    static NUMBER: Cell<u64> = const { Cell::new(0) };
+}
+#[cfg(loom)]
+thread_local! {
+    static NUMBER: Cell<u64> = Cell::new(0);
+}
+
+/// This thread's number if it has one, 0 if not: no owner has number 0, so the owner's
+/// check reads the number without giving one.
 #[inline(always)]
+fn this_thread() -> u64 {
+    NUMBER.with(Cell::get)
+}
+
+/// This thread's number, from 1 in the order threads first count: never 0, never reused.
 fn thread_number() -> u64 {
     // Not a model-checked atomic: it only names threads.
     #[cfg(not(loom))]
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     #[cfg(not(loom))]
-    thread_local! {
-        static NUMBER: Cell<u64> = const { Cell::new(0) };
-    }
-    #[cfg(not(loom))]
     let next = || NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    // Loom runs its threads on one thread of the process: its own thread locals tell them
-    // apart. It also replays every execution of a model, so threads are numbered afresh in
-    // each, and pick the same stripes in every replay.
-    #[cfg(loom)]
-    thread_local! {
-        static NUMBER: Cell<u64> = Cell::new(0);
-    }
     #[cfg(loom)]
     loom::lazy_static! {
         static ref NEXT: AtomicU64 = AtomicU64::new(1);
@@ -302,6 +316,7 @@ mod tests {
         });
         t.add(&row, Ending::Failure);
         assert_eq!(t.owner.load(Ordering::Relaxed), thread_number());
+        assert_eq!(this_thread(), thread_number(), "numbered once it counted");
         assert_eq!(row.0[Ending::Failure as usize].load(Ordering::Relaxed), 2);
         assert!(t.stripes.get().is_some());
         assert_eq!(t.read(&row).failure, 3);

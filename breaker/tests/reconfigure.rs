@@ -1,10 +1,11 @@
-//! Reconfiguring a breaker that is not closed: the window it shows is the one its new
-//! configuration keeps.
+//! Reconfiguring a running breaker: the window it shows is the one its new configuration
+//! keeps, and a closed breaker is judged at once under the new configuration.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, State};
+use breaker::{Breaker, Config, Event, State};
 
 fn opened(config: Config) -> Breaker {
     let b = Breaker::with_clock("libraryd", config, ManualClock::new());
@@ -54,4 +55,58 @@ fn turning_slow_calls_off_while_open_keeps_the_calls_that_opened_it() {
     b.reconfigure(count_window(10));
     let s = b.snapshot();
     assert_eq!((s.state, s.calls, s.failures), (State::Open, 4, 4));
+}
+
+/// A count window of `n` calls judged from 4 on, opening at `rate`.
+fn at_rate(n: u32, rate: f64) -> Config {
+    Config::builder()
+        .count_window(n)
+        .min_calls(4)
+        .failure_rate(rate)
+        .build()
+        .unwrap()
+}
+
+/// The transitions `b` reports from now on.
+fn transitions(b: &Breaker) -> Arc<Mutex<Vec<(State, State)>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    b.on_event(move |e: &Event| {
+        if let Event::StateTransition { from, to } = e {
+            log.lock().unwrap().push((*from, *to));
+        }
+    });
+    seen
+}
+
+/// 3 failures in every 10 calls stay below 0.5; at a rate of 0.3 the same window trips, and
+/// the breaker opens when the new rate is applied, not at its next failure (a success into a
+/// full window only lowers its rate, so the packed window does not judge one). Both for a
+/// packed window (10 calls) and a locked one (30 calls, beyond what one word holds).
+#[test]
+fn lowering_the_rate_of_a_closed_breaker_opens_it_at_once() {
+    for n in [10, 30] {
+        let b = Breaker::with_clock("libraryd", at_rate(n, 0.5), ManualClock::new());
+        for i in 0..n {
+            let permit = b.try_acquire().unwrap();
+            if i % 10 >= 7 {
+                permit.failure();
+            } else {
+                permit.success();
+            }
+        }
+        let s = b.snapshot();
+        assert_eq!(
+            (s.state, s.calls, s.failures),
+            (State::Closed, n, n / 10 * 3)
+        );
+        let seen = transitions(&b);
+
+        b.reconfigure(at_rate(n, 0.4));
+        assert_eq!(b.state(), State::Closed, "{n}: 0.3 is below 0.4");
+        b.reconfigure(at_rate(n, 0.3));
+        assert_eq!(b.state(), State::Open, "{n}: 0.3 >= 0.3");
+        assert_eq!(*seen.lock().unwrap(), [(State::Closed, State::Open)]);
+        assert!(b.try_acquire().is_err());
+    }
 }

@@ -141,6 +141,15 @@ fn failure_rate_is_failures_over_completed_calls_not_window_size() {
     assert_eq!(b.snapshot().failure_rate, Some(0.5));
 }
 
+#[test]
+fn a_success_that_completes_min_calls_opens_a_failing_window() {
+    let (b, _) = breaker(count(20, 4, 3));
+    fail_n(&b, 3);
+    assert_eq!(b.state(), State::Closed, "3 calls, below the minimum of 4");
+    succeed_n(&b, 1);
+    assert_eq!(b.state(), State::Open, "3 of 4 completed calls failed");
+}
+
 // Rule 4: opening is judged with >=, on failures and on slow calls.
 
 #[test]

@@ -240,28 +240,50 @@ impl PackedWindow {
     }
 
     /// [`record`](Self::record)'s common case in one attempt, from `current`, a
-    /// [`word`](Self::word) read just before: the window is `generation`'s and open, and
-    /// after the result it holds no failure, or is full with fewer than `when_full`
-    /// failures (see [`Threshold`]), so it does not trip. Says whether the outcome was
-    /// added; if not, nothing was written and `record` decides. (A success into a full
-    /// window of successes would swap the word for itself: callers check for it first.)
+    /// [`word`](Self::word) read just before: the window is `generation`'s and open, and the
+    /// result cannot trip it: a success into a full window, a success into a window still
+    /// filling that holds no failure, or a failure into a full window that leaves it below
+    /// `when_full` failures (see [`Threshold`]). `capacity` is asked only for a failure.
+    /// Says whether the outcome was added; if not, nothing was written and `record` decides.
+    /// (A success into a full window of successes would swap the word for itself: callers
+    /// check for it first.)
+    ///
+    /// A success into a full window is not judged: it takes the oldest call out and adds
+    /// none of its failures, so the window's rate cannot rise, and the window was judged
+    /// when its last failure entered, or when the breaker was last reconfigured (see
+    /// `Machine::reconfigure`).
     #[inline(always)]
     pub(crate) fn record_once(
         &self,
         current: u64,
         generation: u64,
-        capacity: u32,
         failure: bool,
+        capacity: impl FnOnce() -> u32,
         when_full: impl FnOnce() -> u32,
     ) -> bool {
         if current & !COUNTS_MASK != Self::tag(generation) {
             return false;
         }
-        let next = step(current, entered(capacity, failure));
-        let failures = ((next & FAILURES_MASK) >> FAILURES_SHIFT) as u32;
-        if failures != 0 && (next & FULL == 0 || failures >= when_full()) {
+        let next = if failure {
+            let capacity = capacity();
+            if capacity == 0 {
+                return false;
+            }
+            let next = step(current, entered(capacity, true));
+            let failures = ((next & FAILURES_MASK) >> FAILURES_SHIFT) as u32;
+            if next & FULL == 0 || failures >= when_full() {
+                return false;
+            }
+            next
+        } else if current & FULL != 0 {
+            step_full(current, 0)
+        } else if current & FAILURES_MASK == 0 {
+            step_filling(current, 0)
+        } else {
+            // Until it is full, a success brings the window closer to its minimum of
+            // calls, which a window holding failures may then reach tripped.
             return false;
-        }
+        };
         // Strong: a spurious failure would send a result the long way for nothing.
         self.bits
             .compare_exchange(current, next, Ordering::AcqRel, Ordering::Relaxed)
@@ -313,12 +335,24 @@ fn entered(capacity: u32, failure: bool) -> u64 {
 #[inline]
 fn step(word: u64, entered: u64) -> u64 {
     if word & FULL != 0 {
-        let calls = word & CALLS_MASK;
-        let left = calls >> (MAX_PACKED - 1);
-        word + calls - left * (FULL | 1 << FAILURES_SHIFT) + entered
+        step_full(word, entered)
     } else {
-        word + (word & RING_MASK) + entered
+        step_filling(word, entered)
     }
+}
+
+/// [`step`] in a full window.
+#[inline(always)]
+fn step_full(word: u64, entered: u64) -> u64 {
+    let calls = word & CALLS_MASK;
+    let left = calls >> (MAX_PACKED - 1);
+    word + calls - left * (FULL | 1 << FAILURES_SHIFT) + entered
+}
+
+/// [`step`] in a window still filling.
+#[inline(always)]
+fn step_filling(word: u64, entered: u64) -> u64 {
+    word + (word & RING_MASK) + entered
 }
 
 /// The calls a sentinel-led ring of `capacity` holds: the sentinel's distance from the
@@ -479,7 +513,7 @@ mod tests {
             x ^= x << 5;
             let failure = x % 4 == 0;
             let before = once.word();
-            if once.record_once(before, 4, 10, failure, || t.when_full) {
+            if once.record_once(before, 4, failure, || 10, || t.when_full) {
                 at_once += 1;
             } else {
                 declined += 1;
@@ -499,8 +533,9 @@ mod tests {
     fn record_once_declines_what_only_record_may_judge() {
         let t = Threshold::new(4, 2, 0.5);
         let w = PackedWindow::new();
-        let once =
-            |generation, failure| w.record_once(w.word(), generation, 4, failure, || t.when_full);
+        let once = |generation, failure| {
+            w.record_once(w.word(), generation, failure, || 4, || t.when_full)
+        };
         assert!(!once(0, false), "sealed: not opened yet");
         w.open(6, 4);
         assert!(!once(5, false), "another generation's window");
@@ -518,5 +553,41 @@ mod tests {
         assert_eq!((w.totals(4).calls, w.totals(4).failures), (4, 1));
         assert_eq!(w.record(6, 4, true, || t), Packed::Tripped);
         assert!(!once(6, false), "sealed");
+
+        w.open(7, 4);
+        assert_eq!(w.record(7, 4, true, never), Packed::Counted);
+        assert!(
+            !once(7, false),
+            "a success into a window still filling, holding a failure"
+        );
+    }
+
+    /// A success into a full window is taken without being judged, even one holding as many
+    /// failures as trip it (as after a reconfiguration lowered the rate, which the breaker
+    /// judges itself): it cannot raise the window's rate.
+    #[test]
+    fn record_once_takes_a_success_into_a_full_window_unjudged() {
+        let t = Threshold::new(4, 2, 0.5);
+        let w = PackedWindow::new();
+        w.open(8, 4);
+        for failure in [false, false, true, true] {
+            assert_eq!(w.record(8, 4, failure, never), Packed::Counted);
+        }
+        let once = |failure| w.record_once(w.word(), 8, failure, || 4, || t.when_full);
+        assert!(once(false), "the oldest success leaves, a success enters");
+        assert_eq!(
+            w.outcomes(4).collect::<Vec<_>>(),
+            [false, true, true, false]
+        );
+        assert!(
+            once(false),
+            "the other success leaves: still 2 failures of 4"
+        );
+        assert_eq!(
+            w.outcomes(4).collect::<Vec<_>>(),
+            [true, true, false, false]
+        );
+        assert!(!once(true), "a failure is judged: 2 of 4 trips");
+        assert!(!w.is_sealed());
     }
 }
