@@ -3,19 +3,23 @@
 //! # Layout
 //!
 //! ```text
-//!  63                    27   26      25 ...... 21   20    19 ............ 0
-//! [ generation tag (37 bits) ][SEALED][ failures  ][FULL][ calls, newest lowest ]
+//!  63                    27   26      25    24 ..... 20   19 ............ 0
+//! [ generation tag (37 bits) ][SEALED][FULL][  credit  ][ calls, newest lowest ]
 //! ```
 //!
 //! One bit per completed call, 1 for a failure. The newest call enters at the *entry bit*,
-//! `20 - capacity`, and every result moves the calls before it up one bit. A sentinel bit
-//! sits just above the oldest call, so the word tells how many calls the window holds: an
-//! empty window is the entry bit alone. Once the window holds `capacity` calls the sentinel
-//! has reached bit 20, `FULL`, and stays there: the oldest call, at bit 19, leaves as each new
-//! one enters. So in a full window, the common case, every position is fixed whatever the
-//! capacity: a result is a shift of the low 20 bits and the failures counted beside them
-//! (kept so that recording needs no popcount) move by at most one. Slow calls are not kept:
-//! a breaker that times its calls uses the locked [`CountWindow`](super::CountWindow).
+//! `20 - capacity`, and every result moves the calls before it up one bit: it adds the calls
+//! to themselves. A sentinel bit sits just above the oldest call, so the word tells how many
+//! calls the window holds: an empty window is the entry bit alone. The result that fills the
+//! window carries the sentinel out of bit 19, and sets `FULL` instead; from then on the
+//! oldest call, at bit 19, leaves as each new one enters, carried into the *credit* above.
+//!
+//! The credit counts failures down: it is 31 less the failures the window holds. A failure
+//! that enters takes one from it, and one that leaves is the carry that gives it back, so in
+//! a full window, the common case, a result is one addition, `word + calls + entered`, with
+//! every position fixed whatever the capacity, and the failures kept without a popcount
+//! (at most 20, so the credit stays within its five bits). Slow calls are not kept: a
+//! breaker that times its calls uses the locked [`CountWindow`](super::CountWindow).
 //!
 //! # Why a stale result can never be counted
 //!
@@ -49,17 +53,21 @@ use super::Totals;
 /// The largest count window kept in one word.
 pub(crate) const MAX_PACKED: u32 = 20;
 
-/// The calls of a full window, below the sentinel.
+/// The calls of a window, and the sentinel above them until it is full.
 const CALLS_MASK: u64 = (1 << MAX_PACKED) - 1;
-/// The sentinel of a full window.
-const FULL: u64 = 1 << MAX_PACKED;
-const RING_MASK: u64 = CALLS_MASK | FULL;
-const FAILURES_SHIFT: u32 = MAX_PACKED + 1;
-/// Five bits: up to 31 failures.
-const FAILURES_MASK: u64 = 0x1f << FAILURES_SHIFT;
+/// Where the sentinel stands when one more result fills the window.
+const LAST_CALL: u64 = 1 << (MAX_PACKED - 1);
+/// The credit: `CREDIT - failures`, in five bits.
+const CREDIT_SHIFT: u32 = MAX_PACKED;
+const CREDIT_MASK: u64 = 0x1f << CREDIT_SHIFT;
+const CREDIT: u64 = 31;
+/// One failure's worth of credit.
+const ONE_FAILURE: u64 = 1 << CREDIT_SHIFT;
+/// The window holds `capacity` calls.
+const FULL: u64 = 1 << (MAX_PACKED + 5);
 const SEALED: u64 = 1 << (MAX_PACKED + 6);
 const TAG_SHIFT: u32 = MAX_PACKED + 7;
-const COUNTS_MASK: u64 = RING_MASK | FAILURES_MASK;
+const COUNTS_MASK: u64 = CALLS_MASK | CREDIT_MASK | FULL;
 
 /// What became of one recorded result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,15 +105,16 @@ impl Threshold {
         }
     }
 
-    /// Whether a window of `capacity` holding `ring` and `failures` trips.
+    /// Whether a window of `capacity` with the counts of `word`, which holds `failures`,
+    /// trips.
     #[inline]
-    fn trips(self, ring: u64, failures: u32, capacity: u32) -> bool {
+    fn trips(self, word: u64, failures: u32, capacity: u32) -> bool {
         // Rates are in (0, 1], so a window without failures never trips: callers that know
         // there are none need not ask.
-        if ring & FULL != 0 {
+        if word & FULL != 0 {
             return failures >= self.when_full;
         }
-        let calls = calls(ring, capacity);
+        let calls = calls(word, capacity);
         calls >= self.min_calls && f64::from(failures) / f64::from(calls) >= self.failure_rate
     }
 }
@@ -120,7 +129,7 @@ impl PackedWindow {
     /// A sealed window of no generation: nothing is counted until [`open`](Self::open).
     pub(crate) fn new() -> Self {
         Self {
-            bits: AtomicU64::new(SEALED | FULL),
+            bits: AtomicU64::new(SEALED | FULL | CREDIT << CREDIT_SHIFT),
         }
     }
 
@@ -158,7 +167,7 @@ impl PackedWindow {
         outcomes: impl Iterator<Item = bool>,
         sealed: u64,
     ) {
-        let word = outcomes.fold(entry(capacity), |word, failure| {
+        let word = outcomes.fold(empty(capacity), |word, failure| {
             step(word, entered(capacity, failure))
         });
         self.bits
@@ -178,10 +187,10 @@ impl PackedWindow {
     /// The word of a full window of successes open for `generation`, whatever its capacity:
     /// the one word a success leaves as it is.
     pub(crate) fn full_of_successes(generation: u64) -> u64 {
-        Self::tag(generation) | FULL
+        Self::tag(generation) | FULL | CREDIT << CREDIT_SHIFT
     }
 
-    /// A word no window ever holds (sealed, with more failures than a window has calls).
+    /// A word no window ever holds (sealed, full of failures and not one counted).
     pub(crate) const NEVER: u64 = u64::MAX;
 
     /// The window's word as it stands: compare it with a word of
@@ -221,8 +230,8 @@ impl PackedWindow {
                 };
             }
             let mut next = step(current, entered);
-            let failures = ((next & FAILURES_MASK) >> FAILURES_SHIFT) as u32;
-            let tripped = failures != 0 && threshold().trips(next & RING_MASK, failures, capacity);
+            let failures = failures(next);
+            let tripped = failures != 0 && threshold().trips(next, failures, capacity);
             if tripped {
                 next |= SEALED;
             }
@@ -270,14 +279,13 @@ impl PackedWindow {
                 return false;
             }
             let next = step(current, entered(capacity, true));
-            let failures = ((next & FAILURES_MASK) >> FAILURES_SHIFT) as u32;
-            if next & FULL == 0 || failures >= when_full() {
+            if next & FULL == 0 || failures(next) >= when_full() {
                 return false;
             }
             next
         } else if current & FULL != 0 {
             step_full(current, 0)
-        } else if current & FAILURES_MASK == 0 {
+        } else if current & CREDIT_MASK == CREDIT << CREDIT_SHIFT {
             step_filling(current, 0)
         } else {
             // Until it is full, a success brings the window closer to its minimum of
@@ -294,44 +302,52 @@ impl PackedWindow {
     pub(crate) fn totals(&self, capacity: u32) -> Totals {
         let bits = self.bits.load(Ordering::Acquire);
         Totals {
-            calls: calls(bits & RING_MASK, capacity),
-            failures: ((bits & FAILURES_MASK) >> FAILURES_SHIFT) as u32,
+            calls: calls(bits, capacity),
+            failures: failures(bits),
             slow: 0,
         }
     }
 
     /// The failure bits of the calls in a window of `capacity` calls, oldest first.
     pub(crate) fn outcomes(&self, capacity: u32) -> impl Iterator<Item = bool> {
-        let ring = self.bits.load(Ordering::Acquire) & RING_MASK;
+        let word = self.bits.load(Ordering::Acquire);
         let entry = MAX_PACKED - capacity;
-        (0..calls(ring, capacity))
+        (0..calls(word, capacity))
             .rev()
-            .map(move |i| ring >> (entry + i) & 1 != 0)
+            .map(move |i| word >> (entry + i) & 1 != 0)
     }
 }
 
-/// The bit where a window of `capacity` calls takes its newest call; alone, an empty window.
+/// The bit where a window of `capacity` calls takes its newest call.
 #[inline]
 fn entry(capacity: u32) -> u64 {
     1 << (MAX_PACKED - capacity)
 }
 
+/// The counts of an empty window of `capacity` calls: the sentinel at the entry bit, and
+/// all the credit.
+fn empty(capacity: u32) -> u64 {
+    CREDIT << CREDIT_SHIFT | entry(capacity)
+}
+
 /// What a result adds to a window of `capacity` besides moving its calls up: for a
-/// failure, its bit at the entry and one to the failures counted.
+/// failure, its bit at the entry, less one failure's worth of credit.
 #[inline]
 fn entered(capacity: u32, failure: bool) -> u64 {
     if failure {
-        entry(capacity) | 1 << FAILURES_SHIFT
+        entry(capacity).wrapping_sub(ONE_FAILURE)
     } else {
         0
     }
 }
 
-/// The counts after one more result, which adds `entered`: every call moves up one bit
-/// (the calls are added to themselves). Until the window is full the sentinel moves up with
-/// them; once it is at `FULL` it stays there and the oldest call, from bit 19, leaves: added
-/// to `FULL` it carries into the failures when it is one, and subtracting it from both
-/// takes that failure away and puts the sentinel back.
+/// The failures a window word holds.
+#[inline]
+fn failures(word: u64) -> u32 {
+    (CREDIT - ((word & CREDIT_MASK) >> CREDIT_SHIFT)) as u32
+}
+
+/// The counts after one more result, which adds `entered`.
 #[inline]
 fn step(word: u64, entered: u64) -> u64 {
     if word & FULL != 0 {
@@ -341,25 +357,37 @@ fn step(word: u64, entered: u64) -> u64 {
     }
 }
 
-/// [`step`] in a full window.
+/// [`step`] in a full window: every call moves up one bit (the calls are added to
+/// themselves), and the oldest, from bit 19, leaves; a failure leaving carries one
+/// failure's worth of credit back.
 #[inline(always)]
 fn step_full(word: u64, entered: u64) -> u64 {
-    let calls = word & CALLS_MASK;
-    let left = calls >> (MAX_PACKED - 1);
-    word + calls - left * (FULL | 1 << FAILURES_SHIFT) + entered
+    word.wrapping_add(word & CALLS_MASK).wrapping_add(entered)
 }
 
-/// [`step`] in a window still filling.
+/// [`step`] in a window still filling: the calls and the sentinel move up one bit; the
+/// result that carries the sentinel out of bit 19 fills the window, and sets `FULL` for it
+/// rather than give the credit one.
 #[inline(always)]
 fn step_filling(word: u64, entered: u64) -> u64 {
-    word + (word & RING_MASK) + entered
+    let filled = if word & LAST_CALL != 0 {
+        FULL - ONE_FAILURE
+    } else {
+        0
+    };
+    word.wrapping_add(word & CALLS_MASK)
+        .wrapping_add(entered)
+        .wrapping_add(filled)
 }
 
-/// The calls a sentinel-led ring of `capacity` holds: the sentinel's distance from the
-/// entry bit.
+/// The calls a window of `capacity` holds: all of them once full, or else the sentinel's
+/// distance from the entry bit.
 #[inline]
-fn calls(ring: u64, capacity: u32) -> u32 {
-    (63 - ring.leading_zeros()) + capacity - MAX_PACKED
+fn calls(word: u64, capacity: u32) -> u32 {
+    if word & FULL != 0 {
+        return capacity;
+    }
+    (63 - (word & CALLS_MASK).leading_zeros()) + capacity - MAX_PACKED
 }
 
 #[cfg(test)]
