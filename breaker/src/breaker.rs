@@ -24,6 +24,22 @@ const GENERATION_SHIFT: u32 = 4;
 const CLOSED: u64 = State::Closed.code();
 const OPEN: u64 = State::Open.code();
 
+/// A permit's generation as the admission word of an untimed CLOSED holds it: `try_acquire`
+/// takes that word as it is, and completion compares it with the word in one instruction.
+pub(crate) const fn stamp(generation: u64) -> u64 {
+    generation << GENERATION_SHIFT
+}
+
+/// The generation of a [`stamp`].
+pub(crate) const fn generation_of(stamp: u64) -> u64 {
+    stamp >> GENERATION_SHIFT
+}
+
+const _: () = assert!(
+    CLOSED == 0,
+    "an untimed CLOSED word is its generation's stamp"
+);
+
 /// A circuit breaker guarding one downstream.
 ///
 /// ```
@@ -295,12 +311,8 @@ impl Breaker {
     pub fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
         let word = self.hot.word.load(Ordering::Acquire);
         if word & (STATE_MASK | TIMED) == CLOSED {
-            return Ok(Permit::new(
-                self,
-                word >> GENERATION_SHIFT,
-                Admission::Counted,
-                None,
-            ));
+            // Untimed CLOSED: the word is the stamp of its generation.
+            return Ok(Permit::new(self, word, Admission::Counted, None));
         }
         self.redeem(self.acquire_other(word))
     }
@@ -316,7 +328,7 @@ impl Breaker {
                 generation,
                 admission,
                 started,
-            } => Ok(Permit::new(self, generation, admission, started)),
+            } => Ok(Permit::new(self, stamp(generation), admission, started)),
             Ticket::Reject { reason, left } => Err(Rejected::after_nanos(
                 self.rejected_name.clone(),
                 reason,
@@ -445,7 +457,7 @@ impl Breaker {
     #[inline(always)]
     pub(crate) fn complete(
         &self,
-        generation: u64,
+        stamp: u64,
         admission: Admission,
         ending: Ending,
         started: Option<Instant>,
@@ -454,18 +466,19 @@ impl Breaker {
         // is open, in its own generation, so a permit of another admission finds the window
         // sealed or another generation's, or (a stale success into a full window of
         // successes) changes nothing, as `complete_rest` would have found.
-        if self.record_at_once(generation, ending) {
+        if self.record_at_once(stamp, ending) {
             return self.counts.totals.add(&self.totals_row, ending);
         }
-        self.complete_rest(generation, admission, ending, started);
+        self.complete_rest(generation_of(stamp), admission, ending, started);
     }
 
     /// Records a CLOSED permit's verdict into the packed window in one go, if it can: the
-    /// window is this generation's, the swap succeeds at the first try, and the result
-    /// leaves the window without failures or full and below the failures that trip it
-    /// (compared as integers). Says whether it did; if not, nothing was written.
+    /// breaker is still in the untimed CLOSED of the permit's generation (its admission word
+    /// is the permit's [`stamp`]), the window is that generation's, the result cannot trip
+    /// it and the swap succeeds at the first try. Says whether it did; if not, nothing was
+    /// written.
     #[inline(always)]
-    fn record_at_once(&self, generation: u64, ending: Ending) -> bool {
+    fn record_at_once(&self, stamp: u64, ending: Ending) -> bool {
         let window = &self.counts.window;
         let current = window.word();
         let failure = match ending {
@@ -480,10 +493,10 @@ impl Breaker {
             Ending::Failure => true,
             _ => return false,
         };
-        self.hot.word.load(Ordering::Acquire) >> GENERATION_SHIFT == generation
+        self.hot.word.load(Ordering::Acquire) == stamp
             && window.record_once(
                 current,
-                generation,
+                generation_of(stamp),
                 failure,
                 || self.hot.packed.load(Ordering::Relaxed),
                 || self.hot.when_full.load(Ordering::Relaxed),

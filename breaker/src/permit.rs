@@ -5,6 +5,7 @@ use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::breaker::generation_of;
 use crate::machine::Admission;
 use crate::tally::Ending;
 use crate::{Breaker, Outcome};
@@ -28,7 +29,9 @@ use crate::{Breaker, Outcome};
 #[must_use = "a permit reports nothing unless its result is recorded"]
 pub struct Permit<'a> {
     breaker: &'a Breaker,
-    generation: u64,
+    /// The generation admitted in, as the admission word of an untimed CLOSED shows it (see
+    /// `breaker::stamp`).
+    stamp: u64,
     admission: Admission,
     started: Option<Instant>,
 }
@@ -36,13 +39,13 @@ pub struct Permit<'a> {
 impl<'a> Permit<'a> {
     pub(crate) fn new(
         breaker: &'a Breaker,
-        generation: u64,
+        stamp: u64,
         admission: Admission,
         started: Option<Instant>,
     ) -> Self {
         Self {
             breaker,
-            generation,
+            stamp,
             admission,
             started,
         }
@@ -72,7 +75,7 @@ impl<'a> Permit<'a> {
         // Settled here: `Drop`, which reports a permit dropped without a result, must not run.
         let permit = ManuallyDrop::new(self);
         permit.breaker.complete(
-            permit.generation,
+            permit.stamp,
             permit.admission,
             Ending::from(outcome),
             permit.started,
@@ -93,7 +96,7 @@ fn abandoned() -> Ending {
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
         self.breaker
-            .complete(self.generation, self.admission, abandoned(), self.started);
+            .complete(self.stamp, self.admission, abandoned(), self.started);
     }
 }
 
@@ -104,7 +107,7 @@ impl Permit<'_> {
         let permit = ManuallyDrop::new(self);
         OwnedPermit {
             breaker,
-            generation: permit.generation,
+            stamp: permit.stamp,
             admission: permit.admission,
             started: permit.started,
             settled: false,
@@ -128,7 +131,8 @@ impl Permit<'_> {
 #[must_use = "a permit reports nothing unless its result is recorded"]
 pub struct OwnedPermit {
     breaker: Arc<Breaker>,
-    generation: u64,
+    /// As [`Permit`]'s.
+    stamp: u64,
     admission: Admission,
     started: Option<Instant>,
     /// Set once the result is reported, so that `Drop` only releases the breaker.
@@ -155,7 +159,7 @@ impl OwnedPermit {
     pub fn record(mut self, outcome: Outcome) {
         self.settled = true;
         self.breaker.complete(
-            self.generation,
+            self.stamp,
             self.admission,
             Ending::from(outcome),
             self.started,
@@ -174,7 +178,7 @@ impl Drop for OwnedPermit {
             return;
         }
         self.breaker
-            .complete(self.generation, self.admission, abandoned(), self.started);
+            .complete(self.stamp, self.admission, abandoned(), self.started);
     }
 }
 
@@ -182,7 +186,7 @@ impl fmt::Debug for OwnedPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedPermit")
             .field("breaker", &self.breaker.name())
-            .field("generation", &self.generation)
+            .field("generation", &generation_of(self.stamp))
             .field("admission", &self.admission)
             .finish()
     }
@@ -192,7 +196,7 @@ impl fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit")
             .field("breaker", &self.breaker.name())
-            .field("generation", &self.generation)
+            .field("generation", &generation_of(self.stamp))
             .field("admission", &self.admission)
             .finish()
     }

@@ -68,6 +68,10 @@ const FULL: u64 = 1 << (MAX_PACKED + 5);
 const SEALED: u64 = 1 << (MAX_PACKED + 6);
 const TAG_SHIFT: u32 = MAX_PACKED + 7;
 const COUNTS_MASK: u64 = CALLS_MASK | CREDIT_MASK | FULL;
+const _: () = assert!(
+    COUNTS_MASK == SEALED - 1,
+    "the counts are the bits below the seal"
+);
 
 /// What became of one recorded result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,7 +274,9 @@ impl PackedWindow {
         capacity: impl FnOnce() -> u32,
         when_full: impl FnOnce() -> u32,
     ) -> bool {
-        if current & !COUNTS_MASK != Self::tag(generation) {
+        // The tag and the seal at once: the counts are the word's low bits, and nothing
+        // above them may differ.
+        if current ^ Self::tag(generation) > COUNTS_MASK {
             return false;
         }
         let next = if failure {
