@@ -21,63 +21,21 @@ use std::time::{Duration, Instant};
 
 use breaker::__private::StaticKeyed;
 use breaker::clock::{Clock, MonotonicClock};
-use breaker::{circuit_breaker, Breaker, Classify, Config, Outcome, Rejected};
+use breaker::{circuit_breaker, Breaker, Classify, Config};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use failsafe::CircuitBreaker as _;
 use tower::{Service, ServiceExt};
 
-const WINDOW: u32 = 20;
-const MIN_CALLS: u32 = 10;
-const RATE: f64 = 0.5;
-const OPEN: Duration = Duration::from_secs(5);
+mod common;
+
+use common::{
+    call_failsafe, call_ours, downstream, failsafe_consecutive, ours, Down, Mix, MIN_CALLS, OPEN,
+    PROBES, RATE, WINDOW,
+};
+
 /// Breakers measured while open stay open for the whole run.
 const OPEN_LONG: Duration = Duration::from_secs(3600);
-const PROBES: u32 = 3;
-
-/// The downstream: it fails when asked to.
-#[derive(Debug)]
-struct Down;
-
-impl std::fmt::Display for Down {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("down")
-    }
-}
-
-impl std::error::Error for Down {}
-
-impl Classify for Down {
-    fn classify(&self) -> Outcome {
-        Outcome::Failure
-    }
-}
-
-impl From<Rejected> for Down {
-    fn from(_: Rejected) -> Self {
-        Down
-    }
-}
-
-#[inline]
-fn downstream(fail: bool) -> Result<u64, Down> {
-    if black_box(fail) {
-        Err(Down)
-    } else {
-        Ok(black_box(1))
-    }
-}
-
-/// Every tenth call fails: below the failure rate, so every breaker stays closed.
-struct Mix(u64);
-
-impl Mix {
-    #[inline]
-    fn next(&mut self) -> bool {
-        self.0 += 1;
-        self.0 % 10 == 0
-    }
-}
 
 /// Polls `future` to completion on this thread; nothing here waits.
 fn block_on<F: Future>(future: F) -> F::Output {
@@ -92,20 +50,6 @@ fn block_on<F: Future>(future: F) -> F::Output {
 
 // ---- the breakers under test, built alike ----
 
-/// Ours, on the production clock. (`Breaker::new` would use tokio's clock here: the root
-/// package's dev-dependencies turn on `test-util`, which makes it the default.)
-fn ours(open: Duration) -> Breaker {
-    let config = Config::builder()
-        .count_window(WINDOW)
-        .min_calls(MIN_CALLS)
-        .failure_rate(RATE)
-        .open_for(open)
-        .probes(PROBES)
-        .build()
-        .unwrap();
-    Breaker::with_clock("bench", config, MonotonicClock)
-}
-
 /// Ours with a time window of 10s in 10 buckets.
 fn ours_timed() -> Breaker {
     let config = Config::builder()
@@ -117,22 +61,6 @@ fn ours_timed() -> Breaker {
         .build()
         .unwrap();
     Breaker::with_clock("bench", config, MonotonicClock)
-}
-
-#[inline(always)]
-fn call_ours(b: &Breaker, fail: bool) {
-    match b.try_acquire() {
-        Ok(permit) => match downstream(fail) {
-            Ok(v) => {
-                black_box(v);
-                permit.success();
-            }
-            Err(_) => permit.failure(),
-        },
-        Err(rejected) => {
-            black_box(&rejected);
-        }
-    }
 }
 
 /// recloser: a count ring of 20 judged only once full (no separate minimum), 3 half-open
@@ -151,24 +79,10 @@ fn call_recloser(r: &recloser::Recloser, fail: bool) {
     let _ = r.call(|| downstream(fail));
 }
 
-type FailsafeConsecutive = failsafe::StateMachine<
-    failsafe::failure_policy::ConsecutiveFailures<failsafe::backoff::Constant>,
-    (),
->;
 type FailsafeRate = failsafe::StateMachine<
     failsafe::failure_policy::SuccessRateOverTimeWindow<failsafe::backoff::Constant>,
     (),
 >;
-
-/// failsafe has no count window: 10 consecutive failures is the nearest rule of its first
-/// policy; no half-open probe limit.
-fn failsafe_consecutive(open: Duration) -> FailsafeConsecutive {
-    let policy = failsafe::failure_policy::consecutive_failures(
-        MIN_CALLS,
-        failsafe::backoff::constant(open),
-    );
-    failsafe::Config::new().failure_policy(policy).build()
-}
 
 /// failsafe's second policy: a success rate of 0.5 over a 10s time window, from 10 calls on.
 fn failsafe_rate(open: Duration) -> FailsafeRate {
@@ -179,11 +93,6 @@ fn failsafe_rate(open: Duration) -> FailsafeRate {
         failsafe::backoff::constant(open),
     );
     failsafe::Config::new().failure_policy(policy).build()
-}
-
-#[inline(always)]
-fn call_failsafe(f: &impl failsafe::CircuitBreaker, fail: bool) {
-    let _ = f.call(|| downstream(fail));
 }
 
 type CbRs = circuitbreaker_rs::CircuitBreaker<circuitbreaker_rs::DefaultPolicy, Down>;
