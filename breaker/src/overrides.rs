@@ -271,8 +271,9 @@ impl Registry {
     /// Applies `overrides` to the registered breakers: every override is checked first, and
     /// if any is wrong (an unknown breaker, a value that breaks a rule) nothing changes.
     ///
-    /// Configuration changes use [`Breaker::reconfigure`], which keeps the breaker's state;
-    /// then the action, if any, runs. For a keyed family, both reach every member and every
+    /// Configuration changes use [`Breaker::reconfigure`], which keeps the breaker's state
+    /// (a CLOSED breaker whose window the new thresholds trip opens at once); then the
+    /// action, if any, runs. For a keyed family, both reach every member and every
     /// member created later (a `reset` reaches the present members only).
     ///
     /// ```

@@ -486,6 +486,31 @@ mod tests {
         assert!(!w.is_sealed());
     }
 
+    /// The credit at both ends: a full window of failures, at every size, then of successes;
+    /// a window of one call is filled by its first result.
+    #[test]
+    fn a_window_of_failures_then_of_successes_at_every_size() {
+        for capacity in 1..=MAX_PACKED {
+            let w = PackedWindow::new();
+            w.open(5, capacity);
+            for i in 1..=capacity {
+                assert_eq!(w.record(5, capacity, true, never), Packed::Counted);
+                assert_eq!(
+                    (w.totals(capacity).calls, w.totals(capacity).failures),
+                    (i, i)
+                );
+            }
+            assert!(w.word() & FULL != 0, "{capacity}: full");
+            for i in 1..=capacity {
+                assert_eq!(w.record(5, capacity, false, never), Packed::Counted);
+                let totals = w.totals(capacity);
+                assert_eq!((totals.calls, totals.failures), (capacity, capacity - i));
+            }
+            assert!(w.holds(PackedWindow::full_of_successes(5)), "{capacity}");
+            assert!(w.outcomes(capacity).all(|failure| !failure));
+        }
+    }
+
     #[test]
     fn other_generations_and_sealed_windows_count_nothing() {
         let w = PackedWindow::new();
