@@ -7,7 +7,8 @@
 //! (hand-picked paths and shrunk counterexamples) as plain tests.
 //!
 //! Generated configurations cover both windows, slow calls, and progressive recovery:
-//! backoff of the open duration and stepwise ramp-up. Factors, durations and step lengths
+//! backoff of the open duration and stepwise ramp-up; sequences also change the failure rate
+//! of the running breaker. Factors, durations and step lengths
 //! are picked so that every duration the model computes is a whole number of nanoseconds
 //! (a factor of 1.5 applied to whole milliseconds a few times), so that `retry_after` can be
 //! compared exactly. The ramp's latency guard is not modelled (see the model's notes).
@@ -115,12 +116,12 @@ enum Mood {
 
 fn op(mood: Mood) -> impl Strategy<Value = Op> {
     // Relative weights of: success, failure, slow success, advance, force open or disable,
-    // reset. Forced open and disabled last until a reset, so operator actions are rare
-    // outside mixed stretches, and resets the most common of them.
-    let (success, failure, slow, advance, operator, reset) = match mood {
-        Mood::Failing => (5, 30, 3, 8, 1, 1),
-        Mood::Recovering => (30, 1, 1, 15, 0, 0),
-        Mood::Mixed => (15, 12, 6, 12, 3, 6),
+    // reset, a new failure rate. Forced open and disabled last until a reset, so operator
+    // actions are rare outside mixed stretches, and resets the most common of them.
+    let (success, failure, slow, advance, operator, reset, retune) = match mood {
+        Mood::Failing => (5, 30, 3, 8, 1, 1, 2),
+        Mood::Recovering => (30, 1, 1, 15, 0, 0, 1),
+        Mood::Mixed => (15, 12, 6, 12, 3, 6, 8),
     };
     // Which live permit: counted from the newest, so that probes, usually the newest
     // permits, get results often.
@@ -135,7 +136,12 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
         slow => i().prop_map(Op::SlowSuccess),
         advance => advance_ms().prop_map(Op::Advance),
         operator => prop::sample::select(vec![Op::ForceOpen, Op::Disable]),
-        reset => Just(Op::Reset),
+        // One arm for both: a union of more than ten arms takes no weight of 0.
+        reset + retune => prop_oneof![
+            reset.max(1) => Just(Op::Reset),
+            // Lower rates too, which a window already holding failures may reach.
+            retune.max(1) => prop::sample::select(vec![0.1, 0.25, 0.5, 1.0]).prop_map(Op::Retune),
+        ],
     ]
 }
 
@@ -186,6 +192,7 @@ fn generated_sequences_reach_every_phase() {
         let ops = ops().new_tree(&mut runner).unwrap().current();
         let seen = run_and_count(&spec, &ops).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
         total.opened_by_window += seen.opened_by_window;
+        total.opened_by_retune += seen.opened_by_retune;
         total.half_opened += seen.half_opened;
         total.closed_by_probes += seen.closed_by_probes;
         total.ramps_started += seen.ramps_started;
@@ -199,6 +206,7 @@ fn generated_sequences_reach_every_phase() {
     println!("{total:#?}");
     let Seen {
         opened_by_window,
+        opened_by_retune,
         half_opened,
         closed_by_probes,
         ramps_started,
@@ -211,6 +219,7 @@ fn generated_sequences_reach_every_phase() {
     } = total;
     for (what, count) in [
         ("opened by the window", opened_by_window),
+        ("opened by a new rate", opened_by_retune),
         ("half-opened", half_opened),
         ("closed by probes", closed_by_probes),
         ("ramps started", ramps_started),

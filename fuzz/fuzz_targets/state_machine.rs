@@ -49,6 +49,8 @@ enum RawOp {
     ForceOpen,
     Disable,
     Reset,
+    /// A new failure rate, in twentieths.
+    Retune(u8),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -114,6 +116,7 @@ fn op(raw: &RawOp) -> Op {
         RawOp::ForceOpen => Op::ForceOpen,
         RawOp::Disable => Op::Disable,
         RawOp::Reset => Op::Reset,
+        RawOp::Retune(rate) => Op::Retune(f64::from(rate % 20 + 1) / 20.0),
     }
 }
 

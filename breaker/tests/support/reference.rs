@@ -104,6 +104,8 @@ pub enum Op {
     ForceOpen,
     Disable,
     Reset,
+    /// Reconfigure the breaker with this failure rate, the rest of its configuration kept.
+    Retune(f64),
 }
 
 // ---------------------------------------------------------------------------------------
@@ -195,6 +197,8 @@ type Refusal = (RejectReason, Option<Duration>);
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Seen {
     pub opened_by_window: u32,
+    /// Opened by a reconfiguration whose lower rate the window already reached.
+    pub opened_by_retune: u32,
     pub half_opened: u32,
     pub closed_by_probes: u32,
     pub ramps_started: u32,
@@ -531,6 +535,16 @@ impl Model {
     fn reset(&mut self) {
         self.enter(State::Closed);
     }
+
+    /// A new failure rate; the state is kept, but a CLOSED window is judged at once under
+    /// it, and opens as a result would open it.
+    fn retune(&mut self, failure_rate: f64) {
+        self.spec.failure_rate = failure_rate;
+        if self.state == State::Closed && self.trips() {
+            self.seen.opened_by_retune += 1;
+            self.trip();
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -693,6 +707,15 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
             Op::Reset => {
                 b.reset();
                 model.reset();
+            }
+            Op::Retune(failure_rate) => {
+                let retuned = Spec {
+                    failure_rate,
+                    ..model.spec.clone()
+                };
+                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                b.reconfigure(config);
+                model.retune(failure_rate);
             }
         }
         agree!(b.state(), model.state, "step {step}: {op:?}: state");
