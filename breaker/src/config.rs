@@ -72,6 +72,7 @@ pub struct Config {
     slow_calls: Option<SlowCalls>,
     open_for: Duration,
     probes: u32,
+    successes: u32,
     backoff: Option<Backoff>,
     ramp_up: Option<RampUp>,
     ramp_guard: Option<f64>,
@@ -100,6 +101,7 @@ impl Config {
             slow_calls: self.slow_calls,
             open_for: self.open_for,
             probes: self.probes,
+            successes: Some(self.successes),
             backoff: self.backoff,
             ramp_up: self.ramp_up,
             ramp_guard: self.ramp_guard,
@@ -134,6 +136,11 @@ impl Config {
     /// How many half-open probes may be in flight at once.
     pub const fn probes(&self) -> u32 {
         self.probes
+    }
+
+    /// Probe successes that close a half-open breaker (at most [`probes`](Self::probes)).
+    pub const fn successes(&self) -> u32 {
+        self.successes
     }
 
     /// Backoff of the open duration after failed half-open trials, if configured.
@@ -185,6 +192,7 @@ pub struct ConfigBuilder {
     slow_calls: Option<SlowCalls>,
     open_for: Duration,
     probes: u32,
+    successes: Option<u32>,
     backoff: Option<Backoff>,
     ramp_up: Option<RampUp>,
     ramp_guard: Option<f64>,
@@ -206,6 +214,7 @@ impl ConfigBuilder {
             slow_calls: None,
             open_for: Duration::from_secs(5),
             probes: 3,
+            successes: None,
             backoff: None,
             ramp_up: None,
             ramp_guard: None,
@@ -248,9 +257,29 @@ impl ConfigBuilder {
         self
     }
 
-    /// How many half-open probes may be in flight at once (and must succeed to close).
+    /// How many half-open probes may be in flight at once; unless [`successes`](Self::successes)
+    /// says otherwise, that many must succeed to close.
     pub const fn probes(mut self, probes: u32) -> Self {
         self.probes = probes;
+        self
+    }
+
+    /// How many probe successes close a half-open breaker; at least 1 and at most `probes`
+    /// (the default). Any probe failure still reopens at once.
+    ///
+    /// ```
+    /// use breaker::Config;
+    ///
+    /// let config = Config::builder().probes(5).successes(2).build()?;
+    /// assert_eq!((config.probes(), config.successes()), (5, 2));
+    /// assert_eq!(Config::builder().probes(4).build()?.successes(), 4);
+    ///
+    /// let err = Config::builder().probes(2).successes(3).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "successes must be at most probes, got 3 with 2 probes");
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub const fn successes(mut self, successes: u32) -> Self {
+        self.successes = Some(successes);
         self
     }
 
@@ -305,10 +334,18 @@ impl ConfigBuilder {
             slow_calls: self.slow_calls,
             open_for: self.open_for,
             probes: self.probes,
+            successes: self.effective_successes(),
             backoff: self.backoff,
             ramp_up: self.ramp_up,
             ramp_guard: self.ramp_guard,
         })
+    }
+
+    const fn effective_successes(&self) -> u32 {
+        match self.successes {
+            Some(successes) => successes,
+            None => self.probes,
+        }
     }
 
     const fn effective_min_calls(&self) -> u32 {
@@ -415,6 +452,22 @@ impl ConfigBuilder {
                     Ok(())
                 }
             }
+            Field::Successes => match self.successes {
+                Some(0) => Err(ConfigError::new(
+                    field,
+                    "successes must be at least 1",
+                    Value::U32(0),
+                )),
+                Some(successes) if successes > self.probes => Err(ConfigError::new(
+                    field,
+                    "successes must be at most probes",
+                    Value::SuccessesOverProbes {
+                        successes,
+                        probes: self.probes,
+                    },
+                )),
+                _ => Ok(()),
+            },
             Field::BackoffFactor => match self.backoff {
                 Some(b) if b.factor.is_nan() || b.factor < 1.0 => Err(ConfigError::new(
                     field,

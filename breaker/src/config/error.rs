@@ -17,6 +17,7 @@ pub enum Field {
     SlowRate,
     OpenFor,
     Probes,
+    Successes,
     BackoffFactor,
     BackoffMax,
     Ramp,
@@ -26,7 +27,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, in the order `build` checks them.
-    pub const ALL: [Field; 13] = [
+    pub const ALL: [Field; 14] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -35,6 +36,7 @@ impl Field {
         Field::SlowRate,
         Field::OpenFor,
         Field::Probes,
+        Field::Successes,
         Field::BackoffFactor,
         Field::BackoffMax,
         Field::Ramp,
@@ -53,6 +55,7 @@ impl Field {
             Field::SlowRate => "slow_calls.rate",
             Field::OpenFor => "open_for",
             Field::Probes => "probes",
+            Field::Successes => "successes",
             Field::BackoffFactor => "open_backoff.factor",
             Field::BackoffMax => "open_backoff.max",
             Field::Ramp => "ramp_up",
@@ -70,6 +73,7 @@ pub(crate) enum Value {
     Duration(Duration),
     MinOverWindow { min: u32, window: u32 },
     MaxUnderOpen { max: Duration, open: Duration },
+    SuccessesOverProbes { successes: u32, probes: u32 },
     Ramp(RampUp),
 }
 
@@ -81,6 +85,9 @@ impl fmt::Display for Value {
             Value::Duration(d) => write!(f, "{d:?}"),
             Value::MinOverWindow { min, window } => write!(f, "{min} with a window of {window}"),
             Value::MaxUnderOpen { max, open } => write!(f, "{max:?} with open_for {open:?}"),
+            Value::SuccessesOverProbes { successes, probes } => {
+                write!(f, "{successes} with {probes} probes")
+            }
             Value::Ramp(ramp) => write!(f, "{:?}", ramp.percents()),
         }
     }
