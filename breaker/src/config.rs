@@ -72,7 +72,8 @@ pub struct Config {
     slow_calls: Option<SlowCalls>,
     open_for: Duration,
     probes: u32,
-    successes: u32,
+    /// `None`: as many as `probes`, also after `probes` changes.
+    successes: Option<u32>,
     backoff: Option<Backoff>,
     ramp_up: Option<RampUp>,
     ramp_guard: Option<f64>,
@@ -101,7 +102,7 @@ impl Config {
             slow_calls: self.slow_calls,
             open_for: self.open_for,
             probes: self.probes,
-            successes: Some(self.successes),
+            successes: self.successes,
             backoff: self.backoff,
             ramp_up: self.ramp_up,
             ramp_guard: self.ramp_guard,
@@ -140,7 +141,10 @@ impl Config {
 
     /// Probe successes that close a half-open breaker (at most [`probes`](Self::probes)).
     pub const fn successes(&self) -> u32 {
-        self.successes
+        match self.successes {
+            Some(successes) => successes,
+            None => self.probes,
+        }
     }
 
     /// Backoff of the open duration after failed half-open trials, if configured.
@@ -264,8 +268,9 @@ impl ConfigBuilder {
         self
     }
 
-    /// How many probe successes close a half-open breaker; at least 1 and at most `probes`
-    /// (the default). Any probe failure still reopens at once.
+    /// How many probe successes close a half-open breaker; at least 1 and at most `probes`.
+    /// Unset, it is `probes`, also in a configuration made from this one with other `probes`
+    /// ([`Config::to_builder`]). Any probe failure still reopens at once.
     ///
     /// ```
     /// use breaker::Config;
@@ -273,6 +278,7 @@ impl ConfigBuilder {
     /// let config = Config::builder().probes(5).successes(2).build()?;
     /// assert_eq!((config.probes(), config.successes()), (5, 2));
     /// assert_eq!(Config::builder().probes(4).build()?.successes(), 4);
+    /// assert_eq!(Config::default().to_builder().probes(1).build()?.successes(), 1);
     ///
     /// let err = Config::builder().probes(2).successes(3).build().unwrap_err();
     /// assert_eq!(err.to_string(), "successes must be at most probes, got 3 with 2 probes");
@@ -334,18 +340,11 @@ impl ConfigBuilder {
             slow_calls: self.slow_calls,
             open_for: self.open_for,
             probes: self.probes,
-            successes: self.effective_successes(),
+            successes: self.successes,
             backoff: self.backoff,
             ramp_up: self.ramp_up,
             ramp_guard: self.ramp_guard,
         })
-    }
-
-    const fn effective_successes(&self) -> u32 {
-        match self.successes {
-            Some(successes) => successes,
-            None => self.probes,
-        }
     }
 
     const fn effective_min_calls(&self) -> u32 {
