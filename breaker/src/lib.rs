@@ -118,6 +118,8 @@ pub mod metrics;
 #[cfg(feature = "overrides")]
 pub mod overrides;
 mod permit;
+#[cfg(feature = "recording")]
+pub mod recording;
 mod recovery;
 mod registry;
 mod rejected;

@@ -1,0 +1,375 @@
+//! Recorded calls and their CSV format: what the replay tuner reads.
+//!
+//! One call per line, after a header line:
+//!
+//! ```text
+//! t_ms,latency_ms,outcome
+//! 0,12.5,success
+//! 3.25,1000,failure
+//! 7,0,rejected_open
+//! ```
+//!
+//! - `t_ms`: when the call started, in milliseconds from the start of the recording
+//!   (decimals allowed; lines need not be sorted).
+//! - `latency_ms`: how long it took, in milliseconds; 0 for a rejected call.
+//! - `outcome`: `success`, `failure` or `ignored` as the breaker judged the call (see
+//!   [`Outcome`]), or `rejected_open`, `rejected_half_open_full`, `rejected_forced_open`,
+//!   `rejected_throttled` for a call the breaker rejected (see [`RejectReason`]).
+//!
+//! An access log converts with one line of `awk`. For an nginx log whose fields are the time
+//! in seconds, the request time in seconds and the status (`log_format trace '$msec
+//! $request_time $status';`), 5xx counting as failures:
+//!
+//! ```text
+//! awk 'BEGIN { print "t_ms,latency_ms,outcome" } NR == 1 { t0 = $1 }
+//!      { printf "%.3f,%.3f,%s\n", ($1 - $2 - t0) * 1000, $2 * 1000, ($3 >= 500 ? "failure" : "success") }' access.log > trace.csv
+//! ```
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::{Outcome, RejectReason};
+
+/// What became of one recorded call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CallOutcome {
+    /// The call ran and the breaker judged it (a business error is a `Success`).
+    Completed(Outcome),
+    /// The breaker rejected the call without running it.
+    Rejected(RejectReason),
+}
+
+impl CallOutcome {
+    /// The name the CSV format uses.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Completed(Outcome::Success) => "success",
+            CallOutcome::Completed(Outcome::Failure) => "failure",
+            CallOutcome::Completed(Outcome::Ignored) => "ignored",
+            CallOutcome::Rejected(RejectReason::Open) => "rejected_open",
+            CallOutcome::Rejected(RejectReason::HalfOpenFull) => "rejected_half_open_full",
+            CallOutcome::Rejected(RejectReason::ForcedOpen) => "rejected_forced_open",
+            CallOutcome::Rejected(RejectReason::Throttled) => "rejected_throttled",
+        }
+    }
+
+    const ALL: [CallOutcome; 7] = [
+        CallOutcome::Completed(Outcome::Success),
+        CallOutcome::Completed(Outcome::Failure),
+        CallOutcome::Completed(Outcome::Ignored),
+        CallOutcome::Rejected(RejectReason::Open),
+        CallOutcome::Rejected(RejectReason::HalfOpenFull),
+        CallOutcome::Rejected(RejectReason::ForcedOpen),
+        CallOutcome::Rejected(RejectReason::Throttled),
+    ];
+}
+
+impl fmt::Display for CallOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for CallOutcome {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        CallOutcome::ALL
+            .into_iter()
+            .find(|o| o.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = CallOutcome::ALL.iter().map(|o| o.as_str()).collect();
+                format!("outcome must be one of {}, got {s:?}", names.join(", "))
+            })
+    }
+}
+
+/// One recorded call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecordedCall {
+    /// When the call started, from the start of the recording.
+    pub start: Duration,
+    /// How long it took; zero for a rejected call.
+    pub latency: Duration,
+    /// What became of it.
+    pub outcome: CallOutcome,
+}
+
+/// Recorded calls, in the order of their start.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker::recording::{CallOutcome, RecordedCall, Recording};
+/// use breaker::Outcome;
+///
+/// let mut recording = Recording::new();
+/// recording.push(RecordedCall {
+///     start: Duration::from_millis(5),
+///     latency: Duration::from_micros(12_500),
+///     outcome: CallOutcome::Completed(Outcome::Success),
+/// });
+/// let mut csv = Vec::new();
+/// recording.write_csv_to(&mut csv)?;
+/// assert_eq!(String::from_utf8(csv.clone()).unwrap(), "t_ms,latency_ms,outcome\n5,12.5,success\n");
+/// assert_eq!(Recording::read_csv_from(&csv[..])?, recording);
+/// # Ok::<(), breaker::recording::RecordingError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Recording {
+    calls: Vec<RecordedCall>,
+}
+
+impl Recording {
+    /// An empty recording.
+    pub const fn new() -> Self {
+        Self { calls: Vec::new() }
+    }
+
+    /// Adds a call, keeping the calls in the order of their start.
+    pub fn push(&mut self, call: RecordedCall) {
+        let at = self.calls.partition_point(|c| c.start <= call.start);
+        self.calls.insert(at, call);
+    }
+
+    /// The calls, in the order of their start.
+    pub fn calls(&self) -> &[RecordedCall] {
+        &self.calls
+    }
+
+    /// Reads a recording from a CSV file in the [format](self) above.
+    pub fn read_csv(path: impl AsRef<Path>) -> Result<Self, RecordingError> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| RecordingError::io(path, e))?;
+        Self::read_csv_from(file).map_err(|e| e.in_file(path))
+    }
+
+    /// Reads a recording in the CSV [format](self) from any reader.
+    pub fn read_csv_from(reader: impl Read) -> Result<Self, RecordingError> {
+        let mut csv = csv::ReaderBuilder::new()
+            .trim(csv::Trim::All)
+            .from_reader(reader);
+        let header = csv.headers().map_err(RecordingError::csv)?;
+        if header != HEADER.as_slice() {
+            return Err(RecordingError::at(
+                1,
+                format!(
+                    "the header must be `{}`, got `{}`",
+                    HEADER.join(","),
+                    header.iter().collect::<Vec<_>>().join(",")
+                ),
+            ));
+        }
+        let mut calls = Vec::new();
+        for row in csv.records() {
+            let row = row.map_err(RecordingError::csv)?;
+            let line = row.position().map_or(0, |p| p.line());
+            calls.push(RecordedCall {
+                start: millis(&row[0], "t_ms", line)?,
+                latency: millis(&row[1], "latency_ms", line)?,
+                outcome: row[2]
+                    .parse()
+                    .map_err(|rule| RecordingError::at(line, rule))?,
+            });
+        }
+        calls.sort_by_key(|c| c.start);
+        Ok(Self { calls })
+    }
+
+    /// Writes the recording to a CSV file in the [format](self) above.
+    pub fn write_csv(&self, path: impl AsRef<Path>) -> Result<(), RecordingError> {
+        let path = path.as_ref();
+        let file = File::create(path).map_err(|e| RecordingError::io(path, e))?;
+        let mut out = io::BufWriter::new(file);
+        self.write_csv_to(&mut out)
+            .and_then(|()| out.flush().map_err(|e| RecordingError::io(path, e)))
+            .map_err(|e| e.in_file(path))
+    }
+
+    /// Writes the recording in the CSV [format](self) to any writer.
+    pub fn write_csv_to(&self, writer: impl Write) -> Result<(), RecordingError> {
+        let mut csv = csv::Writer::from_writer(writer);
+        csv.write_record(HEADER).map_err(RecordingError::csv)?;
+        for call in &self.calls {
+            csv.write_record([
+                format_millis(call.start),
+                format_millis(call.latency),
+                call.outcome.as_str().to_owned(),
+            ])
+            .map_err(RecordingError::csv)?;
+        }
+        csv.flush()
+            .map_err(|e| RecordingError::at(0, e.to_string()))
+    }
+}
+
+impl FromIterator<RecordedCall> for Recording {
+    fn from_iter<I: IntoIterator<Item = RecordedCall>>(calls: I) -> Self {
+        let mut calls: Vec<_> = calls.into_iter().collect();
+        calls.sort_by_key(|c| c.start);
+        Self { calls }
+    }
+}
+
+const HEADER: [&str; 3] = ["t_ms", "latency_ms", "outcome"];
+
+/// Milliseconds with up to microseconds, without trailing zeros: `12.5`, `3`, `0.001`.
+fn format_millis(d: Duration) -> String {
+    let micros = d.as_micros();
+    let (ms, frac) = (micros / 1000, micros % 1000);
+    if frac == 0 {
+        ms.to_string()
+    } else {
+        format!("{ms}.{frac:03}").trim_end_matches('0').to_owned()
+    }
+}
+
+fn millis(text: &str, field: &str, line: u64) -> Result<Duration, RecordingError> {
+    match text.parse::<f64>() {
+        Ok(ms) if ms >= 0.0 && ms.is_finite() && ms < 1e15 => {
+            Ok(Duration::from_nanos((ms * 1e6).round() as u64))
+        }
+        _ => Err(RecordingError::at(
+            line,
+            format!("{field} must be a number of milliseconds, at least 0, got {text:?}"),
+        )),
+    }
+}
+
+/// A recording could not be read or written: where, and why.
+///
+/// ```
+/// use breaker::recording::Recording;
+///
+/// let err = Recording::read_csv_from("t_ms,latency_ms,outcome\n0,-1,success\n".as_bytes()).unwrap_err();
+/// assert_eq!(err.to_string(), "line 2: latency_ms must be a number of milliseconds, at least 0, got \"-1\"");
+/// ```
+#[derive(Debug)]
+pub struct RecordingError {
+    file: Option<String>,
+    line: u64,
+    message: String,
+}
+
+impl RecordingError {
+    fn at(line: u64, message: String) -> Self {
+        Self {
+            file: None,
+            line,
+            message,
+        }
+    }
+
+    fn io(path: &Path, e: io::Error) -> Self {
+        Self {
+            file: Some(path.display().to_string()),
+            line: 0,
+            message: e.to_string(),
+        }
+    }
+
+    fn csv(e: csv::Error) -> Self {
+        let line = e.position().map_or(0, |p| p.line());
+        Self::at(line, e.to_string())
+    }
+
+    fn in_file(mut self, path: &Path) -> Self {
+        self.file.get_or_insert_with(|| path.display().to_string());
+        self
+    }
+
+    /// The line of the CSV text the error is on, counting the header as line 1; `None` when
+    /// the error is not on a line (a file that cannot be opened).
+    pub fn line(&self) -> Option<u64> {
+        (self.line > 0).then_some(self.line)
+    }
+}
+
+impl fmt::Display for RecordingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.file, self.line()) {
+            (Some(file), Some(line)) => write!(f, "{file}:{line}: {}", self.message),
+            (Some(file), None) => write!(f, "{file}: {}", self.message),
+            (None, Some(line)) => write!(f, "line {line}: {}", self.message),
+            (None, None) => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for RecordingError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn milliseconds_are_written_to_the_microsecond_without_trailing_zeros() {
+        let cases = [
+            (0, "0"),
+            (1, "0.001"),
+            (12_500, "12.5"),
+            (3_000, "3"),
+            (1_234_567, "1234.567"),
+        ];
+        for (micros, text) in cases {
+            assert_eq!(format_millis(Duration::from_micros(micros)), text);
+            assert_eq!(
+                millis(text, "t_ms", 2).unwrap(),
+                Duration::from_micros(micros)
+            );
+        }
+    }
+
+    #[test]
+    fn every_outcome_round_trips_through_its_name() {
+        for outcome in CallOutcome::ALL {
+            assert_eq!(outcome.as_str().parse::<CallOutcome>(), Ok(outcome));
+        }
+        assert_eq!(
+            "rejected".parse::<CallOutcome>().unwrap_err(),
+            "outcome must be one of success, failure, ignored, rejected_open, \
+             rejected_half_open_full, rejected_forced_open, rejected_throttled, got \"rejected\""
+        );
+    }
+
+    #[test]
+    fn a_wrong_header_or_value_names_its_line() {
+        let err = Recording::read_csv_from("t,latency,outcome\n".as_bytes()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 1: the header must be `t_ms,latency_ms,outcome`, got `t,latency,outcome`"
+        );
+        let err = Recording::read_csv_from(
+            "t_ms,latency_ms,outcome\n0,1,success\n2,1,crashed\n".as_bytes(),
+        )
+        .unwrap_err();
+        assert_eq!(err.line(), Some(3));
+        let err = Recording::read_csv_from("t_ms,latency_ms,outcome\nnan,1,success\n".as_bytes())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 2: t_ms must be a number of milliseconds, at least 0, got \"nan\""
+        );
+    }
+
+    #[test]
+    fn calls_are_kept_in_the_order_of_their_start() {
+        let call = |ms, outcome| RecordedCall {
+            start: Duration::from_millis(ms),
+            latency: Duration::ZERO,
+            outcome,
+        };
+        let text = "t_ms,latency_ms,outcome\n5,0,failure\n1,0,success\n3,0,rejected_open\n";
+        let read = Recording::read_csv_from(text.as_bytes()).unwrap();
+        let mut pushed = Recording::new();
+        pushed.push(call(5, CallOutcome::Completed(Outcome::Failure)));
+        pushed.push(call(1, CallOutcome::Completed(Outcome::Success)));
+        pushed.push(call(3, CallOutcome::Rejected(RejectReason::Open)));
+        assert_eq!(read, pushed);
+        let starts: Vec<_> = read.calls().iter().map(|c| c.start.as_millis()).collect();
+        assert_eq!(starts, [1, 3, 5]);
+    }
+}
