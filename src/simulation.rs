@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, Event, State};
+use breaker::recording::{CallOutcome, RecordedCall, Recording};
+use breaker::{Breaker, Config, Event, Outcome, RejectReason, State};
 
 /// What happens to the downstream, and the traffic sent to it.
 #[derive(Clone, Debug)]
@@ -26,6 +27,9 @@ pub struct Scenario {
     pub warm_up: Duration,
     /// Seed of the arrivals.
     pub seed: u64,
+    /// The share of calls a healthy downstream fails anyway (drawn from its own generator,
+    /// so the arrivals do not depend on it).
+    pub noise: f64,
 }
 
 impl Default for Scenario {
@@ -38,6 +42,22 @@ impl Default for Scenario {
             full_capacity: 150.0,
             warm_up: Duration::from_secs(20),
             seed: 7,
+            noise: 0.0,
+        }
+    }
+}
+
+impl Scenario {
+    /// A downstream that fails 1% of calls, is down from 20 s to 40 s, and comes back warm
+    /// with room for all the traffic: the trace `docs/trace.csv` records.
+    pub fn outage() -> Self {
+        Self {
+            outage_start: Duration::from_secs(20),
+            outage_end: Duration::from_secs(40),
+            full_capacity: 1e6,
+            warm_up: Duration::from_millis(1),
+            noise: 0.01,
+            ..Self::default()
         }
     }
 }
@@ -169,17 +189,73 @@ struct Arrivals(u64);
 
 impl Arrivals {
     fn next_gap(&mut self, rate: f64) -> Duration {
+        Duration::from_secs_f64(-self.next_uniform().ln() / rate)
+    }
+
+    /// A number in `0..n`.
+    fn next_below(&mut self, n: u64) -> u64 {
+        (self.next_uniform() * n as f64) as u64
+    }
+
+    /// A number in (0, 1).
+    fn next_uniform(&mut self) -> f64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         let bits = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11;
-        let uniform = (bits as f64 + 0.5) / (1u64 << 53) as f64;
-        Duration::from_secs_f64(-uniform.ln() / rate)
+        (bits as f64 + 0.5) / (1u64 << 53) as f64
     }
 }
 
 /// Runs the scenario through a breaker configured with `config`.
 pub fn run(variant: &'static str, config: Config, scenario: &Scenario) -> Report {
+    run_observed(variant, config, scenario, |_| {})
+}
+
+/// Runs the scenario through a breaker configured with `config` and records every call: the
+/// trace `examples/tune.rs` reads. A served call takes 8 to 16 ms, a call to a downstream
+/// that is down or falls over times out after 1 s.
+pub fn record(config: Config, scenario: &Scenario) -> Recording {
+    let mut recording = Vec::new();
+    let mut latencies = Arrivals(scenario.seed.wrapping_add(1).max(1));
+    run_observed("recorded", config, scenario, |call| {
+        let (latency, outcome) = match call.served {
+            Some(Served::Ok) => (
+                Duration::from_micros(8_000 + latencies.next_below(8_000)),
+                CallOutcome::Completed(Outcome::Success),
+            ),
+            Some(_) => (TIMEOUT, CallOutcome::Completed(Outcome::Failure)),
+            None => (
+                Duration::ZERO,
+                CallOutcome::Rejected(call.rejected.unwrap_or(RejectReason::Open)),
+            ),
+        };
+        recording.push(RecordedCall {
+            start: Duration::from_micros(call.at.as_micros() as u64),
+            latency,
+            outcome,
+        });
+    });
+    recording.into_iter().collect()
+}
+
+/// How long a call to a downstream that does not answer takes to fail.
+const TIMEOUT: Duration = Duration::from_secs(1);
+
+/// One call, as `run_observed` tells it.
+struct Call<'a> {
+    at: Duration,
+    /// What the downstream did; `None` when the breaker rejected the call.
+    served: Option<&'a Served>,
+    rejected: Option<RejectReason>,
+}
+
+fn run_observed(
+    variant: &'static str,
+    config: Config,
+    scenario: &Scenario,
+    mut observe: impl FnMut(Call<'_>),
+) -> Report {
     let clock = ManualClock::new();
     let breaker = Breaker::with_clock(variant, config, clock.clone());
     let opened_after_restart = Arc::new(AtomicU32::new(0));
@@ -207,6 +283,7 @@ pub fn run(variant: &'static str, config: Config, scenario: &Scenario) -> Report
         down_until: Duration::ZERO,
     };
     let mut arrivals = Arrivals(scenario.seed.max(1));
+    let mut noise = Arrivals(scenario.seed.wrapping_mul(31).max(1));
     let mut report = Report {
         variant,
         requests: 0,
@@ -239,11 +316,33 @@ pub fn run(variant: &'static str, config: Config, scenario: &Scenario) -> Report
         clock.advance(t.saturating_sub(clock.elapsed()));
         report.requests += 1;
         asked += 1;
-        let Ok(permit) = breaker.try_acquire() else {
-            continue;
+        let permit = match breaker.try_acquire() {
+            Ok(permit) => permit,
+            Err(rejected) => {
+                observe(Call {
+                    at: t,
+                    served: None,
+                    rejected: Some(rejected.reason()),
+                });
+                continue;
+            }
         };
         admitted += 1;
-        match downstream.serve(t) {
+        let mut served = downstream.serve(t);
+        if matches!(served, Served::Ok)
+            && scenario.noise > 0.0
+            && noise.next_uniform() < scenario.noise
+        {
+            served = Served::Down {
+                after_overload: false,
+            };
+        }
+        observe(Call {
+            at: t,
+            served: Some(&served),
+            rejected: None,
+        });
+        match served {
             Served::Ok => {
                 report.served += 1;
                 permit.success();
