@@ -202,18 +202,23 @@ fn plot(path: &Path, t: &Tuning) -> Result<(), Box<dyn Error>> {
         chart.draw_series(bands(&run, end).into_iter().map(|(from, to, s)| {
             Rectangle::new([(from, 0.0), (to, 1.05)], state_color(s).filled())
         }))?;
+        // The failure rate of each bucket where calls ran, as a step; none where none ran.
         let bucket = t.health.bucket.as_secs_f64();
         chart
-            .draw_series(LineSeries::new(
-                t.health
-                    .buckets
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, b)| Some((i as f64 * bucket, b.failure_rate()?))),
-                BLACK.stroke_width(2),
-            ))?
-            .label("downstream failure rate (recorded)")
+            .draw_series(t.health.buckets.iter().enumerate().filter_map(|(i, b)| {
+                let (x, rate) = (i as f64 * bucket, b.failure_rate()?);
+                Some(PathElement::new([(x, rate), (x + bucket, rate)], BLACK.stroke_width(2)))
+            }))?
+            .label("failure rate of the calls that ran (recorded)")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(2)));
+        let sick = RGBColor(120, 0, 0);
+        chart
+            .draw_series(t.health.outages.iter().map(|o| {
+                let (from, to) = (o.start.as_secs_f64(), o.end.as_secs_f64());
+                Rectangle::new([(from, 1.02), (to, 1.05)], sick.filled())
+            }))?
+            .label("estimated outage")
+            .legend(move |(x, y)| Rectangle::new([(x, y - 3), (x + 20, y + 3)], sick.filled()));
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperRight)
