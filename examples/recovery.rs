@@ -7,9 +7,11 @@
 use std::error::Error;
 use std::path::PathBuf;
 
-use breaker::State;
 use breaker_workspace::simulation::{classic, progressive, run, Report, Scenario};
 use plotters::prelude::*;
+
+mod common;
+use common::{draw_legend, state_color};
 
 fn main() -> Result<(), Box<dyn Error>> {
     let scenario = Scenario::default();
@@ -56,14 +58,6 @@ fn main() -> Result<(), Box<dyn Error>> {
     plot(&path, &scenario, &reports)?;
     println!("\ntimeline written to {}", path.display());
     Ok(())
-}
-
-fn state_color(state: State) -> RGBColor {
-    match state {
-        State::Closed => RGBColor(200, 235, 200),
-        State::HalfOpen => RGBColor(255, 225, 160),
-        _ => RGBColor(245, 190, 190),
-    }
 }
 
 fn plot(path: &PathBuf, scenario: &Scenario, reports: &[Report]) -> Result<(), Box<dyn Error>> {
@@ -122,12 +116,7 @@ fn plot(path: &PathBuf, scenario: &Scenario, reports: &[Report]) -> Result<(), B
             ))?
             .label("admitted by the breaker")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLUE.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart)?;
     }
     root.present()?;
     Ok(())

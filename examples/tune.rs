@@ -24,6 +24,9 @@ use breaker_workspace::tune::search::Spec;
 use breaker_workspace::tune::{tune, Tuning};
 use plotters::prelude::*;
 
+mod common;
+use common::{draw_legend, state_color};
+
 struct Args {
     trace: PathBuf,
     name: String,
@@ -149,14 +152,6 @@ fn print(args: &Args, recording: &Recording, t: &Tuning) {
     }
 }
 
-fn state_color(state: State) -> RGBColor {
-    match state {
-        State::Closed => RGBColor(200, 235, 200),
-        State::HalfOpen => RGBColor(255, 225, 160),
-        _ => RGBColor(245, 190, 190),
-    }
-}
-
 /// The states of a run as `[from, to)` bands.
 fn bands(run: &Run, end: f64) -> Vec<(f64, f64, State)> {
     let mut bands = Vec::new();
@@ -207,7 +202,10 @@ fn plot(path: &Path, t: &Tuning) -> Result<(), Box<dyn Error>> {
         chart
             .draw_series(t.health.buckets.iter().enumerate().filter_map(|(i, b)| {
                 let (x, rate) = (i as f64 * bucket, b.failure_rate()?);
-                Some(PathElement::new([(x, rate), (x + bucket, rate)], BLACK.stroke_width(2)))
+                Some(PathElement::new(
+                    [(x, rate), (x + bucket, rate)],
+                    BLACK.stroke_width(2),
+                ))
             }))?
             .label("failure rate of the calls that ran (recorded)")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(2)));
@@ -219,12 +217,7 @@ fn plot(path: &Path, t: &Tuning) -> Result<(), Box<dyn Error>> {
             }))?
             .label("estimated outage")
             .legend(move |(x, y)| Rectangle::new([(x, y - 3), (x + 20, y + 3)], sick.filled()));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart)?;
     }
     root.present()?;
     Ok(())

@@ -99,3 +99,19 @@ pub fn tune_with(
         threads,
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::time::Duration;
+
+    use breaker::recording::{CallOutcome, RecordedCall};
+
+    /// A call that starts at `ms` and takes `latency_ms`.
+    pub(crate) fn call(ms: u64, latency_ms: u64, outcome: CallOutcome) -> RecordedCall {
+        RecordedCall {
+            start: Duration::from_millis(ms),
+            latency: Duration::from_millis(latency_ms),
+            outcome,
+        }
+    }
+}

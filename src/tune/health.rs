@@ -129,14 +129,7 @@ pub fn quantile(sorted: &[Duration], q: f64) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn call(ms: u64, latency_ms: u64, outcome: CallOutcome) -> RecordedCall {
-        RecordedCall {
-            start: Duration::from_millis(ms),
-            latency: Duration::from_millis(latency_ms),
-            outcome,
-        }
-    }
+    use crate::tune::tests::call;
 
     const OK: CallOutcome = CallOutcome::Completed(Outcome::Success);
     const FAIL: CallOutcome = CallOutcome::Completed(Outcome::Failure);

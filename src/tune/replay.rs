@@ -135,16 +135,8 @@ pub fn replay(answers: &[Answer], config: Config) -> Run {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use breaker::recording::RecordedCall;
+    use crate::tune::tests::call;
     use breaker::RejectReason;
-
-    fn call(ms: u64, latency_ms: u64, outcome: CallOutcome) -> RecordedCall {
-        RecordedCall {
-            start: Duration::from_millis(ms),
-            latency: Duration::from_millis(latency_ms),
-            outcome,
-        }
-    }
 
     #[test]
     fn a_rejected_call_gets_the_answer_of_the_nearest_call_that_ran_in_its_bucket() {
