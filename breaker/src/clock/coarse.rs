@@ -91,10 +91,7 @@ impl CoarsePeriod {
 /// the period ends late by less than [`MARGIN`] leaves room for, and the precise clock still
 /// has the last word. A pairing that took longer (the thread was preempted) is tried again,
 /// [`PAIRING_TRIES`] times in all; then there is no offset, and no coarse period.
-fn offset(
-    mut ticks: impl FnMut() -> u64,
-    mut precise: impl FnMut() -> Option<u64>,
-) -> Option<u64> {
+fn offset(mut ticks: impl FnMut() -> u64, mut precise: impl FnMut() -> Option<u64>) -> Option<u64> {
     for _ in 0..PAIRING_TRIES {
         let before = ticks();
         let now = precise()?;
@@ -268,7 +265,8 @@ mod preempted {
         fn precise(&self) -> Option<u64> {
             let i = self.precise_reads.get();
             self.precise_reads.set(i + 1);
-            self.now.set(self.now.get() + self.away.get(i).copied().unwrap_or(0));
+            self.now
+                .set(self.now.get() + self.away.get(i).copied().unwrap_or(0));
             Some(self.read() + AHEAD)
         }
 
@@ -292,7 +290,11 @@ mod preempted {
         // unhurried.
         let m = Machine::new(&[50 * MS, PAIRING_SLACK - 2 * READ]);
         assert_eq!(m.offset(), Some(AHEAD + READ + PAIRING_SLACK - 2 * READ));
-        assert_eq!(m.precise_reads.get(), 2, "the second pairing is within the slack");
+        assert_eq!(
+            m.precise_reads.get(),
+            2,
+            "the second pairing is within the slack"
+        );
 
         let m = Machine::new(&[50 * MS, PAIRING_SLACK - 2 * READ + 1, 0]);
         assert_eq!(m.offset(), Some(AHEAD + READ));
@@ -321,7 +323,10 @@ mod preempted {
         // The true deadline on `CLOCK_MONOTONIC`.
         let deadline = until_ticks + AHEAD;
         let first = deadline.saturating_sub(100 * MS).max(from_ticks + AHEAD);
-        for precise in (first..deadline + 100 * MS).step_by(50_000).chain([deadline]) {
+        for precise in (first..deadline + 100 * MS)
+            .step_by(50_000)
+            .chain([deadline])
+        {
             for behind in [0, lag / 2, lag] {
                 let coarse = precise - behind;
                 let Some(told) = left_at(coarse, p.from, p.until) else {
@@ -345,7 +350,15 @@ mod preempted {
     fn a_period_paired_by_a_preempted_thread_never_rejects_past_its_deadline() {
         // One tick of the slowest timer, the coarse clock's largest lag.
         let lag = 10 * MS;
-        for away in [0, MS / 2, PAIRING_SLACK, 5 * MS, 19 * MS, 30 * MS, 1_000 * MS] {
+        for away in [
+            0,
+            MS / 2,
+            PAIRING_SLACK,
+            5 * MS,
+            19 * MS,
+            30 * MS,
+            1_000 * MS,
+        ] {
             for length in [25 * MS, 60 * MS, 5_000 * MS, 3_600_000 * MS] {
                 check_deadline(away, length, lag);
             }
