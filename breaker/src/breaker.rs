@@ -243,7 +243,8 @@ impl Breaker {
     /// Replaces the configuration of a running breaker, keeping its state: an operator's
     /// runtime override. A different window shape starts an empty window, and results of
     /// calls admitted before are then discarded. A CLOSED breaker whose window the new
-    /// configuration trips (a lower failure rate or minimum of calls) opens at once.
+    /// configuration trips (a lower failure rate or minimum of calls) opens at once, and one
+    /// left closed is not opened later by a result judged under the old configuration.
     ///
     /// ```
     /// use std::time::Duration;
@@ -380,7 +381,7 @@ impl Breaker {
     /// The production clock rejects on the coarse clock while it is sure of the period (see
     /// `clock::CoarsePeriod`), and reads the precise one only near the period's end. The
     /// time left it tells is then never less than the precise one (a coarse reading is never
-    /// ahead), and at most one coarse tick more.
+    /// ahead), and at most one coarse tick and a millisecond more.
     #[inline(always)]
     fn reject_open(&self, word: u64) -> Ticket {
         let until = self.hot.coarse_until.load(Ordering::Acquire);

@@ -71,7 +71,9 @@ impl Clock for DefaultClock {
 /// more than 20 ms and a 1024th of the period (room for NTP to slew one clock and not
 /// the other) from the end of its open period, and reads this clock near the end, so the
 /// period ends exactly when this clock says. The time left a rejection tells is then
-/// never less than the time truly left, and at most one coarse tick more.
+/// never less than the time truly left, and at most one coarse tick and a millisecond more
+/// (the clocks are paired by a reading of one between two of the other, less than a
+/// millisecond apart; a thread preempted in between pairs them again).
 ///
 /// It is [`DefaultClock`] without the `test-util` feature; name it to keep it with
 /// `test-util` on. The first reading in a process calibrates the counter, which takes up to
@@ -264,7 +266,10 @@ impl ClockSource {
     /// production clock, which has a coarse twin.
     pub(crate) fn coarse_period(&self, from: u64, until: u64) -> Option<CoarsePeriod> {
         match self {
-            ClockSource::Counter => CoarsePeriod::of_ticks(from, until, Counter::get().nanos()),
+            ClockSource::Counter => {
+                let counter = Counter::get();
+                CoarsePeriod::paired(from, until, || counter.nanos())
+            }
             _ => None,
         }
     }

@@ -135,6 +135,12 @@ impl Machine {
     /// at once if its counts trip it (a lower rate or minimum): a packed window does not judge
     /// a success into a full window (see `PackedWindow::record_once`), so without this it
     /// would open only at its next failure.
+    ///
+    /// A packed window is judged without the lock too, by each result, under the threshold
+    /// it read, which may be the old one: so a CLOSED breaker's packed window is left sealed.
+    /// A result judged before then lands on the seal, and goes to the lock with the results
+    /// after it; the first to take it judges the window under the new configuration and
+    /// opens it to results again (see [`judge`](Self::judge)).
     pub(crate) fn reconfigure(
         &mut self,
         config: Config,
@@ -190,6 +196,9 @@ impl Machine {
         }
         if self.state != State::Closed {
             return None;
+        }
+        if self.window.packed().is_some() {
+            packed.seal();
         }
         let totals = self.totals(now, packed);
         if trips(&self.config, totals) {
@@ -258,12 +267,22 @@ impl Machine {
         match (self.state, admission) {
             (State::Closed, Admission::Counted) => {
                 if let Some(capacity) = self.window.packed() {
-                    return match packed.record(generation, capacity, failure, || self.threshold()) {
-                        Packed::Counted | Packed::Stale => None,
-                        // Sealed in CLOSED under the lock: a result tripped it and its
-                        // recorder has not taken the lock yet; open it for that recorder.
-                        Packed::Tripped | Packed::Sealed => self.enter(State::Open, now, packed),
-                    };
+                    // Sealed in CLOSED under the lock: a result tripped it and its recorder
+                    // has not taken the lock yet, or a reconfigure sealed it. Judged here as
+                    // that recorder would: if the breaker stays closed, this result goes into
+                    // the window opened again. (Each recorder seals it at most once, and a
+                    // reconfigure holds the lock: this ends.)
+                    loop {
+                        match packed.record(generation, capacity, failure, || self.threshold()) {
+                            Packed::Counted | Packed::Stale => return None,
+                            Packed::Tripped => return self.enter(State::Open, now, packed),
+                            Packed::Sealed => {
+                                if let Some(opened) = self.judge(now, packed) {
+                                    return Some(opened);
+                                }
+                            }
+                        }
+                    }
                 }
                 if let Some(latency) = latency {
                     self.recovery.record_latency(latency);
@@ -319,7 +338,16 @@ impl Machine {
     }
 
     /// A packed window's result tripped the breaker in `generation` (sealing the window):
-    /// opens it, unless another thread already has.
+    /// opens it, unless another thread already has, or the window no longer trips.
+    ///
+    /// The result was judged without the lock, under the threshold it read, and a
+    /// `reconfigure` may have raised the threshold since (the generation stays: the window
+    /// is kept). The breaker opens only under its lock, so that is where the trip is
+    /// decided, under the configuration in force: a seal is a request to open. A trip that
+    /// takes the lock before the reconfigure opens the breaker, which the reconfigure then
+    /// keeps open; one that takes it after is judged under the new threshold (see
+    /// [`judge`](Self::judge)), and if the window does not trip, it is open to results again
+    /// with every call it counted, the tripping one too.
     pub(crate) fn trip(
         &mut self,
         generation: u64,
@@ -329,7 +357,30 @@ impl Machine {
         if generation != self.generation || self.state != State::Closed {
             return None;
         }
-        self.enter(State::Open, now, packed)
+        self.judge(now, packed)
+    }
+
+    /// Judges the window of this CLOSED under the configuration in force: opens the breaker
+    /// if it trips; if not, a packed window, sealed by a result judged under another
+    /// threshold or by a reconfigure, is open to results again in the same generation, with
+    /// the same calls.
+    fn judge(&mut self, now: &mut LazyNow<'_>, packed: &PackedWindow) -> Option<Transition> {
+        let totals = self.totals(now, packed);
+        if trips(&self.config, totals) {
+            return self.enter(State::Open, now, packed);
+        }
+        if let Some(capacity) = self.window.packed() {
+            // Sealed first, so that no result lands between reading the calls and writing
+            // them back. An open window is written back as it was: a recorder that read it
+            // before still swaps it, and loses nothing. (So does one that read the word
+            // before a reconfigure sealed it, if nothing changed it since: only a success
+            // into a full window of successes changes nothing. A failure judged under the
+            // old threshold then lands unjudged, which matters only if the new threshold
+            // opens a full window on one failure; the breaker then opens at its next one.)
+            packed.seal();
+            packed.open_with(self.generation, capacity, packed.outcomes(capacity));
+        }
+        None
     }
 
     /// Moves to an operator-chosen state. `reset` (to CLOSED) always starts a new generation
@@ -419,6 +470,7 @@ fn trips(config: &Config, totals: Totals) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::{ClockSource, ManualClock};
 
     #[test]
     fn judging_waits_for_min_calls_and_uses_completed_calls() {
@@ -445,5 +497,66 @@ mod tests {
             slow: 0,
         };
         assert!(!trips(&config, below));
+    }
+
+    /// A count window of 4 judged from 2 calls at `rate`: at 0.5 one failure in 2 calls
+    /// trips it, at 0.6 it does not.
+    fn at_rate(rate: f64) -> Config {
+        Config::builder()
+            .count_window(4)
+            .min_calls(2)
+            .failure_rate(rate)
+            .build()
+            .unwrap()
+    }
+
+    /// A machine with a packed window holding one success, and the threshold it judges by.
+    fn one_success(rate: f64, clock: &ClockSource, packed: &PackedWindow) -> (Machine, Threshold) {
+        let mut now = LazyNow::new(clock);
+        let m = Machine::new(Arc::new(at_rate(rate)), &mut now, packed);
+        let threshold = m.threshold();
+        assert_eq!(packed.record(0, 4, false, || threshold), Packed::Counted);
+        (m, threshold)
+    }
+
+    #[test]
+    fn a_trip_judged_under_a_threshold_raised_since_keeps_the_breaker_closed() {
+        let clock = ClockSource::custom(ManualClock::new());
+        let packed = PackedWindow::new();
+        let (mut m, at_half) = one_success(0.5, &clock, &packed);
+        let mut now = LazyNow::new(&clock);
+        assert_eq!(m.reconfigure(at_rate(0.6), &mut now, &packed), None);
+        // A failure judged under 0.5 lands on the seal the reconfigure left; under the lock
+        // it is judged under 0.6 and counted.
+        assert_eq!(packed.record(0, 4, true, || at_half), Packed::Sealed);
+        let failure = m.record(0, Admission::Counted, true, None, &mut now, &packed);
+        assert_eq!((failure, m.state()), (None, State::Closed));
+        // One that sealed the window first asks the lock to open the breaker: judged under
+        // 0.6, the window is open to results again, with every call.
+        let (mut m, at_half) = one_success(0.5, &clock, &packed);
+        assert_eq!(packed.record(0, 4, true, || at_half), Packed::Tripped);
+        assert_eq!(m.reconfigure(at_rate(0.6), &mut now, &packed), None);
+        assert_eq!(m.trip(0, &mut now, &packed), None);
+        assert_eq!((m.state(), m.generation()), (State::Closed, 0));
+        let counts = packed.totals(4);
+        assert_eq!((counts.calls, counts.failures), (2, 1));
+        assert_eq!(
+            packed.record(0, 4, false, || m.threshold()),
+            Packed::Counted
+        );
+    }
+
+    #[test]
+    fn a_failure_judged_under_a_threshold_lowered_since_opens_the_breaker() {
+        let clock = ClockSource::custom(ManualClock::new());
+        let packed = PackedWindow::new();
+        let (mut m, at_more) = one_success(0.6, &clock, &packed);
+        let mut now = LazyNow::new(&clock);
+        assert_eq!(m.reconfigure(at_rate(0.5), &mut now, &packed), None);
+        // Judged under 0.6 it would be counted without tripping: it lands on the seal and
+        // is judged under 0.5 under the lock.
+        assert_eq!(packed.record(0, 4, true, || at_more), Packed::Sealed);
+        let failure = m.record(0, Admission::Counted, true, None, &mut now, &packed);
+        assert_eq!(failure, Some((State::Closed, State::Open)));
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! Checked: the result racing a trip, the half-open probe limit, stale results finishing
 //! during a transition, `reset` racing a tripping failure, cancelled probes freeing their
-//! slot, and the lifetime totals. Each model asserts exact outcomes after joining its
+//! slot, a result racing a `reconfigure` of the failure rate, and the lifetime totals. Each model asserts exact outcomes after joining its
 //! threads; where the race leaves a choice, the assertion names every outcome allowed.
 //!
 //! ```text
@@ -528,7 +528,91 @@ fn probe_cancelled_as_the_breaker_reopens_frees_nothing_later() {
     });
 }
 
-// 6. Totals.
+// 6. A result racing a `reconfigure` of the failure rate.
+
+/// A count window of 4 calls judged from 2 calls at `rate`: at 0.5, one failure in 2 calls
+/// trips it; at 0.6, one failure in 2 or 3 calls never does.
+fn at_rate(rate: f64) -> Config {
+    Config::builder()
+        .count_window(4)
+        .min_calls(2)
+        .failure_rate(rate)
+        .open_for(OPEN_FOR)
+        .probes(1)
+        .build()
+        .unwrap()
+}
+
+/// One success is in the window at 0.5, so a failure trips it, while an operator raises the
+/// rate to 0.6, the window kept. A failure judged without the lock under 0.5 may seal the
+/// window after the new rate is in force, and a success admitted before the reconfigure and
+/// reported after it may then find the window sealed. The breaker opens only if the trip
+/// took its lock before the reconfigure: once the reconfigure has returned with the breaker
+/// closed, nothing judged under the old rate opens it, and every result counts.
+#[test]
+fn a_trip_judged_under_a_rate_raised_since_never_opens_the_breaker() {
+    check(|| {
+        let b = Arc::new(Breaker::with_clock(
+            "libraryd",
+            at_rate(0.5),
+            ManualClock::new(),
+        ));
+        b.try_acquire().unwrap().success();
+        let late = b.try_acquire().unwrap();
+        let log = transitions(&b);
+
+        let tripper = {
+            let b = Arc::clone(&b);
+            // Nothing else can open the breaker before this failure: admitted in CLOSED.
+            thread::spawn(move || b.try_acquire().expect("closed").failure())
+        };
+        b.reconfigure(at_rate(0.6));
+        let after = b.state();
+        late.success();
+        tripper.join().unwrap();
+
+        let s = b.snapshot();
+        let end = (s.state, s.calls, s.failures, seen(&log));
+        match after {
+            // Tripped under 0.5 and opened first; the late success is stale.
+            State::Open => assert_eq!(end, (State::Open, 2, 1, vec![(State::Closed, State::Open)])),
+            // Judged under 0.6, whenever the failure sealed the window: every call counts.
+            State::Closed => assert_eq!(end, (State::Closed, 3, 1, vec![])),
+            other => panic!("{other:?} after the reconfigure"),
+        }
+    });
+}
+
+/// One success is in the window at 0.6, so a failure does not trip it, while an operator
+/// lowers the rate to 0.5, under which it does. A failure judged without the lock under 0.6
+/// may land after the new rate is in force: it is judged again under 0.5, so the breaker
+/// opens whichever comes first, at once.
+#[test]
+fn a_failure_judged_under_a_rate_lowered_since_still_opens_the_breaker() {
+    check(|| {
+        let b = Arc::new(Breaker::with_clock(
+            "libraryd",
+            at_rate(0.6),
+            ManualClock::new(),
+        ));
+        b.try_acquire().unwrap().success();
+        let log = transitions(&b);
+
+        let failing = {
+            let b = Arc::clone(&b);
+            // One failure in 1 call trips at neither rate: admitted in CLOSED.
+            thread::spawn(move || b.try_acquire().expect("closed").failure())
+        };
+        b.reconfigure(at_rate(0.5));
+        failing.join().unwrap();
+
+        let s = b.snapshot();
+        let end = (s.state, s.calls, s.failures, seen(&log));
+        assert_eq!(end, (State::Open, 2, 1, vec![(State::Closed, State::Open)]));
+    });
+}
+
+// 7. Totals.
 
 /// Makes one call ending with `outcome` (`None`: dropped without a result), and counts how
 /// it ended in `seen`.

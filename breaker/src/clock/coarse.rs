@@ -9,19 +9,34 @@
 //! not ended; closer to the end the breaker reads its precise clock, and the deadline is as
 //! exact as before.
 //!
-//! The two clocks are paired with one reading of each when the breaker opens, and may then
-//! drift apart: the time-stamp counter is not slewed by NTP, `CLOCK_MONOTONIC` is, by at
-//! most 500 parts per million. So the coarse clock also leaves to the precise one the last
-//! 1024th of a period ([`DRIFT_SHIFT`]), more than the clocks can drift apart within it.
+//! The two clocks are paired when the breaker opens: a reading of `CLOCK_MONOTONIC` between
+//! two readings of the counter (see [`offset`]). A thread preempted between the readings
+//! would shift the period late by as long as it was away, past what [`MARGIN`] can cover,
+//! and OPEN would then reject after its deadline; the counter read on both sides bounds the
+//! shift, and a pairing that took longer than [`PAIRING_SLACK`] is tried again. The clocks
+//! may then drift apart: the time-stamp counter is not slewed by NTP, `CLOCK_MONOTONIC` is,
+//! by at most 500 parts per million. So the coarse clock also leaves to the precise one the
+//! last 1024th of a period ([`DRIFT_SHIFT`]), more than the clocks can drift apart within it.
 //!
 //! Only the production clock ([`MonotonicClock`](super::MonotonicClock)) has a coarse twin:
-//! a period told in its ticks is moved into the coarse clock's nanoseconds with one reading
-//! of each clock, when the breaker opens. Elsewhere (other platforms, other clocks) there is
+//! a period told in its ticks is moved into the coarse clock's nanoseconds with one pairing
+//! of the clocks, when the breaker opens. Elsewhere (other platforms, other clocks) there is
 //! no coarse period and OPEN reads the breaker's own clock.
 
 /// How far before the end of a period a coarse reading must be to prove the period has not
 /// ended: two ticks of a 100 Hz timer.
 const MARGIN: u64 = 20_000_000;
+
+/// How far apart the two readings of the counter around a reading of `CLOCK_MONOTONIC` may
+/// be for the pairing to count: a tenth of the slowest timer's tick. [`MARGIN`] holds two
+/// such ticks, one for the coarse clock's lag and one to spare, so a period shifted late by
+/// this much still ends on the precise clock. An unhurried pairing takes well under a
+/// microsecond; only a thread preempted in the middle takes this long.
+const PAIRING_SLACK: u64 = 1_000_000;
+
+/// Pairings tried before the period is left to the precise clock: each was preempted, and
+/// the next one likely would be too.
+const PAIRING_TRIES: u32 = 3;
 
 /// The part of a period's length left to the precise clock for the drift between the
 /// clocks since they were paired: a 1024th (a shift, not a division), about twice the most
@@ -37,21 +52,55 @@ pub(crate) struct CoarsePeriod {
 }
 
 impl CoarsePeriod {
-    /// The period `[from, until)` in ticks of the production clock, `ticks_now` being its
-    /// reading just before: in the coarse clock's nanoseconds, if there is a coarse clock.
-    pub(crate) fn of_ticks(from: u64, until: u64, ticks_now: u64) -> Option<Self> {
+    /// The period `[from, until)` in ticks of the production clock, which `ticks` reads: in
+    /// the coarse clock's nanoseconds, if there is a coarse clock and the clocks could be
+    /// paired (see [`offset`]).
+    pub(crate) fn paired(from: u64, until: u64, ticks: impl FnMut() -> u64) -> Option<Self> {
         if until <= from {
             return None;
         }
-        let precise = imp::precise_now()?;
-        // Both clocks count nanoseconds; one pair of readings relates them.
-        let offset = precise.checked_sub(ticks_now)?;
+        Self::at_offset(from, until, offset(ticks, imp::precise_now)?)
+    }
+
+    /// [`paired`](Self::paired) with a counter that reads `ticks_now`: as if the period were
+    /// paired at that tick, unhurried.
+    #[cfg(test)]
+    pub(crate) fn of_ticks(from: u64, until: u64, ticks_now: u64) -> Option<Self> {
+        Self::paired(from, until, || ticks_now)
+    }
+
+    /// The period `[from, until)` in ticks, moved by `offset` into the coarse clock's
+    /// nanoseconds.
+    fn at_offset(from: u64, until: u64, offset: u64) -> Option<Self> {
         let period = Self {
             from: from.checked_add(offset)?,
             until: until.checked_add(offset)?,
         };
         (period.until > MARGIN).then_some(period)
     }
+}
+
+/// What to add to a reading of the counter (`ticks`) to get `CLOCK_MONOTONIC` (`precise`):
+/// both count nanoseconds, so one reading of each relates them, if nothing comes between.
+///
+/// The counter is read on both sides of the precise reading. Paired with the first, the
+/// offset is never less than the true one (the precise reading came after), so a period
+/// moved by it ends no earlier on the coarse clock than it truly does, and the time left
+/// a rejection tells is never less than the true time left. It is more than the true one
+/// by at most the time between the counter's readings, which [`PAIRING_SLACK`] bounds, so
+/// the period ends late by less than [`MARGIN`] leaves room for, and the precise clock still
+/// has the last word. A pairing that took longer (the thread was preempted) is tried again,
+/// [`PAIRING_TRIES`] times in all; then there is no offset, and no coarse period.
+fn offset(mut ticks: impl FnMut() -> u64, mut precise: impl FnMut() -> Option<u64>) -> Option<u64> {
+    for _ in 0..PAIRING_TRIES {
+        let before = ticks();
+        let now = precise()?;
+        let after = ticks();
+        if after.saturating_sub(before) <= PAIRING_SLACK {
+            return now.checked_sub(before);
+        }
+    }
+    None
 }
 
 /// The nanoseconds left in the period `[from, until)` if the coarse clock proves it has not
@@ -169,5 +218,150 @@ mod tests {
     fn a_period_the_ticks_cannot_tell_has_no_coarse_twin() {
         assert_eq!(CoarsePeriod::of_ticks(0, 0, 0), None);
         assert_eq!(CoarsePeriod::of_ticks(7, 7, 0), None);
+    }
+}
+
+/// The pairing with readers of a simulated machine, whose thread may be preempted between
+/// its readings: no real clock, no sleeping.
+#[cfg(test)]
+mod preempted {
+    use std::cell::Cell;
+
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    /// Every reading takes 40 ns; `CLOCK_MONOTONIC` stands 7s ahead of the counter.
+    const READ: u64 = 40;
+    const AHEAD: u64 = 7_000 * MS;
+
+    /// A machine on which the thread is preempted for `away[i]` just before the precise
+    /// reading of the `i`th pairing.
+    struct Machine {
+        now: Cell<u64>,
+        precise_reads: Cell<usize>,
+        away: Vec<u64>,
+    }
+
+    impl Machine {
+        fn new(away: &[u64]) -> Self {
+            Self {
+                now: Cell::new(1_000 * MS),
+                precise_reads: Cell::new(0),
+                away: away.to_vec(),
+            }
+        }
+
+        fn read(&self) -> u64 {
+            let at = self.now.get();
+            self.now.set(at + READ);
+            at
+        }
+
+        fn ticks(&self) -> u64 {
+            self.read()
+        }
+
+        fn precise(&self) -> Option<u64> {
+            let i = self.precise_reads.get();
+            self.precise_reads.set(i + 1);
+            self.now
+                .set(self.now.get() + self.away.get(i).copied().unwrap_or(0));
+            Some(self.read() + AHEAD)
+        }
+
+        fn offset(&self) -> Option<u64> {
+            offset(|| self.ticks(), || self.precise())
+        }
+    }
+
+    #[test]
+    fn an_unhurried_pairing_is_off_by_no_more_than_one_reading() {
+        let m = Machine::new(&[]);
+        // The precise reading comes one reading after the counter's: the offset is that much
+        // more than the true one, never less.
+        assert_eq!(m.offset(), Some(AHEAD + READ));
+        assert_eq!(m.precise_reads.get(), 1);
+    }
+
+    #[test]
+    fn a_pairing_preempted_past_the_slack_is_tried_again() {
+        // Away 50ms, then exactly the slack (less the two readings, which count too), then
+        // unhurried.
+        let m = Machine::new(&[50 * MS, PAIRING_SLACK - 2 * READ]);
+        assert_eq!(m.offset(), Some(AHEAD + READ + PAIRING_SLACK - 2 * READ));
+        assert_eq!(
+            m.precise_reads.get(),
+            2,
+            "the second pairing is within the slack"
+        );
+
+        let m = Machine::new(&[50 * MS, PAIRING_SLACK - 2 * READ + 1, 0]);
+        assert_eq!(m.offset(), Some(AHEAD + READ));
+        assert_eq!(m.precise_reads.get(), 3);
+    }
+
+    #[test]
+    fn a_pairing_preempted_every_time_leaves_the_period_to_the_precise_clock() {
+        let m = Machine::new(&[50 * MS, 2 * MS, 30 * MS, 0]);
+        assert_eq!(m.offset(), None);
+        assert_eq!(m.precise_reads.get(), PAIRING_TRIES as usize);
+    }
+
+    /// The guarantee the pairing keeps, whatever preempts it: paired on a thread away for
+    /// `away` before the precise reading, a period of `length` never has the coarse clock
+    /// (at most `lag` behind the precise one) sure of it at or after its deadline, and never
+    /// tells less time left than there truly is.
+    fn check_deadline(away: u64, length: u64, lag: u64) {
+        let m = Machine::new(&[away]);
+        let from_ticks = m.now.get();
+        let until_ticks = from_ticks + length;
+        let Some(offset) = m.offset() else {
+            return;
+        };
+        let p = CoarsePeriod::at_offset(from_ticks, until_ticks, offset).unwrap();
+        // The true deadline on `CLOCK_MONOTONIC`.
+        let deadline = until_ticks + AHEAD;
+        let first = deadline.saturating_sub(100 * MS).max(from_ticks + AHEAD);
+        for precise in (first..deadline + 100 * MS)
+            .step_by(50_000)
+            .chain([deadline])
+        {
+            for behind in [0, lag / 2, lag] {
+                let coarse = precise - behind;
+                let Some(told) = left_at(coarse, p.from, p.until) else {
+                    continue;
+                };
+                assert!(
+                    precise < deadline,
+                    "away {away}, lag {behind}: rejected {}ns past the deadline",
+                    precise - deadline
+                );
+                let left = deadline - precise;
+                assert!(
+                    told >= left,
+                    "away {away}, lag {behind}: told {told}ns, {left}ns left"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_period_paired_by_a_preempted_thread_never_rejects_past_its_deadline() {
+        // One tick of the slowest timer, the coarse clock's largest lag.
+        let lag = 10 * MS;
+        for away in [
+            0,
+            MS / 2,
+            PAIRING_SLACK,
+            5 * MS,
+            19 * MS,
+            30 * MS,
+            1_000 * MS,
+        ] {
+            for length in [25 * MS, 60 * MS, 5_000 * MS, 3_600_000 * MS] {
+                check_deadline(away, length, lag);
+            }
+        }
     }
 }
