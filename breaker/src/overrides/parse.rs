@@ -287,7 +287,11 @@ impl Override {
             // `successes` kept from the breaker is broken by the `probes` written here.
             let line = self
                 .line_of_key(key)
-                .or_else(|| (key == "successes").then(|| self.line_of_key("probes")).flatten())
+                .or_else(|| {
+                    (key == "successes")
+                        .then(|| self.line_of_key("probes"))
+                        .flatten()
+                })
                 .unwrap_or(self.line);
             let text = e.to_string();
             let message = match text.strip_prefix(e.field()) {
