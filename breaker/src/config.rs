@@ -247,7 +247,17 @@ impl ConfigBuilder {
         self
     }
 
-    /// Calls that must be in the window before the failure rate is judged.
+    /// Calls that must be in the window before the failure rate is judged: at least 2, so that
+    /// one call never decides, unless the count window holds only 1.
+    ///
+    /// ```
+    /// use breaker::Config;
+    ///
+    /// let err = Config::builder().min_calls(1).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "min_calls must be at least 2, got 1");
+    /// assert_eq!(Config::builder().count_window(1).min_calls(1).build()?.min_calls(), 1);
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
     pub const fn min_calls(mut self, calls: u32) -> Self {
         self.min_calls = Some(calls);
         self

@@ -30,4 +30,10 @@ async fn more_successes_than_default_probes() -> Result<(), Down> {
     Ok(())
 }
 
+// A broken `probes` is reported alone: `successes` is measured against it.
+#[circuit_breaker(probes = 0, successes = 2)]
+async fn no_probes() -> Result<(), Down> {
+    Ok(())
+}
+
 fn main() {}
