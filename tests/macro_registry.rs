@@ -187,3 +187,35 @@ async fn keyed_call_is_send_and_spawns() {
     let out = tokio::spawn(spawned_replica(addr)).await.unwrap();
     assert_eq!(out, Ok(addr));
 }
+
+#[circuit_breaker(name = "recovery::lenient", probes = 5, successes = 2)]
+async fn lenient() -> Result<(), NetError> {
+    Ok(())
+}
+
+#[circuit_breaker(name = "recovery::strict", probes = 4)]
+async fn strict() -> Result<(), NetError> {
+    Ok(())
+}
+
+#[circuit_breaker(name = "recovery::tiny", window = 1, min = 1)]
+async fn tiny() -> Result<(), NetError> {
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn attribute_successes_reach_the_config_and_default_to_probes() {
+    lenient().await.unwrap();
+    strict().await.unwrap();
+    let lenient = registry().get("recovery::lenient").unwrap().config();
+    assert_eq!((lenient.probes(), lenient.successes()), (5, 2));
+    let strict = registry().get("recovery::strict").unwrap().config();
+    assert_eq!((strict.probes(), strict.successes()), (4, 4));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_count_window_of_one_may_judge_one_call() {
+    tiny().await.unwrap();
+    let c = registry().get("recovery::tiny").unwrap().config();
+    assert_eq!((c.window(), c.min_calls()), (breaker::Window::Count(1), 1));
+}

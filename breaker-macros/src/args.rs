@@ -17,6 +17,7 @@ const KEYS: &[&str] = &[
     "slow_rate",
     "open",
     "probes",
+    "successes",
     "backoff",
     "open_max",
     "ramp",
@@ -70,6 +71,7 @@ pub(crate) struct Args {
     pub(crate) slow_rate: Option<Spanned<f64>>,
     pub(crate) open: Option<Spanned<Duration>>,
     pub(crate) probes: Option<Spanned<u32>>,
+    pub(crate) successes: Option<Spanned<u32>>,
     pub(crate) backoff: Option<Spanned<f64>>,
     pub(crate) open_max: Option<Spanned<Duration>>,
     pub(crate) ramp: Option<Spanned<Vec<u32>>>,
@@ -125,6 +127,8 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                         .map(|v| set_once(&mut args.open, at.of(v), &key, errors)),
                     "probes" => integer(&expr, &key)
                         .map(|v| set_once(&mut args.probes, at.of(v), &key, errors)),
+                    "successes" => integer(&expr, &key)
+                        .map(|v| set_once(&mut args.successes, at.of(v), &key, errors)),
                     "backoff" => number(&expr, &key, "2.0")
                         .map(|v| set_once(&mut args.backoff, at.of(v), &key, errors)),
                     "open_max" => duration(&expr, &key)
@@ -211,9 +215,7 @@ fn expr_span(expr: &Expr) -> Span {
 
 fn window(expr: &Expr) -> syn::Result<Window> {
     match expr {
-        Expr::Lit(ExprLit {
-            lit: Lit::Int(n), ..
-        }) => n.base10_parse().map(Window::Count),
+        _ if is_integer_literal(expr) => integer(expr, "window").map(Window::Count),
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
         }) => parse_duration(s).map(Window::Time),
@@ -225,19 +227,55 @@ fn window(expr: &Expr) -> syn::Result<Window> {
     }
 }
 
+/// An integer literal. A negative one reads as 0, which the rule of every integer key refuses
+/// with its own message; one too large for the key's type is refused here.
 fn integer<N>(expr: &Expr, key: &str) -> syn::Result<N>
 where
-    N: std::str::FromStr,
-    N::Err: std::fmt::Display,
+    N: TryFrom<u128> + Default,
 {
     match expr {
         Expr::Lit(ExprLit {
             lit: Lit::Int(n), ..
-        }) => n.base10_parse(),
+        }) => n
+            .base10_parse::<u128>()
+            .ok()
+            .and_then(|v| N::try_from(v).ok())
+            .ok_or_else(|| {
+                Error::new(
+                    n.span(),
+                    format!(
+                        "`{key}` is out of range: {} does not fit in a {}",
+                        n.base10_digits(),
+                        std::any::type_name::<N>()
+                    ),
+                )
+            }),
+        _ if is_integer_literal(expr) => Ok(N::default()),
         _ => Err(Error::new_spanned(
             expr,
             format!("`{key}` expects an integer literal, like `{key} = 10`"),
         )),
+    }
+}
+
+/// `7` or `-7`.
+fn is_integer_literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(_), ..
+        }) => true,
+        Expr::Unary(ExprUnary {
+            op: UnOp::Neg(_),
+            expr,
+            ..
+        }) => matches!(
+            &**expr,
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(_),
+                ..
+            })
+        ),
+        _ => false,
     }
 }
 
@@ -279,7 +317,13 @@ fn percents(expr: &Expr) -> syn::Result<Vec<u32>> {
         Expr::Array(array) => array
             .elems
             .iter()
-            .map(|e| integer(e, "ramp").map_err(|_| wrong()))
+            .map(|e| {
+                if is_integer_literal(e) {
+                    integer(e, "ramp")
+                } else {
+                    Err(wrong())
+                }
+            })
             .collect(),
         _ => Err(wrong()),
     }

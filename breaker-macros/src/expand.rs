@@ -37,19 +37,39 @@ pub(crate) fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStre
         // The function as written, so that its callers don't drown in follow-on errors.
         Some(e) => {
             let e = e.to_compile_error();
-            // The values that did parse are still checked, so every error shows at once.
-            let checks = (!args.krate_invalid).then(|| {
-                let p = private_path(&args);
-                let builder = builder(&args, &p);
-                let checks = checks(&args, &p);
-                quote! {
-                    const _: () = {
-                        const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
-                        #checks
-                    };
+            if args.krate_invalid {
+                return quote!(#e #func);
+            }
+            // The values that did parse are still checked, so every error shows at once: in a
+            // block of the body's own, as an impl block takes no `const _`.
+            let p = private_path(&args);
+            let builder = builder(&args, &p);
+            let checks = checks(&args, &p);
+            let checks = quote! {
+                {
+                    const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
+                    #checks
                 }
-            });
-            quote!(#e #checks #func)
+            };
+            let ItemFn {
+                attrs,
+                vis,
+                sig,
+                block,
+            } = func;
+            let (inner_attrs, outer_attrs): (Vec<_>, Vec<_>) = attrs
+                .into_iter()
+                .partition(|a| matches!(a.style, AttrStyle::Inner(_)));
+            let stmts = &block.stmts;
+            quote! {
+                #e
+                #(#outer_attrs)*
+                #vis #sig {
+                    #(#inner_attrs)*
+                    #checks
+                    #(#stmts)*
+                }
+            }
         }
         None => expand(&args, func),
     }
@@ -73,6 +93,7 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
     let rejected = Ident::new("rejected", Span::mixed_site());
     let out = Ident::new("out", Span::mixed_site());
     let admission = Ident::new("admission", Span::mixed_site());
+    let key_value = Ident::new("key", Span::mixed_site());
 
     let builder = builder(args, &p);
     let checks = checks(args, &p);
@@ -134,10 +155,17 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
         },
     };
 
+    // The expansion's items live in a block of their own: the body, a sibling block, sees the
+    // names it would see without the attribute, and none of these.
     let acquire = match &args.key {
         None => quote! {
-            static BREAKER: #p::StaticBreaker = #p::StaticBreaker::new(#p::config(BREAKER_CONFIG));
-            let #breaker = BREAKER.get(#name);
+            let #breaker = {
+                const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
+                #checks
+                static BREAKER: #p::StaticBreaker =
+                    #p::StaticBreaker::new(#p::config(BREAKER_CONFIG));
+                BREAKER.get(#name)
+            };
         },
         Some(key) => {
             let expr = &key.value;
@@ -147,15 +175,22 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
                 .as_ref()
                 .map(|m| respan(quote!(const _: () = #p::check_max_keys(#max_keys);), m.span));
             let lookup = quote_spanned! {key.span=>
-                BREAKER.breaker(#name, (&#p::KeyArg(&(#expr))).__breaker_key())
+                BREAKER.breaker(#name, (&#p::KeyArg(#key_value)).__breaker_key())
             };
+            // The key is evaluated outside the block, where the arguments are all it sees.
             quote! {
-                #max_keys_check
-                static BREAKER: #p::StaticKeyed =
-                    #p::StaticKeyed::new(#p::config(BREAKER_CONFIG), #max_keys);
-                #[allow(unused_imports)]
-                use #p::{BorrowedKey as _, OwnedKey as _};
-                let #breaker = #lookup;
+                let #breaker = match &(#expr) {
+                    #key_value => {
+                        const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
+                        #checks
+                        #max_keys_check
+                        static BREAKER: #p::StaticKeyed =
+                            #p::StaticKeyed::new(#p::config(BREAKER_CONFIG), #max_keys);
+                        #[allow(unused_imports)]
+                        use #p::{BorrowedKey as _, OwnedKey as _};
+                        #lookup
+                    }
+                };
             }
         }
     };
@@ -164,8 +199,6 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
         #(#outer_attrs)*
         #vis #sig {
             #(#inner_attrs)*
-            const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
-            #checks
             #acquire
             let #admission = #breaker.try_acquire();
             match #admission {
@@ -228,6 +261,10 @@ fn builder(args: &Args, p: &TokenStream) -> TokenStream {
         let probes = probes.value;
         b = quote!(#b.probes(#probes));
     }
+    if let Some(successes) = &args.successes {
+        let successes = successes.value;
+        b = quote!(#b.successes(#successes));
+    }
     if let (Some(backoff), Some(max)) = (&args.backoff, &args.open_max) {
         let factor = float(backoff.value);
         let max = duration(max.value);
@@ -265,6 +302,7 @@ fn checks(args: &Args, p: &TokenStream) -> TokenStream {
         ("SlowRate", at(&args.slow_rate).or(at(&args.slow))),
         ("OpenFor", at(&args.open)),
         ("Probes", at(&args.probes)),
+        ("Successes", at(&args.successes)),
         ("BackoffFactor", at(&args.backoff)),
         ("BackoffMax", at(&args.open_max)),
         ("Ramp", at(&args.ramp)),
@@ -306,8 +344,16 @@ fn duration(d: std::time::Duration) -> TokenStream {
     quote!(::core::time::Duration::new(#secs, #nanos))
 }
 
+/// `v` as an expression, infinities included (`1e999` parses as one): the runtime's rule, not
+/// the macro, says which values a key refuses.
 fn float(v: f64) -> TokenStream {
-    let lit = Literal::f64_suffixed(v.abs());
+    let lit = if v.is_finite() {
+        Literal::f64_suffixed(v.abs()).into_token_stream()
+    } else if v.is_nan() {
+        quote!(<::core::primitive::f64>::NAN)
+    } else {
+        quote!(<::core::primitive::f64>::INFINITY)
+    };
     if v.is_sign_negative() {
         quote!(-#lit)
     } else {

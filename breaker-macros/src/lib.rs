@@ -64,12 +64,13 @@ use proc_macro::TokenStream;
 /// |---|---|---|
 /// | `window` | integer, or duration string | count window of N calls (default 20), or time window of that span |
 /// | `buckets` | integer | buckets of a time window (default 10); an error with a count window |
-/// | `min` | integer | calls in the window before the failure rate is judged (default: half a count window, 10 for a time window) |
+/// | `min` | integer | calls in the window before the failure rate is judged, at least 2 so that one call never decides, unless `window = 1` (default: half a count window but at least 2, 10 for a time window) |
 /// | `rate` | number | failure rate in (0, 1] at or above which the breaker opens (default 0.5) |
 /// | `slow` | duration string | calls slower than this count as slow |
 /// | `slow_rate` | number | share of slow calls, in (0, 1], that opens the breaker (default 0.5); needs `slow` |
 /// | `open` | duration string | how long the breaker stays open (default 5s) |
 /// | `probes` | integer | half-open probes in flight at once (default 3) |
+/// | `successes` | integer | probe successes that close the breaker, at least 1 and at most `probes` (default `probes`) |
 /// | `backoff`, `open_max` | number, duration string | each failed half-open trial multiplies the next OPEN by `backoff` (at least 1), up to `open_max`; both or neither |
 /// | `ramp` | list of integers | after the probes succeed, admit these percentages of calls step by step, e.g. `[10, 30, 60, 100]`; strictly rising, ending at 100 |
 /// | `ramp_step` | duration string | how long each ramp step lasts (default 5s); needs `ramp` |
@@ -121,10 +122,11 @@ use proc_macro::TokenStream;
 /// }
 /// ```
 ///
-/// ## `open`, `probes`
+/// ## `open`, `probes`, `successes`
 ///
 /// After `open`, the next call finds the breaker half-open: up to `probes` calls go through
-/// at once; any failure reopens it, and `probes` successes close it.
+/// at once; any failure reopens it, and `successes` probe successes (`probes` unless written)
+/// close it.
 ///
 /// ```
 /// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
@@ -133,6 +135,11 @@ use proc_macro::TokenStream;
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
 /// #[circuit_breaker(open = "1m 30s", probes = 1)]
 /// async fn reindex() -> Result<(), LibError> {
+///     Ok(())
+/// }
+///
+/// #[circuit_breaker(probes = 5, successes = 3)]
+/// async fn lookup() -> Result<(), LibError> {
 ///     Ok(())
 /// }
 /// ```
@@ -296,7 +303,9 @@ use proc_macro::TokenStream;
 /// # Equivalent code without the macro
 ///
 /// `get_book` at the top of this page expands to about this (the configuration is checked
-/// while compiling, and the breaker registered on the first call):
+/// while compiling, and the breaker registered on the first call). The breaker's items sit in
+/// a block of their own, and its locals are hygienic: the body sees exactly the names it would
+/// see without the attribute.
 ///
 /// ```
 /// # use breaker::{Breaker, Classify, Config, Outcome, Rejected};
@@ -307,19 +316,21 @@ use proc_macro::TokenStream;
 /// use std::time::Duration;
 ///
 /// async fn get_book(isbn: &str) -> Result<String, LibError> {
-///     static BREAKER: OnceLock<Arc<Breaker>> = OnceLock::new();
-///     let breaker = BREAKER.get_or_init(|| {
-///         let config = Config::builder()
-///             .count_window(20)
-///             .min_calls(10)
-///             .failure_rate(0.5)
-///             .open_for(Duration::from_secs(5))
-///             .probes(3)
-///             .build()
-///             .expect("checked at compile time");
-///         let name = concat!(module_path!(), "::get_book");
-///         breaker::registry().register(Arc::new(Breaker::new(name, config)))
-///     });
+///     let breaker = {
+///         static BREAKER: OnceLock<Arc<Breaker>> = OnceLock::new();
+///         BREAKER.get_or_init(|| {
+///             let config = Config::builder()
+///                 .count_window(20)
+///                 .min_calls(10)
+///                 .failure_rate(0.5)
+///                 .open_for(Duration::from_secs(5))
+///                 .probes(3)
+///                 .build()
+///                 .expect("checked at compile time");
+///             let name = concat!(module_path!(), "::get_book");
+///             breaker::registry().register(Arc::new(Breaker::new(name, config)))
+///         })
+///     };
 ///     match breaker.try_acquire() {
 ///         Ok(permit) => {
 ///             let out: Result<String, LibError> = async move {
@@ -338,12 +349,15 @@ use proc_macro::TokenStream;
 ///
 /// Every error in the attribute is reported at once, at the key or value that causes it:
 /// unknown keys (with the valid ones, and a suggestion for a typo), keys written twice, values
-/// of the wrong kind (`rate = "0.5"`), unparsable durations, broken rules (`window = 0`,
-/// `rate = 1.5`, `min` over `window`, `probes = 0`, `open = "0s"`, `slow_rate` without
-/// `slow`, `buckets` with a count window, `backoff` below 1, `open_max` below `open`, a `ramp`
-/// that does not rise strictly to 100, `ramp_step = "0s"`, `ramp_guard` of 1 or less), a function that is not `async`, a fallback of the
-/// wrong signature, an error type without `From<breaker::Rejected>` and no fallback, and a
-/// return type without `Classify` and no `classify`.
+/// of the wrong kind (`rate = "0.5"`), unparsable durations, integers too large for their key,
+/// broken rules (`window = 0`, `rate = 1.5`, `min = 1`, `min` over `window`, `probes = 0`,
+/// `successes` over `probes`, `open = "0s"`, `slow_rate` without `slow`, `buckets` with a
+/// count window, `backoff` below 1 or infinite, `open_max` below `open`, a `ramp` that does
+/// not rise strictly to 100, `ramp_step = "0s"`, `ramp_guard` of 1 or less), a function that
+/// is not `async`, a fallback of the wrong signature, an error type without
+/// `From<breaker::Rejected>` and no fallback, and a return type without `Classify` and no
+/// `classify`. On such an error the function is still defined as written, so its callers
+/// show no errors of their own.
 ///
 /// ```compile_fail
 /// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};

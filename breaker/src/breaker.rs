@@ -251,7 +251,7 @@ impl Breaker {
     /// use breaker::{Breaker, Config, State};
     ///
     /// let b = Breaker::new("libraryd", Config::default());
-    /// b.reconfigure(Config::builder().count_window(2).min_calls(1).build()?);
+    /// b.reconfigure(Config::builder().count_window(1).min_calls(1).build()?);
     /// b.try_acquire().unwrap().failure();
     /// assert_eq!(b.state(), State::Open);
     /// assert_eq!(b.config().min_calls(), 1);

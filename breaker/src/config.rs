@@ -20,6 +20,10 @@ pub const MAX_COUNT_WINDOW: u32 = 1 << 20;
 /// Largest number of time-window buckets.
 pub const MAX_BUCKETS: u32 = 1 << 12;
 
+/// Least `min_calls` of a window that can hold more than one call: a failure rate judged on
+/// one call would let a single glitch open the breaker.
+const LEAST_MIN_CALLS: u32 = 2;
+
 /// How the breaker remembers recent outcomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Window {
@@ -72,7 +76,7 @@ pub struct Config {
     slow_calls: Option<SlowCalls>,
     open_for: Duration,
     probes: u32,
-    /// `None`: as many as `probes`, also after `probes` changes.
+    /// `None` follows `probes`, also after [`Config::to_builder`] changes them.
     successes: Option<u32>,
     backoff: Option<Backoff>,
     ramp_up: Option<RampUp>,
@@ -85,13 +89,18 @@ impl Config {
         ConfigBuilder::new()
     }
 
-    /// A builder holding this configuration, to change some fields of it.
+    /// A builder holding this configuration, to change some fields of it. Every value is kept
+    /// as it is, except that `successes` never set follows a new `probes`, as it does in a new
+    /// builder.
     ///
     /// ```
     /// use breaker::Config;
     ///
     /// let tighter = Config::default().to_builder().failure_rate(0.25).build()?;
     /// assert_eq!((tighter.min_calls(), tighter.failure_rate()), (10, 0.25));
+    ///
+    /// let fewer_probes = Config::default().to_builder().probes(2).build()?;
+    /// assert_eq!(fewer_probes.successes(), 2);
     /// # Ok::<(), breaker::ConfigError>(())
     /// ```
     pub const fn to_builder(&self) -> ConfigBuilder {
@@ -174,7 +183,8 @@ impl Default for Config {
 
 /// Builds a [`Config`]; every setter is `const` and [`build`](ConfigBuilder::build) validates.
 ///
-/// `min_calls` defaults to half the count window (at least 1), or 10 for a time window.
+/// `min_calls` defaults to half the count window but at least 2 (a count window of 1 can only
+/// have 1), or 10 for a time window. It must be at least 2 unless the count window is 1.
 ///
 /// ```
 /// use std::time::Duration;
@@ -237,7 +247,17 @@ impl ConfigBuilder {
         self
     }
 
-    /// Calls that must be in the window before the failure rate is judged.
+    /// Calls that must be in the window before the failure rate is judged: at least 2, so that
+    /// one call never decides, unless the count window holds only 1.
+    ///
+    /// ```
+    /// use breaker::Config;
+    ///
+    /// let err = Config::builder().min_calls(1).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "min_calls must be at least 2, got 1");
+    /// assert_eq!(Config::builder().count_window(1).min_calls(1).build()?.min_calls(), 1);
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
     pub const fn min_calls(mut self, calls: u32) -> Self {
         self.min_calls = Some(calls);
         self
@@ -350,8 +370,9 @@ impl ConfigBuilder {
     const fn effective_min_calls(&self) -> u32 {
         match (self.min_calls, self.window) {
             (Some(min), _) => min,
-            (None, Window::Count(n)) if n / 2 == 0 => 1,
-            (None, Window::Count(n)) => n / 2,
+            (None, Window::Count(n)) if n / 2 >= LEAST_MIN_CALLS => n / 2,
+            (None, Window::Count(n)) if n >= LEAST_MIN_CALLS => LEAST_MIN_CALLS,
+            (None, Window::Count(_)) => 1,
             (None, Window::Time { .. }) => 10,
         }
     }
@@ -400,16 +421,25 @@ impl ConfigBuilder {
                 _ => Ok(()),
             },
             Field::MinCalls => match (self.min_calls, self.window) {
-                (Some(0), _) => Err(ConfigError::new(
-                    field,
-                    "min_calls must be at least 1",
-                    Value::U32(0),
-                )),
                 (Some(min), Window::Count(window)) if window > 0 && min > window => {
                     Err(ConfigError::new(
                         field,
                         "min_calls must be at most the count window",
                         Value::MinOverWindow { min, window },
+                    ))
+                }
+                (Some(0), Window::Count(1)) => Err(ConfigError::new(
+                    field,
+                    "min_calls must be 1 with a count window of 1",
+                    Value::U32(0),
+                )),
+                (Some(min), window)
+                    if min < LEAST_MIN_CALLS && !matches!(window, Window::Count(1)) =>
+                {
+                    Err(ConfigError::new(
+                        field,
+                        "min_calls must be at least 2",
+                        Value::U32(min),
                     ))
                 }
                 _ => Ok(()),
@@ -467,10 +497,11 @@ impl ConfigBuilder {
                 )),
                 _ => Ok(()),
             },
+            // Written so that NaN fails too. An infinite factor is no duration to grow by.
             Field::BackoffFactor => match self.backoff {
-                Some(b) if b.factor.is_nan() || b.factor < 1.0 => Err(ConfigError::new(
+                Some(b) if !(b.factor >= 1.0 && b.factor.is_finite()) => Err(ConfigError::new(
                     field,
-                    "open_backoff factor must be at least 1",
+                    "open_backoff factor must be finite and at least 1",
                     Value::F64(b.factor),
                 )),
                 _ => Ok(()),
@@ -499,11 +530,13 @@ impl ConfigBuilder {
                 _ => Ok(()),
             },
             Field::RampGuard => match (self.ramp_guard, self.ramp_up) {
-                (Some(factor), _) if factor.is_nan() || factor <= 1.0 => Err(ConfigError::new(
-                    field,
-                    "ramp_latency_guard factor must be greater than 1",
-                    Value::F64(factor),
-                )),
+                (Some(factor), _) if !(factor > 1.0 && factor.is_finite()) => {
+                    Err(ConfigError::new(
+                        field,
+                        "ramp_latency_guard factor must be finite and greater than 1",
+                        Value::F64(factor),
+                    ))
+                }
                 (Some(factor), None) => Err(ConfigError::new(
                     field,
                     "ramp_latency_guard needs ramp_up",

@@ -11,10 +11,17 @@ pub use crate::{Breaker, Classify, Config, Outcome, Permit, Rejected};
 
 /// Fails compilation with the rule `field` breaks, when the attribute's `const` evaluates it.
 pub const fn check(builder: ConfigBuilder, field: Field) {
-    // A broken window is reported at `window`; rules measured against it would only repeat it.
-    let measured_by_window = matches!(field, Field::Buckets | Field::MinCalls);
-    if measured_by_window && builder.check(Field::Window).is_err() {
-        return;
+    // A broken window or `probes` is reported at its key; rules measured against it would
+    // only repeat it.
+    let measured_by = match field {
+        Field::Buckets | Field::MinCalls => Some(Field::Window),
+        Field::Successes => Some(Field::Probes),
+        _ => None,
+    };
+    if let Some(measure) = measured_by {
+        if builder.check(measure).is_err() {
+            return;
+        }
     }
     if let Err(e) = builder.check(field) {
         panic!("{}", e.rule());

@@ -14,7 +14,7 @@
 //! use tower::{service_fn, Layer, ServiceExt};
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! let upstream = Arc::new(Breaker::new("docs::upstream", Config::builder().count_window(2).build()?));
+//! let upstream = Arc::new(Breaker::new("docs::upstream", Config::builder().count_window(1).build()?));
 //! let layer = CircuitBreakerLayer::new(upstream.clone());
 //! let svc = layer.layer(service_fn(|_: ()| async {
 //!     Ok::<_, std::io::Error>(http::Response::builder().status(503).body(()).unwrap())

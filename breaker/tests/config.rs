@@ -22,10 +22,13 @@ fn defaults_follow_the_seed_design() {
 }
 
 #[test]
-fn min_calls_defaults_to_half_the_count_window_or_ten() {
+fn min_calls_defaults_to_half_the_count_window_at_least_two_or_ten() {
     let min = |b: ConfigBuilder| b.build().unwrap().min_calls();
     assert_eq!(min(Config::builder().count_window(20)), 10);
     assert_eq!(min(Config::builder().count_window(7)), 3);
+    assert_eq!(min(Config::builder().count_window(5)), 2);
+    assert_eq!(min(Config::builder().count_window(3)), 2);
+    assert_eq!(min(Config::builder().count_window(2)), 2);
     assert_eq!(min(Config::builder().count_window(1)), 1);
     assert_eq!(
         min(Config::builder().time_window(Duration::from_secs(10), 10)),
@@ -99,7 +102,32 @@ fn bad_values_name_the_field_the_rule_and_the_value() {
         (
             b().min_calls(0),
             "min_calls",
-            "min_calls must be at least 1, got 0",
+            "min_calls must be at least 2, got 0",
+        ),
+        (
+            b().min_calls(1),
+            "min_calls",
+            "min_calls must be at least 2, got 1",
+        ),
+        (
+            b().count_window(2).min_calls(1),
+            "min_calls",
+            "min_calls must be at least 2, got 1",
+        ),
+        (
+            b().time_window(Duration::from_secs(10), 10).min_calls(1),
+            "min_calls",
+            "min_calls must be at least 2, got 1",
+        ),
+        (
+            b().count_window(1).min_calls(0),
+            "min_calls",
+            "min_calls must be 1 with a count window of 1, got 0",
+        ),
+        (
+            b().count_window(1).min_calls(2),
+            "min_calls",
+            "min_calls must be at most the count window, got 2 with a window of 1",
         ),
         (
             b().count_window(20).min_calls(21),
@@ -150,12 +178,17 @@ fn bad_values_name_the_field_the_rule_and_the_value() {
         (
             b().open_backoff(0.5, Duration::from_secs(60)),
             "open_backoff.factor",
-            "open_backoff factor must be at least 1, got 0.5",
+            "open_backoff factor must be finite and at least 1, got 0.5",
         ),
         (
             b().open_backoff(f64::NAN, Duration::from_secs(60)),
             "open_backoff.factor",
-            "open_backoff factor must be at least 1, got NaN",
+            "open_backoff factor must be finite and at least 1, got NaN",
+        ),
+        (
+            b().open_backoff(f64::INFINITY, Duration::from_secs(60)),
+            "open_backoff.factor",
+            "open_backoff factor must be finite and at least 1, got inf",
         ),
         (
             b().open_backoff(2.0, Duration::from_secs(1)),
@@ -204,7 +237,38 @@ fn bad_values_name_the_field_the_rule_and_the_value() {
             b().ramp_up(&[50, 100], Duration::from_secs(1))
                 .ramp_latency_guard(1.0),
             "ramp_latency_guard",
-            "ramp_latency_guard factor must be greater than 1, got 1",
+            "ramp_latency_guard factor must be finite and greater than 1, got 1",
+        ),
+        (
+            b().ramp_up(&[50, 100], Duration::from_secs(1))
+                .ramp_latency_guard(f64::INFINITY),
+            "ramp_latency_guard",
+            "ramp_latency_guard factor must be finite and greater than 1, got inf",
+        ),
+        (
+            b().failure_rate(f64::INFINITY),
+            "failure_rate",
+            "failure_rate must be in (0, 1], got inf",
+        ),
+        (
+            b().slow_calls(Duration::from_secs(1), f64::NEG_INFINITY),
+            "slow_calls.rate",
+            "slow_calls rate must be in (0, 1], got -inf",
+        ),
+        (
+            b().successes(0),
+            "successes",
+            "successes must be at least 1, got 0",
+        ),
+        (
+            b().probes(2).successes(3),
+            "successes",
+            "successes must be at most probes, got 3 with 2 probes",
+        ),
+        (
+            b().successes(4),
+            "successes",
+            "successes must be at most probes, got 4 with 3 probes",
         ),
         (
             b().ramp_latency_guard(3.0),
@@ -215,6 +279,43 @@ fn bad_values_name_the_field_the_rule_and_the_value() {
     for (builder, field, message) in cases {
         assert_eq!(error(builder), (field, message.to_string()));
     }
+}
+
+#[test]
+fn one_call_decides_only_in_a_count_window_of_one() {
+    let c = Config::builder()
+        .count_window(1)
+        .min_calls(1)
+        .build()
+        .unwrap();
+    assert_eq!((c.window(), c.min_calls()), (Window::Count(1), 1));
+    let c = Config::builder()
+        .count_window(2)
+        .min_calls(2)
+        .build()
+        .unwrap();
+    assert_eq!(c.min_calls(), 2);
+}
+
+#[test]
+fn successes_default_to_probes_and_follow_them_until_set() {
+    let c = Config::builder().probes(5).build().unwrap();
+    assert_eq!((c.probes(), c.successes()), (5, 5));
+    let fewer = c.to_builder().probes(2).build().unwrap();
+    assert_eq!((fewer.probes(), fewer.successes()), (2, 2));
+
+    let set = Config::builder().probes(5).successes(2).build().unwrap();
+    assert_eq!((set.probes(), set.successes()), (5, 2));
+    let more = set.to_builder().probes(8).build().unwrap();
+    assert_eq!((more.probes(), more.successes()), (8, 2));
+    let (field, message) = error(set.to_builder().probes(1));
+    assert_eq!(
+        (field, message.as_str()),
+        (
+            "successes",
+            "successes must be at most probes, got 2 with 1 probes"
+        )
+    );
 }
 
 #[test]
@@ -231,11 +332,12 @@ fn min_calls_may_exceed_nothing_with_a_time_window() {
 fn extreme_values_are_accepted_without_panics() {
     let largest = Config::builder()
         .count_window(breaker::MAX_COUNT_WINDOW)
-        .min_calls(1)
+        .min_calls(2)
         .open_for(Duration::MAX)
         .build()
         .unwrap();
     let b = breaker::Breaker::new("extreme", largest);
+    b.try_acquire().unwrap().failure();
     b.try_acquire().unwrap().failure();
     let rejected = b.try_acquire().unwrap_err();
     // An open period of `Duration::MAX` is announced as the longest a rejection tells: u64
@@ -247,7 +349,7 @@ fn extreme_values_are_accepted_without_panics() {
 
     let widest = Config::builder()
         .time_window(Duration::MAX, breaker::MAX_BUCKETS)
-        .min_calls(1)
+        .min_calls(2)
         .build()
         .unwrap();
     let b = breaker::Breaker::new("widest", widest);

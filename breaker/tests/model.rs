@@ -58,9 +58,9 @@ fn ramp() -> impl Strategy<Value = Option<(Vec<u32>, u64)>> {
 
 fn spec() -> impl Strategy<Value = Spec> {
     let count = (1u32..=8)
-        .prop_flat_map(|calls| (Just(calls), 1..=calls))
+        .prop_flat_map(|calls| (Just(calls), calls.min(2)..=calls))
         .prop_map(|(calls, min)| (WindowSpec::Count { calls }, min));
-    let time = ((1u64..=4), (1u32..=4), (1u32..=6)).prop_map(|(secs, buckets, min)| {
+    let time = ((1u64..=4), (1u32..=4), (2u32..=6)).prop_map(|(secs, buckets, min)| {
         (
             WindowSpec::Time {
                 span_ms: secs * 1000,
@@ -404,7 +404,7 @@ fn model_ramp_steps_throttle_and_close() {
     let spec = Spec {
         backoff: Some((2.0, 8000)),
         ramp: Some((vec![25, 50, 100], 1000)),
-        ..count_spec(2, 1, 2)
+        ..count_spec(1, 1, 2)
     };
     let mut ops = vec![
         Acquire,

@@ -13,7 +13,7 @@ use breaker::{Breaker, Config, RejectReason, State};
 
 fn config(open_for: Duration) -> Config {
     Config::builder()
-        .count_window(2)
+        .count_window(1)
         .min_calls(1)
         .open_for(open_for)
         .probes(1)

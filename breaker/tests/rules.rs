@@ -407,7 +407,7 @@ fn ignored_probe_frees_its_slot() {
 
 #[test]
 fn permit_dropped_by_a_panic_records_a_failure() {
-    let (b, _) = breaker(count(2, 1, 1));
+    let (b, _) = breaker(count(1, 1, 1));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let _permit = b.try_acquire().unwrap();
         panic!("the call panicked");

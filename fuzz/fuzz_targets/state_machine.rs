@@ -84,7 +84,7 @@ fn spec(raw: &RawSpec) -> Spec {
     });
     Spec {
         window,
-        min_calls: u32::from(raw.min_calls) % window_calls + 1,
+        min_calls: (u32::from(raw.min_calls) % window_calls + 1).max(window_calls.min(2)),
         failure_rate: f64::from(raw.failure_rate % 20 + 1) / 20.0,
         slow: raw
             .slow

@@ -26,6 +26,7 @@ pub(super) struct Override {
     slow_rate: Option<(usize, f64)>,
     open: Option<(usize, Duration)>,
     probes: Option<(usize, u32)>,
+    successes: Option<(usize, u32)>,
     backoff: Option<(usize, f64)>,
     open_max: Option<(usize, Duration)>,
     ramp: Option<(usize, Vec<u32>)>,
@@ -45,6 +46,7 @@ struct Raw {
     slow_rate: Option<Spanned<f64>>,
     open: Option<Spanned<String>>,
     probes: Option<Spanned<u32>>,
+    successes: Option<Spanned<u32>>,
     backoff: Option<Spanned<f64>>,
     open_max: Option<Spanned<String>>,
     ramp: Option<Spanned<Vec<u32>>>,
@@ -145,6 +147,7 @@ impl Override {
             slow_rate: number(raw.slow_rate),
             open: duration("open", raw.open)?,
             probes: plain(raw.probes),
+            successes: plain(raw.successes),
             backoff: number(raw.backoff),
             open_max: duration("open_max", raw.open_max)?,
             ramp: raw.ramp.map(|v| (at(v.span()), v.into_inner())),
@@ -166,6 +169,7 @@ impl Override {
             "slow_rate" => self.slow_rate.map(|v| v.0),
             "open" => self.open.map(|v| v.0),
             "probes" => self.probes.map(|v| v.0),
+            "successes" => self.successes.map(|v| v.0),
             "backoff" => self.backoff.map(|v| v.0),
             "open_max" => self.open_max.map(|v| v.0),
             "ramp" => self.ramp.as_ref().map(|v| v.0),
@@ -178,6 +182,7 @@ impl Override {
     fn sets_config(&self) -> bool {
         super::CONFIG_KEYS
             .iter()
+            .chain(&["successes"])
             .any(|key| self.line_of_key(key).is_some())
     }
 
@@ -243,6 +248,9 @@ impl Override {
         if let Some((_, probes)) = self.probes {
             b = b.probes(probes);
         }
+        if let Some((_, successes)) = self.successes {
+            b = b.successes(successes);
+        }
         let backoff = current.open_backoff();
         match (self.backoff, self.open_max) {
             (Some((_, factor)), Some((_, max))) => b = b.open_backoff(factor, max),
@@ -276,7 +284,15 @@ impl Override {
         }
         b.build().map(Some).map_err(|e| {
             let key = key_of(e.field());
-            let line = self.line_of_key(key).unwrap_or(self.line);
+            // `successes` kept from the breaker is broken by the `probes` written here.
+            let line = self
+                .line_of_key(key)
+                .or_else(|| {
+                    (key == "successes")
+                        .then(|| self.line_of_key("probes"))
+                        .flatten()
+                })
+                .unwrap_or(self.line);
             let text = e.to_string();
             let message = match text.strip_prefix(e.field()) {
                 Some(rest) if rest.starts_with(' ') => format!("{key}{rest}"),
@@ -298,10 +314,89 @@ fn key_of(field: &str) -> &'static str {
         "slow_calls.rate" => "slow_rate",
         "open_for" => "open",
         "probes" => "probes",
+        "successes" => "successes",
         "open_backoff.factor" => "backoff",
         "open_backoff.max" => "open_max",
         "ramp_up" => "ramp",
         "ramp_up.step" => "ramp_step",
         _ => "ramp_guard",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The configuration the single table of `text` makes of `current`, or its error.
+    fn applied(current: &Config, text: &str) -> Result<Option<Config>, (usize, String)> {
+        let entries = entries(text).expect("the text parses");
+        entries[0].config(current)
+    }
+
+    #[test]
+    fn successes_override_sets_the_probe_successes_that_close() {
+        let c = applied(&Config::default(), "[\"a\"]\nprobes = 5\nsuccesses = 2\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!((c.probes(), c.successes()), (5, 2));
+        let c = applied(&c, "[\"a\"]\nsuccesses = 4\n").unwrap().unwrap();
+        assert_eq!((c.probes(), c.successes()), (5, 4));
+    }
+
+    #[test]
+    fn successes_never_set_follow_overridden_probes() {
+        let c = applied(&Config::default(), "[\"a\"]\nprobes = 2\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!((c.probes(), c.successes()), (2, 2));
+    }
+
+    #[test]
+    fn successes_override_follows_the_builder_rules_at_its_line() {
+        let cases = [
+            (
+                "[\"a\"]\nsuccesses = 0\n",
+                (2, "successes must be at least 1, got 0"),
+            ),
+            (
+                "[\"a\"]\nprobes = 2\nsuccesses = 3\n",
+                (3, "successes must be at most probes, got 3 with 2 probes"),
+            ),
+            (
+                "[\"a\"]\nsuccesses = 4\n",
+                (2, "successes must be at most probes, got 4 with 3 probes"),
+            ),
+        ];
+        for (text, (line, message)) in cases {
+            assert_eq!(
+                applied(&Config::default(), text),
+                Err((line, message.to_owned())),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn probes_below_kept_successes_are_refused_at_the_probes_line() {
+        let current = Config::builder().probes(4).successes(3).build().unwrap();
+        assert_eq!(
+            applied(&current, "[\"a\"]\nrate = 0.5\nprobes = 2\n"),
+            Err((
+                3,
+                "successes must be at most probes, got 3 with 2 probes".to_owned()
+            ))
+        );
+    }
+
+    #[test]
+    fn min_override_below_two_is_refused() {
+        assert_eq!(
+            applied(&Config::default(), "[\"a\"]\nmin = 1\n"),
+            Err((2, "min must be at least 2, got 1".to_owned()))
+        );
+        let c = applied(&Config::default(), "[\"a\"]\nwindow = 1\nmin = 1\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!((c.window(), c.min_calls()), (Window::Count(1), 1));
     }
 }
