@@ -1,10 +1,11 @@
 //! A tonic 0.14 service method under `#[circuit_breaker]`, returning `tonic::Status` as it is:
 //! a rejection is the gRPC answer `UNAVAILABLE`, with the rejection's text and the
-//! `grpc-retry-pushback-ms` trailer, and it reaches a client through tonic's own server
-//! and client.
+//! `grpc-retry-pushback-ms` trailer, and it reaches a client over HTTP/2 on loopback,
+//! through tonic's own server and channel.
 
 use std::convert::Infallible;
 use std::error::Error;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,8 +14,10 @@ use breaker::clock::ManualClock;
 use breaker::{circuit_breaker, registry, Breaker, Config, Rejected, State};
 use bytes::{Buf, BufMut};
 use tonic::body::Body;
-use tonic::client::{Grpc, GrpcService};
+use tonic::client::Grpc;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Channel, Endpoint, Server};
 use tonic::{Code, Request, Response, Status};
 
 /// The server side of `library.Library/GetBook`, in front of a store that can fail.
@@ -82,14 +85,12 @@ impl Decoder for TextCodec {
     }
 }
 
-/// The client's channel: tonic's server machinery for a [`Library`], in process.
-trait Channel: GrpcService<Body, ResponseBody = Body, Error = Infallible> {}
-
-impl<T: GrpcService<Body, ResponseBody = Body, Error = Infallible>> Channel for T {}
-
-/// A gRPC client of `library`.
-fn client(library: Arc<Library>) -> Grpc<impl Channel> {
-    let server = tower::service_fn(move |request: http::Request<Body>| {
+/// Serves `library.Library/GetBook` with tonic's server over HTTP/2 on a free port of
+/// 127.0.0.1, in the background.
+async fn serve(library: Arc<Library>) -> SocketAddr {
+    let incoming = TcpIncoming::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = incoming.local_addr().unwrap();
+    let service = tower::service_fn(move |request: http::Request<Body>| {
         let library = library.clone();
         async move {
             let get_book = tower::service_fn(move |request: Request<String>| {
@@ -102,11 +103,18 @@ fn client(library: Arc<Library>) -> Grpc<impl Channel> {
             Ok::<_, Infallible>(response)
         }
     });
-    Grpc::new(server)
+    tokio::spawn(Server::builder().serve_with_incoming(service, incoming));
+    addr
+}
+
+/// A gRPC client of the server at `addr`.
+async fn connect(addr: SocketAddr) -> Grpc<Channel> {
+    let endpoint = Endpoint::from_shared(format!("http://{addr}")).unwrap();
+    Grpc::new(endpoint.connect().await.unwrap())
 }
 
 /// Calls `library.Library/GetBook` as a remote client would.
-async fn call_get_book(client: &mut Grpc<impl Channel>, isbn: &str) -> Result<String, Status> {
+async fn call_get_book(client: &mut Grpc<Channel>, isbn: &str) -> Result<String, Status> {
     client.ready().await.unwrap();
     let path = http::uri::PathAndQuery::from_static("/library.Library/GetBook");
     let response = client
@@ -118,7 +126,7 @@ async fn call_get_book(client: &mut Grpc<impl Channel>, isbn: &str) -> Result<St
 #[tokio::test(start_paused = true)]
 async fn a_rejected_call_reaches_the_grpc_client_as_unavailable_with_retry_pushback() {
     let library = Arc::new(Library::default());
-    let mut client = client(library.clone());
+    let mut client = connect(serve(library.clone()).await).await;
     let book = call_get_book(&mut client, "978-1").await.unwrap();
     assert_eq!(book, "book 978-1");
 
