@@ -17,7 +17,7 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
-use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+use breaker::{circuit_breaker, Rejected};
 
 /// The registry name of the breakers of [`get_book`], one per upstream address.
 pub const BREAKER: &str = "gateway::get_book";
@@ -130,25 +130,12 @@ async fn serve(app: Router) -> std::io::Result<SocketAddr> {
     Ok(addr)
 }
 
-/// The upstream failed or did not answer: what the breaker counts.
-#[derive(Debug)]
-pub struct UpstreamError(reqwest::Error);
-
-impl Classify for UpstreamError {
-    fn classify(&self) -> Outcome {
-        // Timeouts, refused connections and 5xx are failures; a 404 is an answer.
-        self.0.classify()
-    }
-}
-
-impl From<reqwest::Error> for UpstreamError {
-    fn from(e: reqwest::Error) -> Self {
-        UpstreamError(e)
-    }
-}
-
 /// Asks the upstream at `upstream` for a book. One breaker per upstream address: opens when
 /// half of the last 4 calls failed, stays open 2s, then lets one probe through.
+///
+/// It returns `reqwest::Error` as it is: reqwest judges it (timeouts, refused connections
+/// and 5xx are failures, a 404 an answer), and the fallback answers a rejected call, since
+/// no `reqwest::Error` can be made from a rejection.
 #[circuit_breaker(
     name = "gateway::get_book",
     key = upstream,
@@ -163,10 +150,10 @@ pub async fn get_book(
     client: &reqwest::Client,
     upstream: SocketAddr,
     isbn: &str,
-) -> Result<String, UpstreamError> {
+) -> Result<String, reqwest::Error> {
     let url = format!("http://{upstream}/book/{isbn}");
     let response = client.get(url).timeout(UPSTREAM_TIMEOUT).send().await?;
-    Ok(response.error_for_status()?.text().await?)
+    response.error_for_status()?.text().await
 }
 
 /// The fallback while the breaker is open: an answer without asking the upstream.
@@ -175,7 +162,7 @@ async fn cached_book(
     _upstream: SocketAddr,
     isbn: &str,
     rejected: Rejected,
-) -> Result<String, UpstreamError> {
+) -> Result<String, reqwest::Error> {
     Ok(format!("cached book {isbn} ({rejected})"))
 }
 
@@ -223,7 +210,7 @@ async fn proxy_book(
 ) -> (StatusCode, String) {
     match get_book(&state.client, state.upstream, &isbn).await {
         Ok(book) => (StatusCode::OK, book),
-        Err(UpstreamError(e)) => (StatusCode::BAD_GATEWAY, format!("upstream failed: {e}")),
+        Err(e) => (StatusCode::BAD_GATEWAY, format!("upstream failed: {e}")),
     }
 }
 

@@ -374,7 +374,7 @@ async fn thousands_of_tasks_through_the_attribute_keep_the_books() {
                     // of them make about 4 calls per millisecond.
                     tokio::time::sleep(Duration::from_millis(rng.below(2000))).await;
                     // Sick for 200 ms of tokio's clock, healthy for the next 200 ms.
-                    let sick = start.elapsed().as_millis() / 200 % 2 == 0;
+                    let sick = (start.elapsed().as_millis() / 200).is_multiple_of(2);
                     let plan = plan(&mut rng, sick);
                     let latency = Duration::from_millis(rng.below(4));
                     // One call in ten has a deadline shorter than some latencies.

@@ -55,7 +55,7 @@ impl Mix {
     #[inline]
     pub fn next(&mut self) -> bool {
         self.0 += 1;
-        self.0 % 10 == 0
+        self.0.is_multiple_of(10)
     }
 }
 

@@ -92,9 +92,17 @@
 //!   breaker, judging responses as well as errors (an HTTP 503 is a failure).
 //! - `http`: [`Classify`] for `http::StatusCode` and `http::Response<B>` (5xx are failures),
 //!   and [`StatusClassifier`] to count 429 Too Many Requests too.
-//! - `tonic`: [`Classify`] for `tonic::Status` (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL are
-//!   failures; NOT_FOUND, INVALID_ARGUMENT and other business codes are answers).
+//! - `tonic` (tonic 0.14): [`Classify`] for `tonic::Status` (UNAVAILABLE, DEADLINE_EXCEEDED,
+//!   INTERNAL are failures; NOT_FOUND, INVALID_ARGUMENT and other business codes are
+//!   answers), and `From<Rejected>` for it: UNAVAILABLE with the rejection's text and
+//!   `grpc-retry-pushback-ms`, so `#[circuit_breaker]` guards a service method as it is.
+//! - `tonic013`: the same for tonic 0.13.
+//! - `axum` (axum 0.8): [`Rejected`] is an `IntoResponse`, 503 Service Unavailable with
+//!   `Retry-After`, and `axum::response::Response` is `From<Rejected>`, so
+//!   `#[circuit_breaker]` guards a handler returning `Result<T, Response>` as it is.
 //! - `reqwest`: [`Classify`] for `reqwest::Error` (timeouts, connect errors, 5xx statuses).
+//!   A `reqwest::Error` cannot be made from a [`Rejected`]: a function returning it takes a
+//!   `fallback`, or returns an error of its own with `impl From<Rejected>`.
 //! - `tokio`: [`Classify`] for `tokio::time::error::Elapsed` (a timeout is a failure).
 //! - `prometheus`: [`metrics::register`] exports every breaker of [`registry()`] to a
 //!   `prometheus-client` registry.

@@ -15,6 +15,29 @@ use crate::{Classify, Outcome, StatusClassifier};
 /// assert_eq!(unbuilt.classify(), Outcome::Ignored);
 /// # });
 /// ```
+///
+/// No `reqwest::Error` can be made from a [`Rejected`](crate::Rejected), so a function
+/// returning `Result<T, reqwest::Error>` takes one more line in its attribute, a fallback
+/// whose answer stands in for a rejected call (or it returns an error of its own with
+/// `impl From<Rejected>`):
+///
+/// ```
+/// use breaker::{circuit_breaker, Rejected};
+///
+/// #[circuit_breaker(name = "docs::catalog", fallback = cached_title)]
+/// async fn title(client: &reqwest::Client, isbn: &str) -> Result<String, reqwest::Error> {
+///     let url = format!("http://catalog.invalid/title/{isbn}");
+///     client.get(url).send().await?.error_for_status()?.text().await
+/// }
+///
+/// async fn cached_title(
+///     _client: &reqwest::Client,
+///     isbn: &str,
+///     rejected: Rejected,
+/// ) -> Result<String, reqwest::Error> {
+///     Ok(format!("{isbn} (cached: {rejected})"))
+/// }
+/// ```
 impl Classify for reqwest::Error {
     fn classify(&self) -> Outcome {
         if self.is_builder() {

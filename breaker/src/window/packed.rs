@@ -435,7 +435,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 17;
             x ^= x << 5;
-            let failure = x % 3 == 0;
+            let failure = x.is_multiple_of(3);
             w.record(9, 5, failure, never);
             model.push_back(failure);
             if model.len() > 5 {
@@ -570,7 +570,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 17;
             x ^= x << 5;
-            let failure = x % 4 == 0;
+            let failure = x.is_multiple_of(4);
             let before = once.word();
             if once.record_once(before, 4, failure, || 10, || t.when_full) {
                 at_once += 1;

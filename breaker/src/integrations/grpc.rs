@@ -1,0 +1,30 @@
+//! What gRPC makes of a breaker, whichever tonic release speaks it: which status codes say
+//! the server is sick, and how long a rejected client should hold off.
+
+use crate::{Outcome, Rejected};
+
+/// The trailer in which a gRPC server tells a client how many milliseconds to wait before
+/// retrying (gRPC's retry design, A6).
+pub(crate) const RETRY_PUSHBACK: &str = "grpc-retry-pushback-ms";
+
+// The status codes of the gRPC specification, as every release of tonic numbers them.
+const CANCELLED: i32 = 1;
+const DEADLINE_EXCEEDED: i32 = 4;
+const INTERNAL: i32 = 13;
+const UNAVAILABLE: i32 = 14;
+
+/// The outcome of a call that ended with status `code`.
+pub(crate) fn classify_code(code: i32) -> Outcome {
+    match code {
+        UNAVAILABLE | DEADLINE_EXCEEDED | INTERNAL => Outcome::Failure,
+        CANCELLED => Outcome::Ignored,
+        _ => Outcome::Success,
+    }
+}
+
+/// The pushback of a rejection in whole milliseconds, rounded up so that a client that
+/// waits exactly that long finds the open period over.
+pub(crate) fn pushback_ms(rejected: &Rejected) -> Option<u64> {
+    let after = rejected.retry_after()?;
+    Some(u64::try_from(after.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX))
+}
