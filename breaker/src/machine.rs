@@ -134,7 +134,8 @@ impl Machine {
     /// In CLOSED the window is then judged under the new configuration, and opens the breaker
     /// at once if its counts trip it (a lower rate or minimum): a packed window does not judge
     /// a success into a full window (see `PackedWindow::record_once`), so without this it
-    /// would open only at its next failure.
+    /// would open only at its next failure. Likewise in HALF_OPEN, before a ramp, the probe
+    /// successes already counted are judged under the new `successes`.
     pub(crate) fn reconfigure(
         &mut self,
         config: Config,
@@ -188,14 +189,24 @@ impl Machine {
             }
             self.recovery = Recovery::new(&self.config);
         }
-        if self.state != State::Closed {
-            return None;
+        match self.state {
+            State::Closed => {
+                let totals = self.totals(now, packed);
+                if trips(&self.config, totals) {
+                    return self.enter(State::Open, now, packed);
+                }
+                None
+            }
+            // The probe successes counted so far are kept, and judged at once under the new
+            // `successes`: a trial they already pass ends now, as its last success would
+            // have ended it.
+            State::HalfOpen
+                if !self.recovery.ramping() && self.probe_successes >= self.config.successes() =>
+            {
+                self.trial_passed(now, packed)
+            }
+            _ => None,
         }
-        let totals = self.totals(now, packed);
-        if trips(&self.config, totals) {
-            return self.enter(State::Open, now, packed);
-        }
-        None
     }
 
     /// Decides whether a call may run now.
@@ -280,16 +291,10 @@ impl Machine {
                     return self.enter(State::Open, now, packed);
                 }
                 self.probe_successes += 1;
-                if self.probe_successes < self.config.probes() {
+                if self.probe_successes < self.config.successes() {
                     return None;
                 }
-                if self.recovery.start_ramp(&self.config, now.get()) {
-                    // Same state, new phase: results of the probes still out are stale.
-                    self.generation += 1;
-                    self.probes_in_flight = 0;
-                    return None;
-                }
-                self.enter(State::Closed, now, packed)
+                self.trial_passed(now, packed)
             }
             (State::HalfOpen, Admission::Ramp) => {
                 if mark.failure || mark.slow {
@@ -302,6 +307,20 @@ impl Machine {
             }
             _ => None,
         }
+    }
+
+    /// `successes` probes succeeded: the ramp's first step if one is configured, else CLOSED.
+    /// Either way a new generation begins, so results of the probes still out (with
+    /// `successes` below `probes`, up to `probes - successes` of them) are discarded.
+    fn trial_passed(&mut self, now: &mut LazyNow<'_>, packed: &PackedWindow) -> Option<Transition> {
+        if self.recovery.start_ramp(&self.config, now.get()) {
+            // Same state, new phase: results of the probes still out are stale.
+            self.generation += 1;
+            self.probes_in_flight = 0;
+            self.probe_successes = 0;
+            return None;
+        }
+        self.enter(State::Closed, now, packed)
     }
 
     /// Time left in OPEN; measured from the opening so that no deadline can overflow.

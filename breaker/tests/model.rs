@@ -8,8 +8,8 @@
 //!
 //! Generated configurations cover both windows, slow calls, and progressive recovery:
 //! backoff of the open duration and stepwise ramp-up; sequences also change the failure rate
-//! of the running breaker. Factors, durations and step lengths
-//! are picked so that every duration the model computes is a whole number of nanoseconds
+//! and the probe successes that end a trial of the running breaker. Factors, durations and
+//! step lengths are picked so that every duration the model computes is a whole number of nanoseconds
 //! (a factor of 1.5 applied to whole milliseconds a few times), so that `retry_after` can be
 //! compared exactly. The ramp's latency guard is not modelled (see the model's notes).
 
@@ -75,17 +75,25 @@ fn spec() -> impl Strategy<Value = Spec> {
         rate(),
         slow(),
         open_ms.prop_flat_map(|open_ms| (Just(open_ms), backoff(open_ms))),
-        (1u32..=3),
+        (1u32..=3).prop_flat_map(|probes| (Just(probes), prop::option::of(1..=probes))),
         ramp(),
     )
         .prop_map(
-            |((window, min_calls), failure_rate, slow, (open_ms, backoff), probes, ramp)| Spec {
+            |(
+                (window, min_calls),
+                failure_rate,
+                slow,
+                (open_ms, backoff),
+                (probes, successes),
+                ramp,
+            )| Spec {
                 window,
                 min_calls,
                 failure_rate,
                 slow,
                 open_ms,
                 probes,
+                successes,
                 backoff,
                 ramp,
             },
@@ -116,12 +124,13 @@ enum Mood {
 
 fn op(mood: Mood) -> impl Strategy<Value = Op> {
     // Relative weights of: success, failure, slow success, advance, force open or disable,
-    // reset, a new failure rate. Forced open and disabled last until a reset, so operator
-    // actions are rare outside mixed stretches, and resets the most common of them.
-    let (success, failure, slow, advance, operator, reset, retune) = match mood {
-        Mood::Failing => (5, 30, 3, 8, 1, 1, 2),
-        Mood::Recovering => (30, 1, 1, 15, 0, 0, 1),
-        Mood::Mixed => (15, 12, 6, 12, 3, 6, 8),
+    // reset, a new failure rate, a new number of probe successes. Forced open and disabled
+    // last until a reset, so operator actions are rare outside mixed stretches, and resets
+    // the most common of them.
+    let (success, failure, slow, advance, operator, reset, retune, resucceed) = match mood {
+        Mood::Failing => (5, 30, 3, 8, 1, 1, 3, 1),
+        Mood::Recovering => (30, 1, 1, 15, 0, 0, 1, 8),
+        Mood::Mixed => (15, 12, 6, 12, 3, 6, 12, 4),
     };
     // Which live permit: counted from the newest, so that probes, usually the newest
     // permits, get results often.
@@ -136,11 +145,12 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
         slow => i().prop_map(Op::SlowSuccess),
         advance => advance_ms().prop_map(Op::Advance),
         operator => prop::sample::select(vec![Op::ForceOpen, Op::Disable]),
-        // One arm for both: a union of more than ten arms takes no weight of 0.
-        reset + retune => prop_oneof![
+        // One arm for these: a union of more than ten arms takes no weight of 0.
+        reset + retune + resucceed => prop_oneof![
             reset.max(1) => Just(Op::Reset),
             // Lower rates too, which a window already holding failures may reach.
             retune.max(1) => prop::sample::select(vec![0.1, 0.25, 0.5, 1.0]).prop_map(Op::Retune),
+            resucceed.max(1) => (0u32..3).prop_map(Op::Successes),
         ],
     ]
 }
@@ -181,13 +191,13 @@ proptest! {
     }
 }
 
-/// The generators are not vacuous: over a fixed sample of 512 sequences, every phase of the
+/// The generators are not vacuous: over a fixed sample of 1024 sequences, every phase of the
 /// breaker's life, progressive recovery included, is reached many times.
 #[test]
 fn generated_sequences_reach_every_phase() {
     let mut runner = TestRunner::deterministic();
     let mut total = Seen::default();
-    for _ in 0..512 {
+    for _ in 0..1024 {
         let spec = spec().new_tree(&mut runner).unwrap().current();
         let ops = ops().new_tree(&mut runner).unwrap().current();
         let seen = run_and_count(&spec, &ops).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
@@ -195,6 +205,8 @@ fn generated_sequences_reach_every_phase() {
         total.opened_by_retune += seen.opened_by_retune;
         total.half_opened += seen.half_opened;
         total.closed_by_probes += seen.closed_by_probes;
+        total.passed_with_probes_out += seen.passed_with_probes_out;
+        total.passed_by_reconfiguring += seen.passed_by_reconfiguring;
         total.ramps_started += seen.ramps_started;
         total.ramp_steps_climbed += seen.ramp_steps_climbed;
         total.closed_by_ramp += seen.closed_by_ramp;
@@ -209,6 +221,8 @@ fn generated_sequences_reach_every_phase() {
         opened_by_retune,
         half_opened,
         closed_by_probes,
+        passed_with_probes_out,
+        passed_by_reconfiguring,
         ramps_started,
         ramp_steps_climbed,
         closed_by_ramp,
@@ -222,6 +236,8 @@ fn generated_sequences_reach_every_phase() {
         ("opened by a new rate", opened_by_retune),
         ("half-opened", half_opened),
         ("closed by probes", closed_by_probes),
+        ("passed with probes out", passed_with_probes_out),
+        ("passed by a new successes", passed_by_reconfiguring),
         ("ramps started", ramps_started),
         ("ramp steps climbed", ramp_steps_climbed),
         ("closed by the ramp", closed_by_ramp),
@@ -230,7 +246,7 @@ fn generated_sequences_reach_every_phase() {
         ("throttled", throttled),
         ("stale results", stale_results),
     ] {
-        assert!(count >= 10, "{what}: only {count} times in 512 sequences");
+        assert!(count >= 10, "{what}: only {count} times in 1024 sequences");
     }
 }
 
@@ -246,6 +262,7 @@ fn count_spec(calls: u32, min_calls: u32, probes: u32) -> Spec {
         slow: None,
         open_ms: 1000,
         probes,
+        successes: None,
         backoff: None,
         ramp: None,
     }
@@ -331,6 +348,7 @@ fn model_time_window_and_slow_calls() {
         slow: Some((250, 0.5)),
         open_ms: 2000,
         probes: 1,
+        successes: None,
         backoff: None,
         ramp: None,
     };
@@ -467,6 +485,46 @@ fn model_failure_during_ramp_reopens_with_backoff_and_stale_probes_are_discarded
             Acquire,
             Success(0),
             Acquire,
+        ],
+    );
+}
+
+#[test]
+fn model_fewer_successes_than_probes_and_a_new_successes_in_half_open() {
+    use Op::*;
+    let spec = Spec {
+        successes: Some(1),
+        ramp: Some((vec![50, 100], 500)),
+        ..count_spec(2, 2, 3)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Acquire,
+            Failure(0),
+            Failure(0),
+            Advance(1000),
+            // Three probes; the first success starts the ramp, the others are stale.
+            Acquire,
+            Acquire,
+            Acquire,
+            Success(1),
+            Failure(0),
+            Success(0),
+            Acquire,
+            Acquire,
+            Failure(0),
+            Advance(1000),
+            // Two successes needed now; one is counted, then one is enough.
+            Successes(1),
+            Acquire,
+            Acquire,
+            Success(0),
+            Successes(0),
+            Success(0),
+            Acquire,
+            Success(0),
         ],
     );
 }

@@ -188,6 +188,38 @@ fn late_probe_results_do_not_touch_the_ramp() {
     assert_eq!(b.state(), State::HalfOpen);
 }
 
+#[test]
+fn the_ramp_starts_after_successes_probe_successes() {
+    let config = ramp()
+        .count_window(4)
+        .min_calls(4)
+        .probes(3)
+        .successes(2)
+        .build()
+        .unwrap();
+    let clock = ManualClock::new();
+    let b = Breaker::with_clock("libraryd", config, clock.clone());
+    trip(&b);
+    clock.advance(5 * SEC);
+    let probes: Vec<_> = (0..3).map(|_| b.try_acquire().unwrap()).collect();
+    let mut probes = probes.into_iter();
+    probes.next().unwrap().success();
+    assert_eq!(
+        b.snapshot().admit_percent,
+        100,
+        "one success of two: still probing"
+    );
+    probes.next().unwrap().success();
+    let s = b.snapshot();
+    assert_eq!((s.state, s.admit_percent), (State::HalfOpen, 10));
+    assert_eq!(b.probes_in_flight(), 0);
+    probes.next().unwrap().failure(); // a probe of the trial that passed: stale
+    assert_eq!(
+        (b.state(), b.snapshot().admit_percent),
+        (State::HalfOpen, 10)
+    );
+}
+
 /// Runs one call that takes `latency`, recording success when admitted.
 fn timed_call(b: &Breaker, clock: &ManualClock, latency: Duration) -> bool {
     match b.try_acquire() {
