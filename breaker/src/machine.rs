@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::clock::LazyNow;
 use crate::config::Config;
-use crate::recovery::{RampDecision, Recovery};
+use crate::recovery::{RampDecision, RampNews, Recovery};
 use crate::rejected::RejectReason;
 use crate::window::{Mark, OutcomeWindow, Packed, PackedWindow, Threshold, Totals};
 use crate::State;
@@ -113,6 +113,12 @@ impl Machine {
 
     pub(crate) fn probes_in_flight(&self) -> u32 {
         self.probes_in_flight
+    }
+
+    /// What the ramp did in the last operation, for listeners: taken under the lock by the
+    /// operation's caller.
+    pub(crate) fn take_ramp_news(&mut self) -> Option<RampNews> {
+        self.recovery.take_news()
     }
 
     pub(crate) fn admit_percent(&self) -> u32 {

@@ -1,10 +1,11 @@
 //! Progressive recovery: backoff of the open duration, the stepwise ramp-up and its
 //! latency guard.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, ConfigBuilder, RejectReason, State};
+use breaker::{Breaker, Config, ConfigBuilder, Event, RejectReason, State};
 
 const SEC: Duration = Duration::from_secs(1);
 
@@ -280,4 +281,101 @@ fn latency_guard_lets_a_healthy_ramp_climb() {
     clock.advance(5 * SEC);
     timed_call(&b, &clock, fast);
     assert_eq!(b.snapshot().admit_percent, 30, "25ms < 3 x 10ms");
+}
+
+/// Every event `b` sends from now on.
+fn events(b: &Breaker) -> Arc<Mutex<Vec<Event>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    b.on_event(move |e: &Event| log.lock().unwrap().push(*e));
+    seen
+}
+
+fn step(step: u32, percent: u32) -> Event {
+    Event::RampStep { step, percent }
+}
+
+fn moved(from: State, to: State) -> Event {
+    Event::StateTransition { from, to }
+}
+
+#[test]
+fn each_ramp_step_entered_is_an_event() {
+    let (b, clock) = breaker(ramp());
+    let seen = events(&b);
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    admitted_of(&b, 10);
+    for _ in 0..3 {
+        clock.advance(5 * SEC);
+        admitted_of(&b, 10);
+    }
+    assert_eq!(b.state(), State::HalfOpen);
+    clock.advance(5 * SEC);
+    admitted_of(&b, 1);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            moved(State::Closed, State::Open),
+            moved(State::Open, State::HalfOpen),
+            step(0, 10),
+            step(1, 30),
+            step(2, 60),
+            step(3, 100),
+            moved(State::HalfOpen, State::Closed),
+        ]
+    );
+}
+
+#[test]
+fn an_idle_ramp_climbs_one_step_and_sends_one_event_per_call() {
+    let (b, clock) = breaker(ramp());
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    let seen = events(&b);
+    clock.advance(60 * SEC);
+    admitted_of(&b, 1);
+    admitted_of(&b, 1);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [step(1, 30)],
+        "one step per step's length"
+    );
+}
+
+#[test]
+fn a_step_held_by_the_latency_guard_sends_no_event() {
+    let (b, clock) = breaker(ramp().ramp_latency_guard(3.0));
+    let fast = Duration::from_millis(10);
+    for _ in 0..50 {
+        timed_call(&b, &clock, fast);
+    }
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    let seen = events(&b);
+    let mut admitted = 0;
+    while admitted < 5 {
+        admitted += usize::from(timed_call(&b, &clock, Duration::from_millis(100)));
+    }
+    clock.advance(5 * SEC);
+    timed_call(&b, &clock, fast);
+    assert_eq!(b.snapshot().admit_percent, 10, "held");
+    assert_eq!(*seen.lock().unwrap(), []);
+    for _ in 0..20 {
+        timed_call(&b, &clock, fast);
+    }
+    clock.advance(5 * SEC);
+    timed_call(&b, &clock, fast);
+    assert_eq!(*seen.lock().unwrap(), [step(1, 30)]);
+}
+
+#[test]
+fn a_failure_during_the_ramp_sends_the_reopening_only() {
+    let (b, clock) = breaker(ramp());
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    let seen = events(&b);
+    let permit = (0..10).find_map(|_| b.try_acquire().ok()).unwrap();
+    permit.failure();
+    assert_eq!(*seen.lock().unwrap(), [moved(State::HalfOpen, State::Open)]);
 }
