@@ -282,7 +282,9 @@ impl Machine {
                         Packed::Tripped | Packed::Sealed => self.enter(State::Open, now, packed),
                     };
                 }
-                if let Some(latency) = latency {
+                // The baseline is of successful calls: the failures that open a breaker are
+                // often timeouts, and would lift it to the timeout.
+                if let (Some(latency), false) = (latency, failure) {
                     self.recovery.record_latency(latency);
                 }
                 let totals = self.window.record(mark, now);

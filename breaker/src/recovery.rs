@@ -53,9 +53,16 @@ pub(crate) struct Recovery {
     news: Option<RampNews>,
 }
 
+/// The latency guard's two histograms.
+///
+/// The baseline holds the latencies of successful CLOSED calls (slow successes included,
+/// failures never), across every CLOSED of the breaker's life, halved as it grows so that
+/// it follows recent traffic. A new breaker (a restarted process) has none, nor has one
+/// whose recovery settings were reconfigured: with no baseline the guard holds no step, and
+/// a ramp climbs on time alone until CLOSED calls have built one.
 #[derive(Debug)]
 struct Guard {
-    /// p99 of latencies while CLOSED.
+    /// p99 of successful calls' latencies while CLOSED.
     baseline: LatencyHistogram,
     /// Latencies of the current ramp step.
     step: LatencyHistogram,

@@ -283,6 +283,55 @@ fn latency_guard_lets_a_healthy_ramp_climb() {
     assert_eq!(b.snapshot().admit_percent, 30, "25ms < 3 x 10ms");
 }
 
+/// The failures that open a breaker are often slow (timeouts): they must not lift the
+/// baseline, or a ramp as slow as they were would pass the guard. With failures of 1 s
+/// among 100 successes of 10 ms, ramp calls of 1 s are held at 50% as they are with failures
+/// of 10 ms; ramp calls of 10 ms climb either way.
+#[test]
+fn the_latency_baseline_holds_successful_calls_only() {
+    let ms = Duration::from_millis;
+    for failing in [ms(10), SEC] {
+        for (ramp_call, percent) in [(SEC, 50), (ms(10), 100)] {
+            let config = Config::builder()
+                .count_window(20)
+                .min_calls(10)
+                .failure_rate(0.5)
+                .probes(1)
+                .ramp_up(&[50, 100], 10 * SEC)
+                .ramp_latency_guard(2.0)
+                .build()
+                .unwrap();
+            let clock = ManualClock::new();
+            let b = Breaker::with_clock("libraryd", config, clock.clone());
+            for _ in 0..100 {
+                timed_call(&b, &clock, ms(10));
+            }
+            let mut failures = 0;
+            while b.state() == State::Closed {
+                let permit = b.try_acquire().unwrap();
+                clock.advance(failing);
+                permit.failure();
+                failures += 1;
+            }
+            assert_eq!(failures, 10);
+            clock.advance(open_left(&b));
+            timed_call(&b, &clock, ms(10)); // the probe: the ramp starts at 50%
+            assert_eq!(b.snapshot().admit_percent, 50);
+            let mut admitted = 0;
+            while admitted < 4 {
+                admitted += usize::from(timed_call(&b, &clock, ramp_call));
+            }
+            clock.advance(10 * SEC);
+            timed_call(&b, &clock, ramp_call);
+            assert_eq!(
+                b.snapshot().admit_percent,
+                percent,
+                "failures of {failing:?}, ramp calls of {ramp_call:?}"
+            );
+        }
+    }
+}
+
 /// Every event `b` sends from now on.
 fn events(b: &Breaker) -> Arc<Mutex<Vec<Event>>> {
     let seen = Arc::new(Mutex::new(Vec::new()));
