@@ -244,7 +244,10 @@ impl Breaker {
     /// Replaces the configuration of a running breaker, keeping its state: an operator's
     /// runtime override. A different window shape starts an empty window, and results of
     /// calls admitted before are then discarded. A CLOSED breaker whose window the new
-    /// configuration trips (a lower failure rate or minimum of calls) opens at once.
+    /// configuration trips (a lower failure rate or minimum of calls) opens at once; a
+    /// HALF_OPEN one whose probes already reach a lower `successes` ends its trial at once.
+    /// Turning slow calls off drops the slow marks of the calls in the window, so that
+    /// turning them on again counts none of them.
     ///
     /// ```
     /// use std::time::Duration;

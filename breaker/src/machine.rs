@@ -181,6 +181,12 @@ impl Machine {
                 (window, _) => window,
             };
         }
+        if config.slow_calls().is_none() && self.config.slow_calls().is_some() {
+            // One rule for every window: slow calls turned off take their marks with them
+            // (a packed window has no room for any), so that turning them on again counts
+            // none of the old ones.
+            self.window.forget_slow();
+        }
         let recovery_changed = config.open_backoff() != self.config.open_backoff()
             || config.ramp_up() != self.config.ramp_up()
             || config.ramp_latency_guard() != self.config.ramp_latency_guard()

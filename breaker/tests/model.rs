@@ -8,7 +8,8 @@
 //!
 //! Generated configurations cover both windows, slow calls, and progressive recovery:
 //! backoff of the open duration and stepwise ramp-up; sequences also change the failure rate
-//! and the probe successes that end a trial of the running breaker. Factors, durations and
+//! and the probe successes that end a trial of the running breaker, and turn its slow calls
+//! off and on. Factors, durations and
 //! step lengths are picked so that every duration the model computes is a whole number of nanoseconds
 //! (a factor of 1.5 applied to whole milliseconds a few times), so that `retry_after` can be
 //! compared exactly. The ramp's latency guard is not modelled (see the model's notes).
@@ -124,13 +125,18 @@ enum Mood {
 
 fn op(mood: Mood) -> impl Strategy<Value = Op> {
     // Relative weights of: success, failure, slow success, advance, force open or disable,
-    // reset, a new failure rate, a new number of probe successes. Forced open and disabled
-    // last until a reset, so operator actions are rare outside mixed stretches, and resets
-    // the most common of them.
-    let (success, failure, slow, advance, operator, reset, retune, resucceed) = match mood {
-        Mood::Failing => (5, 30, 3, 8, 1, 1, 3, 1),
-        Mood::Recovering => (30, 1, 1, 15, 0, 0, 1, 8),
-        Mood::Mixed => (15, 12, 6, 12, 3, 6, 12, 4),
+    // and the reconfigurations: reset, a new failure rate, a new number of probe successes,
+    // slow calls turned off or on. Forced open and disabled last until a reset, so operator
+    // actions are rare outside mixed stretches, and resets the most common of them.
+    let (success, failure, slow, advance, operator) = match mood {
+        Mood::Failing => (5, 30, 3, 8, 1),
+        Mood::Recovering => (30, 1, 1, 15, 0),
+        Mood::Mixed => (15, 12, 6, 12, 3),
+    };
+    let (reset, retune, resucceed, toggle) = match mood {
+        Mood::Failing => (1, 3, 1, 1),
+        Mood::Recovering => (0, 1, 8, 1),
+        Mood::Mixed => (6, 12, 4, 3),
     };
     // Which live permit: counted from the newest, so that probes, usually the newest
     // permits, get results often.
@@ -146,11 +152,13 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
         advance => advance_ms().prop_map(Op::Advance),
         operator => prop::sample::select(vec![Op::ForceOpen, Op::Disable]),
         // One arm for these: a union of more than ten arms takes no weight of 0.
-        reset + retune + resucceed => prop_oneof![
+        reset + retune + resucceed + toggle => prop_oneof![
             reset.max(1) => Just(Op::Reset),
             // Lower rates too, which a window already holding failures may reach.
             retune.max(1) => prop::sample::select(vec![0.1, 0.25, 0.5, 1.0]).prop_map(Op::Retune),
-            resucceed.max(1) => (0u32..3).prop_map(Op::Successes),
+            // Mostly 1, which a trial with a success counted already passes.
+            resucceed.max(1) => prop_oneof![2 => Just(0u32), 1 => 1u32..3].prop_map(Op::Successes),
+            toggle => Just(Op::ToggleSlow),
         ],
     ]
 }
@@ -207,6 +215,7 @@ fn generated_sequences_reach_every_phase() {
         total.closed_by_probes += seen.closed_by_probes;
         total.passed_with_probes_out += seen.passed_with_probes_out;
         total.passed_by_reconfiguring += seen.passed_by_reconfiguring;
+        total.slow_marks_dropped += seen.slow_marks_dropped;
         total.ramps_started += seen.ramps_started;
         total.ramp_steps_climbed += seen.ramp_steps_climbed;
         total.closed_by_ramp += seen.closed_by_ramp;
@@ -223,6 +232,7 @@ fn generated_sequences_reach_every_phase() {
         closed_by_probes,
         passed_with_probes_out,
         passed_by_reconfiguring,
+        slow_marks_dropped,
         ramps_started,
         ramp_steps_climbed,
         closed_by_ramp,
@@ -238,6 +248,7 @@ fn generated_sequences_reach_every_phase() {
         ("closed by probes", closed_by_probes),
         ("passed with probes out", passed_with_probes_out),
         ("passed by a new successes", passed_by_reconfiguring),
+        ("slow marks dropped", slow_marks_dropped),
         ("ramps started", ramps_started),
         ("ramp steps climbed", ramp_steps_climbed),
         ("closed by the ramp", closed_by_ramp),
@@ -523,6 +534,38 @@ fn model_fewer_successes_than_probes_and_a_new_successes_in_half_open() {
             Success(0),
             Successes(0),
             Success(0),
+            Acquire,
+            Success(0),
+        ],
+    );
+}
+
+/// Found by the model once slow calls could be turned off: a time window kept its slow mark,
+/// and showed it, with slow calls off.
+#[test]
+fn model_slow_marks_go_when_slow_calls_go() {
+    use Op::*;
+    let spec = Spec {
+        window: WindowSpec::Time {
+            span_ms: 1000,
+            buckets: 1,
+        },
+        min_calls: 1,
+        failure_rate: 0.25,
+        slow: Some((100, 0.25)),
+        ..count_spec(1, 1, 1)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Acquire,
+            Acquire,
+            SlowSuccess(0),
+            Acquire,
+            ToggleSlow,
+            Acquire,
+            ToggleSlow,
             Acquire,
             Success(0),
         ],

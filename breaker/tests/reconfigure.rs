@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, Event, OwnedPermit, State};
+use breaker::{Breaker, Config, ConfigBuilder, Event, OwnedPermit, State};
 
 fn opened(config: Config) -> Breaker {
     let b = Breaker::with_clock("libraryd", config, ManualClock::new());
@@ -199,4 +199,73 @@ fn lowering_successes_not_yet_reached_keeps_the_trial() {
     assert_eq!(b.state(), State::HalfOpen);
     out.pop().unwrap().success();
     assert_eq!(b.state(), State::Closed);
+}
+
+/// Sets a window on a builder.
+type Shape = fn(ConfigBuilder) -> ConfigBuilder;
+
+/// One slow success and three fast ones, judged from 4 calls on, slow calls at `rate`:
+/// `window` takes the window, and `guarded` keeps calls timed with slow calls off.
+fn slow_calls_in(window: Shape, guarded: bool, slow_rate: Option<f64>) -> Config {
+    let mut builder = window(Config::builder()).min_calls(4);
+    if let Some(rate) = slow_rate {
+        builder = builder.slow_calls(Duration::from_millis(100), rate);
+    }
+    if guarded {
+        builder = builder
+            .ramp_up(&[50, 100], Duration::from_secs(5))
+            .ramp_latency_guard(2.0);
+    }
+    builder.build().unwrap()
+}
+
+/// Turning slow calls off drops the slow marks, whatever holds the window: a packed window
+/// (10 calls, untimed once slow calls are off) has no room for them, and the others drop
+/// them too, a count window kept under the lock (10 calls still timed by the latency
+/// guard, 30 calls) and a time window. Turning them back on then counts none of the old
+/// marks: at a rate of 0.25, the one old slow mark of four calls would open the breaker.
+#[test]
+fn turning_slow_calls_off_drops_the_slow_marks_of_every_window() {
+    let windows: [(&str, Shape, bool); 4] = [
+        ("packed", |b| b.count_window(10), false),
+        ("count, guarded", |b| b.count_window(10), true),
+        ("count of 30", |b| b.count_window(30), false),
+        ("time", |b| b.time_window(Duration::from_secs(60), 6), false),
+    ];
+    for (what, window, guarded) in windows {
+        let clock = ManualClock::new();
+        let b = Breaker::with_clock(
+            "libraryd",
+            slow_calls_in(window, guarded, Some(0.5)),
+            clock.clone(),
+        );
+        let permit = b.try_acquire().unwrap();
+        clock.advance(Duration::from_millis(101));
+        permit.success();
+        for _ in 0..3 {
+            b.try_acquire().unwrap().success();
+        }
+        let s = b.snapshot();
+        assert_eq!(
+            (s.calls, s.slow_calls, s.slow_call_rate),
+            (4, 1, Some(0.25)),
+            "{what}"
+        );
+
+        b.reconfigure(slow_calls_in(window, guarded, None));
+        let s = b.snapshot();
+        assert_eq!(
+            (s.calls, s.slow_calls, s.slow_call_rate),
+            (4, 0, None),
+            "{what}"
+        );
+
+        b.reconfigure(slow_calls_in(window, guarded, Some(0.25)));
+        let s = b.snapshot();
+        assert_eq!(
+            (s.state, s.calls, s.slow_calls, s.slow_call_rate),
+            (State::Closed, 4, 0, Some(0.0)),
+            "{what}"
+        );
+    }
 }

@@ -55,6 +55,8 @@ enum RawOp {
     Retune(u8),
     /// A new number of probe successes that end a trial.
     Successes(u8),
+    /// Slow calls turned off, or back on.
+    ToggleSlow,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -124,6 +126,7 @@ fn op(raw: &RawOp) -> Op {
         RawOp::Reset => Op::Reset,
         RawOp::Retune(rate) => Op::Retune(f64::from(rate % 20 + 1) / 20.0),
         RawOp::Successes(n) => Op::Successes(u32::from(*n)),
+        RawOp::ToggleSlow => Op::ToggleSlow,
     }
 }
 

@@ -130,6 +130,16 @@ impl OutcomeWindow {
         }
     }
 
+    /// Drops the slow marks of the calls the window holds, keeping the calls; a packed window
+    /// holds none.
+    pub(crate) fn forget_slow(&mut self) {
+        match self {
+            OutcomeWindow::Count(w) => w.forget_slow(),
+            OutcomeWindow::Time(w) => w.forget_slow(),
+            OutcomeWindow::Packed(_) => {}
+        }
+    }
+
     /// Empties the window; a packed one is emptied by [`PackedWindow::open`].
     pub(crate) fn clear(&mut self) {
         match self {

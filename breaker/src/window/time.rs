@@ -140,6 +140,12 @@ impl TimeWindow {
         self.totals
     }
 
+    /// Drops every slow mark, keeping the calls and their failures.
+    pub(crate) fn forget_slow(&mut self) {
+        self.buckets.iter_mut().for_each(|bucket| bucket.slow = 0);
+        self.totals.slow = 0;
+    }
+
     pub(crate) fn clear(&mut self) {
         self.buckets.fill(Totals::default());
         self.totals = Totals::default();
@@ -149,7 +155,7 @@ impl TimeWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::window::marks::{FAIL, OK};
+    use crate::window::marks::{FAIL, OK, SLOW_OK};
 
     fn at(origin: u64, ms: u64) -> Option<u64> {
         Some(origin + ms * 1_000_000)
@@ -199,6 +205,32 @@ mod tests {
                 calls: 1,
                 failures: 0,
                 slow: 0
+            }
+        );
+    }
+
+    #[test]
+    fn forgetting_slow_marks_keeps_calls_and_expires_cleanly() {
+        let origin = 123_456_789;
+        let mut w = TimeWindow::new(Duration::from_secs(10), 10, origin);
+        w.record(SLOW_OK, at(origin, 0));
+        w.record(FAIL, at(origin, 0));
+        w.record(SLOW_OK, at(origin, 5_000));
+        w.forget_slow();
+        let expected = Totals {
+            calls: 3,
+            failures: 1,
+            slow: 0,
+        };
+        assert_eq!(w.totals(at(origin, 5_000)), expected);
+        // The buckets lost their marks too: expiring them takes none from the totals.
+        w.record(SLOW_OK, at(origin, 9_000));
+        assert_eq!(
+            w.totals(at(origin, 10_000)),
+            Totals {
+                calls: 2,
+                failures: 0,
+                slow: 1
             }
         );
     }

@@ -113,6 +113,9 @@ pub enum Op {
     Retune(f64),
     /// Reconfigure the breaker to end its trials after `n % probes + 1` probe successes.
     Successes(u32),
+    /// Reconfigure the breaker with slow calls turned off, or back on: as the spec sets them,
+    /// or at 250 ms and 0.5 if it sets none.
+    ToggleSlow,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -136,6 +139,8 @@ struct ModelPermit {
     generation: u64,
     kind: Kind,
     acquired_at: Duration,
+    /// Admitted while slow calls were judged: only such a call can be slow.
+    timed: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,6 +217,8 @@ pub struct Seen {
     pub passed_with_probes_out: u32,
     /// Trials that a reconfiguration with fewer `successes` ended.
     pub passed_by_reconfiguring: u32,
+    /// Slow calls turned off while the window held slow marks, which were dropped.
+    pub slow_marks_dropped: u32,
     pub ramps_started: u32,
     pub ramp_steps_climbed: u32,
     pub closed_by_ramp: u32,
@@ -369,6 +376,7 @@ impl Model {
             generation: self.generation,
             kind,
             acquired_at: self.now,
+            timed: self.spec.slow.is_some(),
         }
     }
 
@@ -446,10 +454,10 @@ impl Model {
             return;
         }
         let slow = match self.spec.slow {
-            Some((threshold_ms, _)) => {
+            Some((threshold_ms, _)) if permit.timed => {
                 self.now - permit.acquired_at > Duration::from_millis(threshold_ms)
             }
-            None => false,
+            _ => false,
         };
         match (permit.kind, result) {
             (Kind::Probe, Verdict::Ignored) => self.in_flight -= 1,
@@ -546,6 +554,28 @@ impl Model {
         if probing && self.probe_successes >= successes {
             self.seen.passed_by_reconfiguring += 1;
             self.probes_succeeded();
+        }
+    }
+
+    /// Slow calls turned on or off. Turned off, the window's slow marks are dropped, so that
+    /// turning them on again counts none of the old ones; a CLOSED window is then judged,
+    /// as after any reconfiguration.
+    fn set_slow(&mut self, slow: Option<(u64, f64)>) {
+        self.spec.slow = slow;
+        if slow.is_none() {
+            let marks = self
+                .recent
+                .iter_mut()
+                .chain(self.timed.iter_mut().map(|(_, d)| d));
+            let mut dropped = false;
+            for done in marks {
+                dropped |= done.slow;
+                done.slow = false;
+            }
+            self.seen.slow_marks_dropped += u32::from(dropped);
+        }
+        if self.state == State::Closed && self.trips() {
+            self.trip();
         }
     }
 
@@ -714,7 +744,7 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
             }
             Op::PanicDrop(i) => settle(&mut live, &mut model, i, FAILURE, drop_panicking),
             Op::SlowSuccess(i) => {
-                if let Some((threshold_ms, _)) = spec.slow {
+                if let Some((threshold_ms, _)) = model.spec.slow {
                     let by = Duration::from_millis(threshold_ms + 1);
                     clock.advance(by);
                     model.now += by;
@@ -755,6 +785,19 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
                 let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
                 b.reconfigure(config);
                 model.resucceed(successes);
+            }
+            Op::ToggleSlow => {
+                let slow = match model.spec.slow {
+                    Some(_) => None,
+                    None => Some(spec.slow.unwrap_or((250, 0.5))),
+                };
+                let retuned = Spec {
+                    slow,
+                    ..model.spec.clone()
+                };
+                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                b.reconfigure(config);
+                model.set_slow(slow);
             }
         }
         agree!(b.state(), model.state, "step {step}: {op:?}: state");
