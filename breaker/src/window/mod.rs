@@ -19,18 +19,6 @@ pub(crate) struct Totals {
     pub(crate) slow: u32,
 }
 
-impl Totals {
-    /// These counts and one more call, `mark`; each count stops at its largest value.
-    #[inline]
-    pub(crate) fn with(self, mark: Mark) -> Self {
-        Self {
-            calls: self.calls.saturating_add(1),
-            failures: self.failures.saturating_add(u32::from(mark.failure)),
-            slow: self.slow.saturating_add(u32::from(mark.slow)),
-        }
-    }
-}
-
 /// One completed call, as the window stores it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Mark {
