@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::events::{Event, Listeners};
 use crate::machine::{Admission, Machine, Transition};
 use crate::permit::OwnedPermit;
+use crate::recovery::RampNews;
 use crate::rejected::{retry_nanos, Name};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::tally::{Ending, OwnerRow, Tally};
@@ -244,7 +245,10 @@ impl Breaker {
     /// runtime override. A different window shape starts an empty window, and results of
     /// calls admitted before are then discarded. A CLOSED breaker whose window the new
     /// configuration trips (a lower failure rate or minimum of calls) opens at once, and one
-    /// left closed is not opened later by a result judged under the old configuration.
+    /// left closed is not opened later by a result judged under the old configuration; a
+    /// HALF_OPEN one whose probes already reach a lower `successes` ends its trial at once.
+    /// Turning slow calls off drops the slow marks of the calls in the window, so that
+    /// turning them on again counts none of them.
     ///
     /// ```
     /// use std::time::Duration;
@@ -260,14 +264,15 @@ impl Breaker {
     pub fn reconfigure(&self, config: Config) {
         let mut now = LazyNow::new(&self.clock);
         now.get();
-        let transition = {
+        let (transition, news) = {
             let mut m = self.lock();
             let transition = m.reconfigure(config, &mut now, &self.counts.window);
             self.hot.configure(&m);
             self.publish(&m);
-            transition
+            (transition, m.take_ramp_news())
         };
         self.emit(transition);
+        self.emit_ramp(news);
     }
 
     /// The current state. An expired OPEN still reads `Open` until the next call asks.
@@ -423,13 +428,19 @@ impl Breaker {
     fn acquire_locked(&self) -> Ticket {
         let mut now = LazyNow::new(&self.clock);
         let mut transition = None;
-        let (admitted, generation, timed) = {
+        let (admitted, generation, timed, news) = {
             let mut m = self.lock();
             let admitted = m.acquire(&mut now, &self.counts.window, &mut transition);
             self.publish(&m);
-            (admitted, m.generation(), m.times_calls())
+            (
+                admitted,
+                m.generation(),
+                m.times_calls(),
+                m.take_ramp_news(),
+            )
         };
         self.emit(transition);
+        self.emit_ramp(news);
         match admitted {
             Ok(admission) => Ticket::Admit {
                 generation,
@@ -581,7 +592,7 @@ impl Breaker {
         let mut now = LazyNow::new(&self.clock);
         let latency = started.map(|started| now.get().saturating_duration_since(started));
         let failure = outcome == Outcome::Failure;
-        let transition = {
+        let (transition, news) = {
             let mut m = self.lock();
             let transition = m.record(
                 generation,
@@ -592,9 +603,10 @@ impl Breaker {
                 &self.counts.window,
             );
             self.publish(&m);
-            transition
+            (transition, m.take_ramp_news())
         };
         self.emit(transition);
+        self.emit_ramp(news);
     }
 
     /// This result tripped the packed window of `generation`: open the breaker.
@@ -774,6 +786,26 @@ impl Breaker {
             #[cfg(feature = "tracing")]
             crate::trace::transition(self, from, to);
             self.listeners.emit(&Event::StateTransition { from, to });
+        }
+    }
+
+    /// Reports what the ramp did: a step entered to listeners and logs, a step held by the
+    /// latency guard to logs only.
+    fn emit_ramp(&self, news: Option<RampNews>) {
+        match news {
+            Some(RampNews::Step { step, percent }) => {
+                #[cfg(feature = "tracing")]
+                crate::trace::ramp_step(self, step, percent);
+                self.listeners.emit(&Event::RampStep { step, percent });
+            }
+            #[cfg(feature = "tracing")]
+            Some(RampNews::Held {
+                step,
+                percent,
+                p99,
+                baseline,
+            }) => crate::trace::ramp_held(self, step, percent, p99, baseline),
+            _ => {}
         }
     }
 }

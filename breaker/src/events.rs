@@ -33,6 +33,49 @@ pub enum Event {
         /// State after.
         to: State,
     },
+    /// The half-open ramp-up entered a step: its first when `successes` probes succeeded,
+    /// then each step it climbs, one per step's length at most. After the last step comes
+    /// CLOSED, reported as a [`StateTransition`](Event::StateTransition). A step the latency
+    /// guard holds for another step's length is no new step and sends no event (with the
+    /// `tracing` feature it is logged, as a warning with both p99s);
+    /// [`Snapshot::admit_percent`](crate::Snapshot::admit_percent) keeps the step's percentage.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use std::time::Duration;
+    /// use breaker::clock::ManualClock;
+    /// use breaker::{Breaker, Config, Event};
+    ///
+    /// let config = Config::builder()
+    ///     .count_window(2)
+    ///     .min_calls(2)
+    ///     .probes(1)
+    ///     .ramp_up(&[25, 100], Duration::from_secs(10))
+    ///     .build()?;
+    /// let clock = ManualClock::new();
+    /// let b = Breaker::with_clock("libraryd", config, clock.clone());
+    /// let steps = Arc::new(Mutex::new(Vec::new()));
+    /// let log = steps.clone();
+    /// b.on_event(move |e: &Event| {
+    ///     if let Event::RampStep { percent, .. } = e {
+    ///         log.lock().unwrap().push(*percent);
+    ///     }
+    /// });
+    /// b.try_acquire().unwrap().failure();
+    /// b.try_acquire().unwrap().failure();
+    /// clock.advance(Duration::from_secs(5));
+    /// b.try_acquire().unwrap().success(); // the probe: the ramp starts
+    /// clock.advance(Duration::from_secs(10));
+    /// let _ = b.try_acquire(); // the next call after the step's length climbs
+    /// assert_eq!(*steps.lock().unwrap(), [25, 100]);
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    RampStep {
+        /// The step's index in the ramp's percentages, from 0.
+        step: u32,
+        /// The share of calls the step admits, in percent.
+        percent: u32,
+    },
 }
 
 type Listener = Arc<dyn Fn(&Event) + Send + Sync>;

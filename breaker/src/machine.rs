@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::clock::LazyNow;
 use crate::config::Config;
-use crate::recovery::{RampDecision, Recovery};
+use crate::recovery::{RampDecision, RampNews, Recovery};
 use crate::rejected::RejectReason;
 use crate::window::{Mark, OutcomeWindow, Packed, PackedWindow, Threshold, Totals};
 use crate::State;
@@ -115,6 +115,12 @@ impl Machine {
         self.probes_in_flight
     }
 
+    /// What the ramp did in the last operation, for listeners: taken under the lock by the
+    /// operation's caller.
+    pub(crate) fn take_ramp_news(&mut self) -> Option<RampNews> {
+        self.recovery.take_news()
+    }
+
     pub(crate) fn admit_percent(&self) -> u32 {
         self.recovery.admit_percent(&self.config)
     }
@@ -134,7 +140,8 @@ impl Machine {
     /// In CLOSED the window is then judged under the new configuration, and opens the breaker
     /// at once if its counts trip it (a lower rate or minimum): a packed window does not judge
     /// a success into a full window (see `PackedWindow::record_once`), so without this it
-    /// would open only at its next failure.
+    /// would open only at its next failure. Likewise in HALF_OPEN, before a ramp, the probe
+    /// successes already counted are judged under the new `successes`.
     ///
     /// A packed window is judged without the lock too, by each result, under the threshold
     /// it read, which may be the old one: so a CLOSED breaker's packed window is left sealed.
@@ -180,6 +187,12 @@ impl Machine {
                 (window, _) => window,
             };
         }
+        if config.slow_calls().is_none() && self.config.slow_calls().is_some() {
+            // One rule for every window: slow calls turned off take their marks with them
+            // (a packed window has no room for any), so that turning them on again counts
+            // none of the old ones.
+            self.window.forget_slow();
+        }
         let recovery_changed = config.open_backoff() != self.config.open_backoff()
             || config.ramp_up() != self.config.ramp_up()
             || config.ramp_latency_guard() != self.config.ramp_latency_guard()
@@ -194,17 +207,27 @@ impl Machine {
             }
             self.recovery = Recovery::new(&self.config);
         }
-        if self.state != State::Closed {
-            return None;
+        match self.state {
+            State::Closed => {
+                if self.window.packed().is_some() {
+                    packed.seal();
+                }
+                let totals = self.totals(now, packed);
+                if trips(&self.config, totals) {
+                    return self.enter(State::Open, now, packed);
+                }
+                None
+            }
+            // The probe successes counted so far are kept, and judged at once under the new
+            // `successes`: a trial they already pass ends now, as its last success would
+            // have ended it.
+            State::HalfOpen
+                if !self.recovery.ramping() && self.probe_successes >= self.config.successes() =>
+            {
+                self.trial_passed(now, packed)
+            }
+            _ => None,
         }
-        if self.window.packed().is_some() {
-            packed.seal();
-        }
-        let totals = self.totals(now, packed);
-        if trips(&self.config, totals) {
-            return self.enter(State::Open, now, packed);
-        }
-        None
     }
 
     /// Decides whether a call may run now.
@@ -284,7 +307,9 @@ impl Machine {
                         }
                     }
                 }
-                if let Some(latency) = latency {
+                // The baseline is of successful calls: the failures that open a breaker are
+                // often timeouts, and would lift it to the timeout.
+                if let (Some(latency), false) = (latency, failure) {
                     self.recovery.record_latency(latency);
                 }
                 let totals = self.window.record(mark, now);
@@ -299,16 +324,10 @@ impl Machine {
                     return self.enter(State::Open, now, packed);
                 }
                 self.probe_successes += 1;
-                if self.probe_successes < self.config.probes() {
+                if self.probe_successes < self.config.successes() {
                     return None;
                 }
-                if self.recovery.start_ramp(&self.config, now.get()) {
-                    // Same state, new phase: results of the probes still out are stale.
-                    self.generation += 1;
-                    self.probes_in_flight = 0;
-                    return None;
-                }
-                self.enter(State::Closed, now, packed)
+                self.trial_passed(now, packed)
             }
             (State::HalfOpen, Admission::Ramp) => {
                 if mark.failure || mark.slow {
@@ -321,6 +340,20 @@ impl Machine {
             }
             _ => None,
         }
+    }
+
+    /// `successes` probes succeeded: the ramp's first step if one is configured, else CLOSED.
+    /// Either way a new generation begins, so results of the probes still out (with
+    /// `successes` below `probes`, up to `probes - successes` of them) are discarded.
+    fn trial_passed(&mut self, now: &mut LazyNow<'_>, packed: &PackedWindow) -> Option<Transition> {
+        if self.recovery.start_ramp(&self.config, now.get()) {
+            // Same state, new phase: results of the probes still out are stale.
+            self.generation += 1;
+            self.probes_in_flight = 0;
+            self.probe_successes = 0;
+            return None;
+        }
+        self.enter(State::Closed, now, packed)
     }
 
     /// Time left in OPEN; measured from the opening so that no deadline can overflow.

@@ -292,6 +292,7 @@ impl Transitions {
                     .entry((state_code(from), state_code(to)))
                     .or_insert(0) += 1;
             }
+            Event::RampStep { .. } => {}
         });
         seen.insert(address, (Arc::downgrade(breaker), counts));
     }

@@ -17,6 +17,22 @@ pub(crate) enum RampDecision {
     Close,
 }
 
+/// What the ramp did that listeners and logs hear of, once the lock is released.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum RampNews {
+    /// The ramp entered the step at `step` of the percentages: the first when the probes
+    /// succeeded, then each it climbs.
+    Step { step: u32, percent: u32 },
+    /// A step's time is up, and the latency guard holds it for another: the step's p99
+    /// exceeds the guard's factor times the baseline's.
+    Held {
+        step: u32,
+        percent: u32,
+        p99: Duration,
+        baseline: Duration,
+    },
+}
+
 #[derive(Debug)]
 struct Ramp {
     /// At most `MAX_RAMP_STEPS`.
@@ -33,11 +49,20 @@ pub(crate) struct Recovery {
     ramp: Option<Ramp>,
     /// With the latency guard on; boxed, as few breakers have one.
     guard: Option<Box<Guard>>,
+    /// Taken by the breaker under the lock, after the operation that set it.
+    news: Option<RampNews>,
 }
 
+/// The latency guard's two histograms.
+///
+/// The baseline holds the latencies of successful CLOSED calls (slow successes included,
+/// failures never), across every CLOSED of the breaker's life, halved as it grows so that
+/// it follows recent traffic. A new breaker (a restarted process) has none, nor has one
+/// whose recovery settings were reconfigured: with no baseline the guard holds no step, and
+/// a ramp climbs on time alone until CLOSED calls have built one.
 #[derive(Debug)]
 struct Guard {
-    /// p99 of latencies while CLOSED.
+    /// p99 of successful calls' latencies while CLOSED.
     baseline: LatencyHistogram,
     /// Latencies of the current ramp step.
     step: LatencyHistogram,
@@ -55,6 +80,7 @@ impl Recovery {
                     step: LatencyHistogram::new(),
                 })
             }),
+            news: None,
         }
     }
 
@@ -95,7 +121,16 @@ impl Recovery {
         if let Some(guard) = &mut self.guard {
             guard.step.clear();
         }
+        self.news = Some(RampNews::Step {
+            step: 0,
+            percent: self.admit_percent(config),
+        });
         true
+    }
+
+    /// What the ramp did since the last time this was asked.
+    pub(crate) fn take_news(&mut self) -> Option<RampNews> {
+        self.news.take()
     }
 
     pub(crate) fn ramping(&self) -> bool {
@@ -118,17 +153,32 @@ impl Recovery {
         if now.saturating_duration_since(ramp.started) >= steps.step() {
             let held = match (config.ramp_latency_guard(), &self.guard) {
                 (Some(factor), Some(guard)) => match (guard.baseline.p99(), guard.step.p99()) {
-                    (Some(base), Some(step)) => step.as_secs_f64() > base.as_secs_f64() * factor,
-                    _ => false,
+                    (Some(base), Some(step)) => {
+                        (step.as_secs_f64() > base.as_secs_f64() * factor).then_some((step, base))
+                    }
+                    _ => None,
                 },
-                _ => false,
+                _ => None,
             };
-            if !held {
-                ramp.step += 1;
-                if ramp.step as usize >= steps.percents().len() {
-                    return RampDecision::Close;
+            let percent = |step: u32| steps.percent(step as usize).unwrap_or(100);
+            self.news = Some(match held {
+                Some((p99, baseline)) => RampNews::Held {
+                    step: ramp.step,
+                    percent: percent(ramp.step),
+                    p99,
+                    baseline,
+                },
+                None => {
+                    ramp.step += 1;
+                    if ramp.step as usize >= steps.percents().len() {
+                        return RampDecision::Close;
+                    }
+                    RampNews::Step {
+                        step: ramp.step,
+                        percent: percent(ramp.step),
+                    }
                 }
-            }
+            });
             ramp.started = now;
             ramp.asked = 0;
             if let Some(guard) = &mut self.guard {

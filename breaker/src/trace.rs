@@ -1,4 +1,7 @@
-//! State transitions as `tracing` events: a warning when a breaker opens, info otherwise.
+//! State transitions and the ramp-up as `tracing` events: a warning when a breaker opens or
+//! the latency guard holds a ramp step, info otherwise.
+
+use std::time::Duration;
 
 use crate::{Breaker, State};
 
@@ -22,4 +25,36 @@ pub(crate) fn transition(breaker: &Breaker, from: State, to: State) {
             tracing::info!(breaker = name, key, %from, %to, "circuit breaker state changed")
         }
     }
+}
+
+/// The ramp entered a step: the first when the probes succeeded, then each it climbs.
+pub(crate) fn ramp_step(breaker: &Breaker, step: u32, percent: u32) {
+    let (name, key) = (breaker.name(), breaker.key().unwrap_or(""));
+    tracing::info!(
+        breaker = name,
+        key,
+        step,
+        percent,
+        "circuit breaker ramp step"
+    );
+}
+
+/// The latency guard held a step whose time was up: at most once a step's length.
+pub(crate) fn ramp_held(
+    breaker: &Breaker,
+    step: u32,
+    percent: u32,
+    p99: Duration,
+    baseline: Duration,
+) {
+    let (name, key) = (breaker.name(), breaker.key().unwrap_or(""));
+    tracing::warn!(
+        breaker = name,
+        key,
+        step,
+        percent,
+        ?p99,
+        ?baseline,
+        "circuit breaker ramp step held by the latency guard"
+    );
 }

@@ -8,8 +8,9 @@
 //!
 //! Generated configurations cover both windows, slow calls, and progressive recovery:
 //! backoff of the open duration and stepwise ramp-up; sequences also change the failure rate
-//! of the running breaker. Factors, durations and step lengths
-//! are picked so that every duration the model computes is a whole number of nanoseconds
+//! and the probe successes that end a trial of the running breaker, and turn its slow calls
+//! off and on. Factors, durations and
+//! step lengths are picked so that every duration the model computes is a whole number of nanoseconds
 //! (a factor of 1.5 applied to whole milliseconds a few times), so that `retry_after` can be
 //! compared exactly. The ramp's latency guard is not modelled (see the model's notes).
 
@@ -75,17 +76,25 @@ fn spec() -> impl Strategy<Value = Spec> {
         rate(),
         slow(),
         open_ms.prop_flat_map(|open_ms| (Just(open_ms), backoff(open_ms))),
-        (1u32..=3),
+        (1u32..=3).prop_flat_map(|probes| (Just(probes), prop::option::of(1..=probes))),
         ramp(),
     )
         .prop_map(
-            |((window, min_calls), failure_rate, slow, (open_ms, backoff), probes, ramp)| Spec {
+            |(
+                (window, min_calls),
+                failure_rate,
+                slow,
+                (open_ms, backoff),
+                (probes, successes),
+                ramp,
+            )| Spec {
                 window,
                 min_calls,
                 failure_rate,
                 slow,
                 open_ms,
                 probes,
+                successes,
                 backoff,
                 ramp,
             },
@@ -116,12 +125,18 @@ enum Mood {
 
 fn op(mood: Mood) -> impl Strategy<Value = Op> {
     // Relative weights of: success, failure, slow success, advance, force open or disable,
-    // reset, a new failure rate. Forced open and disabled last until a reset, so operator
+    // and the reconfigurations: reset, a new failure rate, a new number of probe successes,
+    // slow calls turned off or on. Forced open and disabled last until a reset, so operator
     // actions are rare outside mixed stretches, and resets the most common of them.
-    let (success, failure, slow, advance, operator, reset, retune) = match mood {
-        Mood::Failing => (5, 30, 3, 8, 1, 1, 2),
-        Mood::Recovering => (30, 1, 1, 15, 0, 0, 1),
-        Mood::Mixed => (15, 12, 6, 12, 3, 6, 8),
+    let (success, failure, slow, advance, operator) = match mood {
+        Mood::Failing => (5, 30, 3, 8, 1),
+        Mood::Recovering => (30, 1, 1, 15, 0),
+        Mood::Mixed => (15, 12, 6, 12, 3),
+    };
+    let (reset, retune, resucceed, toggle) = match mood {
+        Mood::Failing => (1, 3, 1, 1),
+        Mood::Recovering => (0, 1, 8, 1),
+        Mood::Mixed => (6, 12, 4, 3),
     };
     // Which live permit: counted from the newest, so that probes, usually the newest
     // permits, get results often.
@@ -136,11 +151,14 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
         slow => i().prop_map(Op::SlowSuccess),
         advance => advance_ms().prop_map(Op::Advance),
         operator => prop::sample::select(vec![Op::ForceOpen, Op::Disable]),
-        // One arm for both: a union of more than ten arms takes no weight of 0.
-        reset + retune => prop_oneof![
+        // One arm for these: a union of more than ten arms takes no weight of 0.
+        reset + retune + resucceed + toggle => prop_oneof![
             reset.max(1) => Just(Op::Reset),
             // Lower rates too, which a window already holding failures may reach.
             retune.max(1) => prop::sample::select(vec![0.1, 0.25, 0.5, 1.0]).prop_map(Op::Retune),
+            // Mostly 1, which a trial with a success counted already passes.
+            resucceed.max(1) => prop_oneof![2 => Just(0u32), 1 => 1u32..3].prop_map(Op::Successes),
+            toggle => Just(Op::ToggleSlow),
         ],
     ]
 }
@@ -181,13 +199,13 @@ proptest! {
     }
 }
 
-/// The generators are not vacuous: over a fixed sample of 512 sequences, every phase of the
+/// The generators are not vacuous: over a fixed sample of 1024 sequences, every phase of the
 /// breaker's life, progressive recovery included, is reached many times.
 #[test]
 fn generated_sequences_reach_every_phase() {
     let mut runner = TestRunner::deterministic();
     let mut total = Seen::default();
-    for _ in 0..512 {
+    for _ in 0..1024 {
         let spec = spec().new_tree(&mut runner).unwrap().current();
         let ops = ops().new_tree(&mut runner).unwrap().current();
         let seen = run_and_count(&spec, &ops).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
@@ -195,6 +213,9 @@ fn generated_sequences_reach_every_phase() {
         total.opened_by_retune += seen.opened_by_retune;
         total.half_opened += seen.half_opened;
         total.closed_by_probes += seen.closed_by_probes;
+        total.passed_with_probes_out += seen.passed_with_probes_out;
+        total.passed_by_reconfiguring += seen.passed_by_reconfiguring;
+        total.slow_marks_dropped += seen.slow_marks_dropped;
         total.ramps_started += seen.ramps_started;
         total.ramp_steps_climbed += seen.ramp_steps_climbed;
         total.closed_by_ramp += seen.closed_by_ramp;
@@ -209,6 +230,9 @@ fn generated_sequences_reach_every_phase() {
         opened_by_retune,
         half_opened,
         closed_by_probes,
+        passed_with_probes_out,
+        passed_by_reconfiguring,
+        slow_marks_dropped,
         ramps_started,
         ramp_steps_climbed,
         closed_by_ramp,
@@ -222,6 +246,9 @@ fn generated_sequences_reach_every_phase() {
         ("opened by a new rate", opened_by_retune),
         ("half-opened", half_opened),
         ("closed by probes", closed_by_probes),
+        ("passed with probes out", passed_with_probes_out),
+        ("passed by a new successes", passed_by_reconfiguring),
+        ("slow marks dropped", slow_marks_dropped),
         ("ramps started", ramps_started),
         ("ramp steps climbed", ramp_steps_climbed),
         ("closed by the ramp", closed_by_ramp),
@@ -230,7 +257,7 @@ fn generated_sequences_reach_every_phase() {
         ("throttled", throttled),
         ("stale results", stale_results),
     ] {
-        assert!(count >= 10, "{what}: only {count} times in 512 sequences");
+        assert!(count >= 10, "{what}: only {count} times in 1024 sequences");
     }
 }
 
@@ -246,6 +273,7 @@ fn count_spec(calls: u32, min_calls: u32, probes: u32) -> Spec {
         slow: None,
         open_ms: 1000,
         probes,
+        successes: None,
         backoff: None,
         ramp: None,
     }
@@ -331,6 +359,7 @@ fn model_time_window_and_slow_calls() {
         slow: Some((250, 0.5)),
         open_ms: 2000,
         probes: 1,
+        successes: None,
         backoff: None,
         ramp: None,
     };
@@ -467,6 +496,78 @@ fn model_failure_during_ramp_reopens_with_backoff_and_stale_probes_are_discarded
             Acquire,
             Success(0),
             Acquire,
+        ],
+    );
+}
+
+#[test]
+fn model_fewer_successes_than_probes_and_a_new_successes_in_half_open() {
+    use Op::*;
+    let spec = Spec {
+        successes: Some(1),
+        ramp: Some((vec![50, 100], 500)),
+        ..count_spec(2, 2, 3)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Acquire,
+            Failure(0),
+            Failure(0),
+            Advance(1000),
+            // Three probes; the first success starts the ramp, the others are stale.
+            Acquire,
+            Acquire,
+            Acquire,
+            Success(1),
+            Failure(0),
+            Success(0),
+            Acquire,
+            Acquire,
+            Failure(0),
+            Advance(1000),
+            // Two successes needed now; one is counted, then one is enough.
+            Successes(1),
+            Acquire,
+            Acquire,
+            Success(0),
+            Successes(0),
+            Success(0),
+            Acquire,
+            Success(0),
+        ],
+    );
+}
+
+/// Found by the model once slow calls could be turned off: a time window kept its slow mark,
+/// and showed it, with slow calls off.
+#[test]
+fn model_slow_marks_go_when_slow_calls_go() {
+    use Op::*;
+    let spec = Spec {
+        window: WindowSpec::Time {
+            span_ms: 1000,
+            buckets: 1,
+        },
+        min_calls: 1,
+        failure_rate: 0.25,
+        slow: Some((100, 0.25)),
+        ..count_spec(1, 1, 1)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Acquire,
+            Acquire,
+            SlowSuccess(0),
+            Acquire,
+            ToggleSlow,
+            Acquire,
+            ToggleSlow,
+            Acquire,
+            Success(0),
         ],
     );
 }

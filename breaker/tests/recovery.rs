@@ -1,10 +1,11 @@
 //! Progressive recovery: backoff of the open duration, the stepwise ramp-up and its
 //! latency guard.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, ConfigBuilder, RejectReason, State};
+use breaker::{Breaker, Config, ConfigBuilder, Event, RejectReason, State};
 
 const SEC: Duration = Duration::from_secs(1);
 
@@ -188,6 +189,38 @@ fn late_probe_results_do_not_touch_the_ramp() {
     assert_eq!(b.state(), State::HalfOpen);
 }
 
+#[test]
+fn the_ramp_starts_after_successes_probe_successes() {
+    let config = ramp()
+        .count_window(4)
+        .min_calls(4)
+        .probes(3)
+        .successes(2)
+        .build()
+        .unwrap();
+    let clock = ManualClock::new();
+    let b = Breaker::with_clock("libraryd", config, clock.clone());
+    trip(&b);
+    clock.advance(5 * SEC);
+    let probes: Vec<_> = (0..3).map(|_| b.try_acquire().unwrap()).collect();
+    let mut probes = probes.into_iter();
+    probes.next().unwrap().success();
+    assert_eq!(
+        b.snapshot().admit_percent,
+        100,
+        "one success of two: still probing"
+    );
+    probes.next().unwrap().success();
+    let s = b.snapshot();
+    assert_eq!((s.state, s.admit_percent), (State::HalfOpen, 10));
+    assert_eq!(b.probes_in_flight(), 0);
+    probes.next().unwrap().failure(); // a probe of the trial that passed: stale
+    assert_eq!(
+        (b.state(), b.snapshot().admit_percent),
+        (State::HalfOpen, 10)
+    );
+}
+
 /// Runs one call that takes `latency`, recording success when admitted.
 fn timed_call(b: &Breaker, clock: &ManualClock, latency: Duration) -> bool {
     match b.try_acquire() {
@@ -248,4 +281,150 @@ fn latency_guard_lets_a_healthy_ramp_climb() {
     clock.advance(5 * SEC);
     timed_call(&b, &clock, fast);
     assert_eq!(b.snapshot().admit_percent, 30, "25ms < 3 x 10ms");
+}
+
+/// The failures that open a breaker are often slow (timeouts): they must not lift the
+/// baseline, or a ramp as slow as they were would pass the guard. With failures of 1 s
+/// among 100 successes of 10 ms, ramp calls of 1 s are held at 50% as they are with failures
+/// of 10 ms; ramp calls of 10 ms climb either way.
+#[test]
+fn the_latency_baseline_holds_successful_calls_only() {
+    let ms = Duration::from_millis;
+    for failing in [ms(10), SEC] {
+        for (ramp_call, percent) in [(SEC, 50), (ms(10), 100)] {
+            let config = Config::builder()
+                .count_window(20)
+                .min_calls(10)
+                .failure_rate(0.5)
+                .probes(1)
+                .ramp_up(&[50, 100], 10 * SEC)
+                .ramp_latency_guard(2.0)
+                .build()
+                .unwrap();
+            let clock = ManualClock::new();
+            let b = Breaker::with_clock("libraryd", config, clock.clone());
+            for _ in 0..100 {
+                timed_call(&b, &clock, ms(10));
+            }
+            let mut failures = 0;
+            while b.state() == State::Closed {
+                let permit = b.try_acquire().unwrap();
+                clock.advance(failing);
+                permit.failure();
+                failures += 1;
+            }
+            assert_eq!(failures, 10);
+            clock.advance(open_left(&b));
+            timed_call(&b, &clock, ms(10)); // the probe: the ramp starts at 50%
+            assert_eq!(b.snapshot().admit_percent, 50);
+            let mut admitted = 0;
+            while admitted < 4 {
+                admitted += usize::from(timed_call(&b, &clock, ramp_call));
+            }
+            clock.advance(10 * SEC);
+            timed_call(&b, &clock, ramp_call);
+            assert_eq!(
+                b.snapshot().admit_percent,
+                percent,
+                "failures of {failing:?}, ramp calls of {ramp_call:?}"
+            );
+        }
+    }
+}
+
+/// Every event `b` sends from now on.
+fn events(b: &Breaker) -> Arc<Mutex<Vec<Event>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    b.on_event(move |e: &Event| log.lock().unwrap().push(*e));
+    seen
+}
+
+fn step(step: u32, percent: u32) -> Event {
+    Event::RampStep { step, percent }
+}
+
+fn moved(from: State, to: State) -> Event {
+    Event::StateTransition { from, to }
+}
+
+#[test]
+fn each_ramp_step_entered_is_an_event() {
+    let (b, clock) = breaker(ramp());
+    let seen = events(&b);
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    admitted_of(&b, 10);
+    for _ in 0..3 {
+        clock.advance(5 * SEC);
+        admitted_of(&b, 10);
+    }
+    assert_eq!(b.state(), State::HalfOpen);
+    clock.advance(5 * SEC);
+    admitted_of(&b, 1);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            moved(State::Closed, State::Open),
+            moved(State::Open, State::HalfOpen),
+            step(0, 10),
+            step(1, 30),
+            step(2, 60),
+            step(3, 100),
+            moved(State::HalfOpen, State::Closed),
+        ]
+    );
+}
+
+#[test]
+fn an_idle_ramp_climbs_one_step_and_sends_one_event_per_call() {
+    let (b, clock) = breaker(ramp());
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    let seen = events(&b);
+    clock.advance(60 * SEC);
+    admitted_of(&b, 1);
+    admitted_of(&b, 1);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [step(1, 30)],
+        "one step per step's length"
+    );
+}
+
+#[test]
+fn a_step_held_by_the_latency_guard_sends_no_event() {
+    let (b, clock) = breaker(ramp().ramp_latency_guard(3.0));
+    let fast = Duration::from_millis(10);
+    for _ in 0..50 {
+        timed_call(&b, &clock, fast);
+    }
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    let seen = events(&b);
+    let mut admitted = 0;
+    while admitted < 5 {
+        admitted += usize::from(timed_call(&b, &clock, Duration::from_millis(100)));
+    }
+    clock.advance(5 * SEC);
+    timed_call(&b, &clock, fast);
+    assert_eq!(b.snapshot().admit_percent, 10, "held");
+    assert_eq!(*seen.lock().unwrap(), []);
+    for _ in 0..20 {
+        timed_call(&b, &clock, fast);
+    }
+    clock.advance(5 * SEC);
+    timed_call(&b, &clock, fast);
+    assert_eq!(*seen.lock().unwrap(), [step(1, 30)]);
+}
+
+#[test]
+fn a_failure_during_the_ramp_sends_the_reopening_only() {
+    let (b, clock) = breaker(ramp());
+    trip(&b);
+    probe_succeeds(&b, &clock);
+    let seen = events(&b);
+    let permit = (0..10).find_map(|_| b.try_acquire().ok()).unwrap();
+    permit.failure();
+    assert_eq!(*seen.lock().unwrap(), [moved(State::HalfOpen, State::Open)]);
 }

@@ -292,6 +292,75 @@ fn slow_probe_reopens() {
     assert_eq!(b.state(), State::Open);
 }
 
+/// Window and minimum of 4, `probes` at once, closing after `successes` of them succeed.
+fn trial(probes: u32, successes: u32) -> Config {
+    Config::builder()
+        .count_window(4)
+        .min_calls(4)
+        .probes(probes)
+        .successes(successes)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn half_open_closes_after_successes_probe_successes_and_late_probes_are_stale() {
+    let (b, clock) = breaker(trial(3, 1));
+    open_then_expire(&b, &clock);
+    let p1 = b.try_acquire().unwrap();
+    let p2 = b.try_acquire().unwrap();
+    let p3 = b.try_acquire().unwrap();
+    assert_eq!(b.probes_in_flight(), 3);
+    p1.success();
+    assert_eq!(
+        (b.state(), b.probes_in_flight()),
+        (State::Closed, 0),
+        "one success of three probes in flight closes"
+    );
+    // The other two were admitted by the half-open generation: their results are discarded,
+    // whatever they are.
+    p2.failure();
+    p3.success();
+    let s = b.snapshot();
+    assert_eq!((s.state, s.calls, s.failures), (State::Closed, 0, 0));
+    // The lifetime totals count every call that ended, stale or not.
+    assert_eq!((s.totals.success, s.totals.failure), (2, 5));
+}
+
+#[test]
+fn half_open_counts_successes_not_probes_admitted() {
+    let (b, clock) = breaker(trial(3, 2));
+    open_then_expire(&b, &clock);
+    let p1 = b.try_acquire().unwrap();
+    p1.success();
+    // A freed slot admits another probe; the two successes may come from any probes.
+    let p2 = b.try_acquire().unwrap();
+    let p3 = b.try_acquire().unwrap();
+    let p4 = b.try_acquire().unwrap();
+    assert_eq!(b.probes_in_flight(), 3);
+    p2.ignore();
+    assert_eq!(b.state(), State::HalfOpen, "an ignored probe is no success");
+    p3.success();
+    assert_eq!((b.state(), b.probes_in_flight()), (State::Closed, 0));
+    p4.failure();
+    assert_eq!(b.snapshot().failures, 0, "the last probe is stale");
+}
+
+#[test]
+fn a_probe_failure_reopens_even_after_some_successes() {
+    let (b, clock) = breaker(trial(3, 2));
+    open_then_expire(&b, &clock);
+    let p1 = b.try_acquire().unwrap();
+    let p2 = b.try_acquire().unwrap();
+    p1.success();
+    p2.failure();
+    assert_eq!(b.state(), State::Open);
+    assert_eq!(
+        b.try_acquire().unwrap_err().retry_after(),
+        Some(Duration::from_secs(5))
+    );
+}
+
 #[test]
 fn closing_starts_from_an_empty_window() {
     let (b, clock) = breaker(count(4, 4, 1));

@@ -30,6 +30,8 @@ struct RawSpec {
     slow: Option<(u16, u8)>,
     open_ms: u16,
     probes: u8,
+    /// Probe successes that end a trial, modulo `probes`, plus 1.
+    successes: Option<u8>,
     /// Factor in quarters above 1, max as a multiple of `open_ms` plus some ms.
     backoff: Option<(u8, u8, u16)>,
     /// Which of 1..=99 are steps (bit i: percent i + 1), and the step in ms.
@@ -51,6 +53,10 @@ enum RawOp {
     Reset,
     /// A new failure rate, in twentieths.
     Retune(u8),
+    /// A new number of probe successes that end a trial.
+    Successes(u8),
+    /// Slow calls turned off, or back on.
+    ToggleSlow,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -82,6 +88,7 @@ fn spec(raw: &RawSpec) -> Spec {
         percents.push(100);
         (percents, u64::from(step_ms).max(1))
     });
+    let probes = u32::from(raw.probes % 4) + 1;
     Spec {
         window,
         min_calls: (u32::from(raw.min_calls) % window_calls + 1).max(window_calls.min(2)),
@@ -90,7 +97,8 @@ fn spec(raw: &RawSpec) -> Spec {
             .slow
             .map(|(ms, rate)| (u64::from(ms).max(1), f64::from(rate % 20 + 1) / 20.0)),
         open_ms,
-        probes: u32::from(raw.probes % 4) + 1,
+        probes,
+        successes: raw.successes.map(|n| u32::from(n) % probes + 1),
         backoff: raw.backoff.map(|(quarters, times, extra)| {
             let factor = 1.0 + f64::from(quarters % 13) / 4.0;
             (
@@ -117,6 +125,8 @@ fn op(raw: &RawOp) -> Op {
         RawOp::Disable => Op::Disable,
         RawOp::Reset => Op::Reset,
         RawOp::Retune(rate) => Op::Retune(f64::from(rate % 20 + 1) / 20.0),
+        RawOp::Successes(n) => Op::Successes(u32::from(*n)),
+        RawOp::ToggleSlow => Op::ToggleSlow,
     }
 }
 

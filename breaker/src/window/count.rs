@@ -55,6 +55,12 @@ impl CountWindow {
         (0..calls).map(move |i| self.slots[(oldest + i) % capacity] & FAILURE != 0)
     }
 
+    /// Drops every slow mark, keeping the calls and their failures.
+    pub(crate) fn forget_slow(&mut self) {
+        self.slots.iter_mut().for_each(|slot| *slot &= !SLOW);
+        self.totals.slow = 0;
+    }
+
     pub(crate) fn clear(&mut self) {
         self.head = 0;
         self.totals = Totals::default();
@@ -89,6 +95,33 @@ mod tests {
                 slow: 1
             }
         );
+    }
+
+    #[test]
+    fn forgetting_slow_marks_keeps_calls_and_failures() {
+        let mut w = CountWindow::new(3);
+        for m in [SLOW_OK, FAIL, SLOW_OK, OK] {
+            w.record(m);
+        }
+        w.forget_slow();
+        let no_slow = Totals {
+            calls: 3,
+            failures: 1,
+            slow: 0,
+        };
+        assert_eq!(w.totals(), no_slow);
+        // The slow call leaving the window takes no slow mark with it.
+        w.record(OK);
+        w.record(OK);
+        assert_eq!(
+            w.totals(),
+            Totals {
+                calls: 3,
+                failures: 0,
+                slow: 0
+            }
+        );
+        assert_eq!(w.outcomes().collect::<Vec<_>>(), [false, false, false]);
     }
 
     #[test]

@@ -19,18 +19,6 @@ pub(crate) struct Totals {
     pub(crate) slow: u32,
 }
 
-impl Totals {
-    /// These counts and one more call, `mark`; each count stops at its largest value.
-    #[inline]
-    pub(crate) fn with(self, mark: Mark) -> Self {
-        Self {
-            calls: self.calls.saturating_add(1),
-            failures: self.failures.saturating_add(u32::from(mark.failure)),
-            slow: self.slow.saturating_add(u32::from(mark.slow)),
-        }
-    }
-}
-
 /// One completed call, as the window stores it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Mark {
@@ -127,6 +115,16 @@ impl OutcomeWindow {
             OutcomeWindow::Count(w) => w.totals(),
             OutcomeWindow::Time(w) => w.totals(now),
             OutcomeWindow::Packed(capacity) => packed.totals(*capacity),
+        }
+    }
+
+    /// Drops the slow marks of the calls the window holds, keeping the calls; a packed window
+    /// holds none.
+    pub(crate) fn forget_slow(&mut self) {
+        match self {
+            OutcomeWindow::Count(w) => w.forget_slow(),
+            OutcomeWindow::Time(w) => w.forget_slow(),
+            OutcomeWindow::Packed(_) => {}
         }
     }
 

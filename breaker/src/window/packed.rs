@@ -203,9 +203,13 @@ impl PackedWindow {
     /// and still open for results, so a success leaves it as it is whichever generation the
     /// success is of (a result of another generation is discarded anyway): no write, and a
     /// healthy breaker's calls share the window's cache line.
+    ///
+    /// Acquire, as every read of the word that a result is judged from: a word published by
+    /// `open_with` under the lock must come with the thresholds stored before it (no
+    /// instruction on x86).
     #[inline]
     pub(crate) fn word(&self) -> u64 {
-        self.bits.load(Ordering::Relaxed)
+        self.bits.load(Ordering::Acquire)
     }
 
     #[cfg(test)]
@@ -243,7 +247,7 @@ impl PackedWindow {
                 current,
                 next,
                 Ordering::AcqRel,
-                Ordering::Relaxed,
+                Ordering::Acquire,
             ) {
                 Ok(_) if tripped => return Packed::Tripped,
                 Ok(_) => return Packed::Counted,
@@ -300,7 +304,7 @@ impl PackedWindow {
         };
         // Strong: a spurious failure would send a result the long way for nothing.
         self.bits
-            .compare_exchange(current, next, Ordering::AcqRel, Ordering::Relaxed)
+            .compare_exchange(current, next, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
     }
 

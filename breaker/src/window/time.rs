@@ -7,7 +7,9 @@ use crate::clock::{ClockSource, CoarsePeriod};
 
 /// Outcomes of the last `span`, at a granularity of `span / buckets`.
 ///
-/// Memory is O(buckets) whatever the traffic. Recording is amortised O(1): moving forward
+/// Memory is O(buckets) whatever the traffic, its counts 64 bits wide: a busy service may
+/// complete more than `u32::MAX` calls within one span, and wide counts neither saturate
+/// nor wrap, so expiring a bucket takes from the totals exactly what the bucket added. Recording is amortised O(1): moving forward
 /// clears each expired bucket once, and an idle period of a whole span clears them all.
 /// Within the newest bucket, recording compares the time with the bucket's end and divides
 /// nothing. On the production clock the newest bucket is also kept on the kernel's coarse
@@ -15,7 +17,7 @@ use crate::clock::{ClockSource, CoarsePeriod};
 /// needs no reading of the precise clock, and the bucket ends exactly when it did.
 #[derive(Debug)]
 pub(crate) struct TimeWindow {
-    buckets: Box<[Totals]>,
+    buckets: Box<[Wide]>,
     width_nanos: u64,
     /// The clock's ticks (nanoseconds) at which the first bucket starts.
     origin: u64,
@@ -26,7 +28,8 @@ pub(crate) struct TimeWindow {
     slot: usize,
     /// Nanoseconds since `origin` at which the newest bucket ends.
     current_end: u64,
-    totals: Totals,
+    /// The sum of the buckets.
+    totals: Wide,
     /// The newest bucket on the coarse clock, if it has been paired with it.
     coarse: Option<CoarsePeriod>,
     /// The bucket `coarse` was asked for (paired or not), so that pairing is tried once a
@@ -39,13 +42,13 @@ impl TimeWindow {
         let buckets = buckets.max(1);
         let span_nanos = u64::try_from(span.as_nanos()).unwrap_or(u64::MAX);
         Self {
-            buckets: vec![Totals::default(); buckets as usize].into_boxed_slice(),
+            buckets: vec![Wide::default(); buckets as usize].into_boxed_slice(),
             width_nanos: (span_nanos / u64::from(buckets)).max(1),
             origin,
             current: 0,
             slot: 0,
             current_end: (span_nanos / u64::from(buckets)).max(1),
-            totals: Totals::default(),
+            totals: Wide::default(),
             coarse: None,
             paired: None,
         }
@@ -69,15 +72,16 @@ impl TimeWindow {
         }
         let len = self.buckets.len() as u64;
         if index - self.current >= len {
-            self.buckets.fill(Totals::default());
-            self.totals = Totals::default();
+            self.buckets.fill(Wide::default());
+            self.totals = Wide::default();
         } else {
             for i in self.current + 1..=index {
                 let bucket = &mut self.buckets[(i % len) as usize];
+                // Exact: the totals are the sum of the buckets, and no count wraps.
                 self.totals.calls -= bucket.calls;
                 self.totals.failures -= bucket.failures;
                 self.totals.slow -= bucket.slow;
-                *bucket = Totals::default();
+                *bucket = Wide::default();
             }
         }
         self.current = index;
@@ -102,7 +106,7 @@ impl TimeWindow {
         *bucket = bucket.with(mark);
         let totals = self.totals.with(mark);
         self.totals = totals;
-        totals
+        totals.narrow()
     }
 
     /// Whether the coarse clock proves the newest bucket still holds the present, so that
@@ -137,19 +141,91 @@ impl TimeWindow {
 
     pub(crate) fn totals(&mut self, now: Option<u64>) -> Totals {
         self.advance(now);
-        self.totals
+        self.totals.narrow()
+    }
+
+    /// Drops every slow mark, keeping the calls and their failures.
+    pub(crate) fn forget_slow(&mut self) {
+        self.buckets.iter_mut().for_each(|bucket| bucket.slow = 0);
+        self.totals.slow = 0;
+    }
+
+    /// Adds `n` calls of `mark` at `now` as `n` calls of [`record`](Self::record) would, for
+    /// tests of counts no test could make one call at a time.
+    #[cfg(test)]
+    fn record_many(&mut self, mark: Mark, n: u64, now: Option<u64>) -> Totals {
+        self.advance(now);
+        let times = |counts: Wide| Wide {
+            calls: counts.calls + n,
+            failures: counts.failures + u64::from(mark.failure) * n,
+            slow: counts.slow + u64::from(mark.slow) * n,
+        };
+        self.buckets[self.slot] = times(self.buckets[self.slot]);
+        self.totals = times(self.totals);
+        self.totals.narrow()
     }
 
     pub(crate) fn clear(&mut self) {
-        self.buckets.fill(Totals::default());
-        self.totals = Totals::default();
+        self.buckets.fill(Wide::default());
+        self.totals = Wide::default();
+    }
+}
+
+/// Counts of a bucket, or of the window. A count grows by at most one a call, and a call
+/// takes a nanosecond at the very least: 64 bits last some 580 years of calls.
+/// `failures` and `slow` never exceed `calls`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Wide {
+    calls: u64,
+    failures: u64,
+    slow: u64,
+}
+
+impl Wide {
+    /// These counts and one more call, `mark`.
+    #[inline]
+    fn with(self, mark: Mark) -> Self {
+        Self {
+            calls: self.calls + 1,
+            failures: self.failures + u64::from(mark.failure),
+            slow: self.slow + u64::from(mark.slow),
+        }
+    }
+
+    /// The counts as the breaker judges and shows them; exact up to `u32::MAX` calls.
+    #[inline]
+    fn narrow(self) -> Totals {
+        match u32::try_from(self.calls) {
+            // Both at most `calls`, so they fit too.
+            Ok(calls) => Totals {
+                calls,
+                failures: self.failures as u32,
+                slow: self.slow as u32,
+            },
+            Err(_) => self.scaled(),
+        }
+    }
+
+    /// More than `u32::MAX` calls: `u32::MAX` of them, and the failures and slow calls
+    /// scaled alike, so that both rates hold (to 1 in 2^32).
+    #[cold]
+    fn scaled(self) -> Totals {
+        let scale = |count: u64| {
+            let scaled = u128::from(count) * u128::from(u32::MAX) / u128::from(self.calls);
+            scaled as u32
+        };
+        Totals {
+            calls: u32::MAX,
+            failures: scale(self.failures),
+            slow: scale(self.slow),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::window::marks::{FAIL, OK};
+    use crate::window::marks::{FAIL, OK, SLOW_OK};
 
     fn at(origin: u64, ms: u64) -> Option<u64> {
         Some(origin + ms * 1_000_000)
@@ -201,6 +277,62 @@ mod tests {
                 slow: 0
             }
         );
+    }
+
+    #[test]
+    fn forgetting_slow_marks_keeps_calls_and_expires_cleanly() {
+        let origin = 123_456_789;
+        let mut w = TimeWindow::new(Duration::from_secs(10), 10, origin);
+        w.record(SLOW_OK, at(origin, 0));
+        w.record(FAIL, at(origin, 0));
+        w.record(SLOW_OK, at(origin, 5_000));
+        w.forget_slow();
+        let expected = Totals {
+            calls: 3,
+            failures: 1,
+            slow: 0,
+        };
+        assert_eq!(w.totals(at(origin, 5_000)), expected);
+        // The buckets lost their marks too: expiring them takes none from the totals.
+        w.record(SLOW_OK, at(origin, 9_000));
+        assert_eq!(
+            w.totals(at(origin, 10_000)),
+            Totals {
+                calls: 2,
+                failures: 0,
+                slow: 1
+            }
+        );
+    }
+
+    #[test]
+    fn a_bucket_past_u32_max_expires_exactly() {
+        let origin = 123_456_789;
+        let mut w = TimeWindow::new(Duration::from_secs(10), 10, origin);
+        let many = u64::from(u32::MAX) + 10;
+        w.record_many(FAIL, many, at(origin, 0));
+        for _ in 0..5 {
+            w.record(OK, at(origin, 5_000));
+        }
+        // 2^32 + 14 calls, 2^32 + 9 failed: told as u32::MAX calls at the same rate.
+        assert_eq!(
+            w.totals(at(origin, 5_000)),
+            Totals {
+                calls: u32::MAX,
+                failures: u32::MAX - 5,
+                slow: 0
+            }
+        );
+        assert_eq!(
+            w.totals(at(origin, 10_000)),
+            Totals {
+                calls: 5,
+                failures: 0,
+                slow: 0
+            },
+            "the first bucket expired, and only it"
+        );
+        assert_eq!(w.totals(at(origin, 15_000)), Totals::default());
     }
 
     #[test]

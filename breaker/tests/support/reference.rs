@@ -52,6 +52,8 @@ pub struct Spec {
     pub slow: Option<(u64, f64)>,
     pub open_ms: u64,
     pub probes: u32,
+    /// Probe successes that end the trial; `probes` when `None`.
+    pub successes: Option<u32>,
     /// Backoff factor and longest OPEN.
     pub backoff: Option<(f64, u64)>,
     /// Ramp-up percentages and step length.
@@ -72,6 +74,9 @@ impl Spec {
             .failure_rate(self.failure_rate)
             .open_for(Duration::from_millis(self.open_ms))
             .probes(self.probes);
+        if let Some(successes) = self.successes {
+            b = b.successes(successes);
+        }
         if let Some((threshold_ms, rate)) = self.slow {
             b = b.slow_calls(Duration::from_millis(threshold_ms), rate);
         }
@@ -106,6 +111,11 @@ pub enum Op {
     Reset,
     /// Reconfigure the breaker with this failure rate, the rest of its configuration kept.
     Retune(f64),
+    /// Reconfigure the breaker to end its trials after `n % probes + 1` probe successes.
+    Successes(u32),
+    /// Reconfigure the breaker with slow calls turned off, or back on: as the spec sets them,
+    /// or at 250 ms and 0.5 if it sets none.
+    ToggleSlow,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -129,6 +139,8 @@ struct ModelPermit {
     generation: u64,
     kind: Kind,
     acquired_at: Duration,
+    /// Admitted while slow calls were judged: only such a call can be slow.
+    timed: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,6 +213,12 @@ pub struct Seen {
     pub opened_by_retune: u32,
     pub half_opened: u32,
     pub closed_by_probes: u32,
+    /// Trials that ended with probes still out (`successes` below `probes`).
+    pub passed_with_probes_out: u32,
+    /// Trials that a reconfiguration with fewer `successes` ended.
+    pub passed_by_reconfiguring: u32,
+    /// Slow calls turned off while the window held slow marks, which were dropped.
+    pub slow_marks_dropped: u32,
     pub ramps_started: u32,
     pub ramp_steps_climbed: u32,
     pub closed_by_ramp: u32,
@@ -358,6 +376,7 @@ impl Model {
             generation: self.generation,
             kind,
             acquired_at: self.now,
+            timed: self.spec.slow.is_some(),
         }
     }
 
@@ -435,10 +454,10 @@ impl Model {
             return;
         }
         let slow = match self.spec.slow {
-            Some((threshold_ms, _)) => {
+            Some((threshold_ms, _)) if permit.timed => {
                 self.now - permit.acquired_at > Duration::from_millis(threshold_ms)
             }
-            None => false,
+            _ => false,
         };
         match (permit.kind, result) {
             (Kind::Probe, Verdict::Ignored) => self.in_flight -= 1,
@@ -472,7 +491,7 @@ impl Model {
                     self.trial_failed();
                 } else {
                     self.probe_successes += 1;
-                    if self.probe_successes == self.spec.probes {
+                    if self.probe_successes == self.successes() {
                         self.probes_succeeded();
                     }
                 }
@@ -487,9 +506,16 @@ impl Model {
         }
     }
 
-    /// Every probe succeeded: CLOSED, or with a ramp, HALF_OPEN in a new generation at the
-    /// ramp's first step, so that results of probes still out are discarded.
+    fn successes(&self) -> u32 {
+        self.spec.successes.unwrap_or(self.spec.probes)
+    }
+
+    /// `successes` probes succeeded: CLOSED, or with a ramp, HALF_OPEN in a new generation at
+    /// the ramp's first step, so that results of probes still out are discarded.
     fn probes_succeeded(&mut self) {
+        if self.in_flight > 0 {
+            self.seen.passed_with_probes_out += 1;
+        }
         if self.spec.ramp.is_none() {
             self.seen.closed_by_probes += 1;
             self.enter(State::Closed);
@@ -518,6 +544,39 @@ impl Model {
             None => false,
         };
         by_failures || by_slowness
+    }
+
+    /// A new `successes`: the probe successes already counted are kept, and a trial they
+    /// pass under the new value ends at once.
+    fn resucceed(&mut self, successes: u32) {
+        self.spec.successes = Some(successes);
+        let probing = self.state == State::HalfOpen && self.ramp.is_none();
+        if probing && self.probe_successes >= successes {
+            self.seen.passed_by_reconfiguring += 1;
+            self.probes_succeeded();
+        }
+    }
+
+    /// Slow calls turned on or off. Turned off, the window's slow marks are dropped, so that
+    /// turning them on again counts none of the old ones; a CLOSED window is then judged,
+    /// as after any reconfiguration.
+    fn set_slow(&mut self, slow: Option<(u64, f64)>) {
+        self.spec.slow = slow;
+        if slow.is_none() {
+            let marks = self
+                .recent
+                .iter_mut()
+                .chain(self.timed.iter_mut().map(|(_, d)| d));
+            let mut dropped = false;
+            for done in marks {
+                dropped |= done.slow;
+                done.slow = false;
+            }
+            self.seen.slow_marks_dropped += u32::from(dropped);
+        }
+        if self.state == State::Closed && self.trips() {
+            self.trip();
+        }
     }
 
     fn force_open(&mut self) {
@@ -685,7 +744,7 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
             }
             Op::PanicDrop(i) => settle(&mut live, &mut model, i, FAILURE, drop_panicking),
             Op::SlowSuccess(i) => {
-                if let Some((threshold_ms, _)) = spec.slow {
+                if let Some((threshold_ms, _)) = model.spec.slow {
                     let by = Duration::from_millis(threshold_ms + 1);
                     clock.advance(by);
                     model.now += by;
@@ -716,6 +775,29 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
                 let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
                 b.reconfigure(config);
                 model.retune(failure_rate);
+            }
+            Op::Successes(n) => {
+                let successes = n % model.spec.probes + 1;
+                let retuned = Spec {
+                    successes: Some(successes),
+                    ..model.spec.clone()
+                };
+                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                b.reconfigure(config);
+                model.resucceed(successes);
+            }
+            Op::ToggleSlow => {
+                let slow = match model.spec.slow {
+                    Some(_) => None,
+                    None => Some(spec.slow.unwrap_or((250, 0.5))),
+                };
+                let retuned = Spec {
+                    slow,
+                    ..model.spec.clone()
+                };
+                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                b.reconfigure(config);
+                model.set_slow(slow);
             }
         }
         agree!(b.state(), model.state, "step {step}: {op:?}: state");
