@@ -550,7 +550,7 @@ fn model_slow_marks_go_when_slow_calls_go() {
             span_ms: 1000,
             buckets: 1,
         },
-        min_calls: 1,
+        min_calls: 2,
         failure_rate: 0.25,
         slow: Some((100, 0.25)),
         ..count_spec(1, 1, 1)
