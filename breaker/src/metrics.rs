@@ -12,7 +12,7 @@
 //! | `circuitbreaker_calls_total{result}` | counter | calls since the breaker was created, by `result`: `success`, `failure`, `ignored`, `cancelled` (dropped without a result), `rejected` |
 //! | `circuitbreaker_failure_rate` | gauge | failures / calls in the window, once `min_calls` completed |
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
-//! | `circuitbreaker_state_transitions_total{from,to}` | counter | transitions since [`register`] first ran, or since the breaker was created if later |
+//! | `circuitbreaker_state_transitions_total{from_state,to_state}` | counter | transitions since [`register`] first ran, or since the breaker was created if later |
 //!
 //! The state is one series per breaker holding the current state's code, not one series per
 //! state, so no series is left at 1 after the breaker moved on. The rates are left out while
@@ -181,7 +181,10 @@ impl Collector for BreakerCollector {
         )?;
         for s in &series {
             for (&(from, to), &count) in &s.transitions {
-                let labels = s.labels(&[("from", state_name(from)), ("to", state_name(to))]);
+                let labels = s.labels(&[
+                    ("from_state", state_name(from)),
+                    ("to_state", state_name(to)),
+                ]);
                 ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
             }
         }
