@@ -24,9 +24,9 @@ pub(crate) struct Keyed {
     /// Keys may come from anyone: a hasher with per-process random keys, built to resist
     /// collision floods, and several times faster than SipHash on short keys.
     hasher: ahash::RandomState,
-    /// A logical clock for least-recently-used eviction, bumped by every new key: a lookup
-    /// stamps its member with the current value, so recency is told apart between the
-    /// insertions (the only moments eviction looks) without a shared write per lookup.
+    /// A logical clock for least-recently-used eviction: every insertion, and every lookup
+    /// of a member that is not the newest already, takes the next value, so no two uses
+    /// tie. Looking up the newest member again (the common run of one key) writes nothing.
     tick: AtomicU64,
     slots: RwLock<Slots>,
 }
@@ -77,16 +77,22 @@ impl Keyed {
         {
             let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
             if let Some(member) = slots.find(hash, key) {
-                let now = self.tick.load(Ordering::Relaxed);
-                // Written only when it changes: the member's line stays shared between
-                // the cores that look it up.
-                if member.used.load(Ordering::Relaxed) != now {
-                    member.used.store(now, Ordering::Relaxed);
-                }
+                self.touch(member);
                 return member.breaker.clone();
             }
         }
         self.insert(hash, key)
+    }
+
+    /// Stamps `member` as the most recently used. A member holding the newest stamp is
+    /// already that, and is left alone: its line stays shared between the cores that look
+    /// it up. `fetch_max`, so that of two racing stamps the newer stays.
+    #[inline]
+    fn touch(&self, member: &Member) {
+        if member.used.load(Ordering::Relaxed) != self.tick.load(Ordering::Relaxed) {
+            let now = self.tick.fetch_add(1, Ordering::Relaxed) + 1;
+            member.used.fetch_max(now, Ordering::Relaxed);
+        }
     }
 
     #[cold]
