@@ -10,16 +10,22 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::fmt::{self, Display};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
+use crate::sync::{AtomicU64, Mutex, Ordering, RwLock};
 use crate::{Breaker, Config, State};
 
 /// Breakers told apart by key, at most `max_keys` of them.
-pub(crate) struct Keyed {
+///
+/// A member is born in its family's state: created under the write lock that also guards
+/// the family's configuration and sticky action, and configured, forced open or disabled
+/// before the lock is released, so no one sees it otherwise. [`Keyed::apply`] changes them
+/// under the same lock, with the members of that moment; a member created after it reads
+/// the new state at its birth.
+pub struct Keyed {
     name: Arc<str>,
-    /// Shared by every member's breaker.
-    config: Arc<Config>,
+    /// The configuration the family was declared with (`#[circuit_breaker]`'s keys).
+    declared: Config,
     max_keys: usize,
     /// Keys may come from anyone: a hasher with per-process random keys, built to resist
     /// collision floods, and several times faster than SipHash on short keys.
@@ -29,14 +35,56 @@ pub(crate) struct Keyed {
     /// tie. Looking up the newest member again (the common run of one key) writes nothing.
     tick: AtomicU64,
     slots: RwLock<Slots>,
+    /// Held through a whole [`Keyed::apply`], so that the members end with the last one
+    /// applied, as the family's state does.
+    applying: Mutex<()>,
 }
 
-#[derive(Default)]
 struct Slots {
     buckets: HashMap<u64, Vec<Member>, BuildHasherDefault<Prehashed>>,
     len: usize,
     /// Whether the family has been full: its table then has room for twice its keys.
     full: bool,
+    /// What a new member is born with. Shared by every member born since it was set.
+    config: Arc<Config>,
+    sticky: Option<Sticky>,
+}
+
+/// An operator's action on every member of a keyed family (see [`Keyed::apply`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FamilyAction {
+    /// Every member forced open, and every member created later.
+    ForceOpen,
+    /// Every member disabled, and every member created later.
+    Disable,
+    /// Every member back to CLOSED; members created later start closed.
+    Reset,
+}
+
+/// The state a forced-open or disabled family's members are born in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sticky {
+    ForceOpen,
+    Disable,
+}
+
+impl Sticky {
+    fn state(self) -> State {
+        match self {
+            Sticky::ForceOpen => State::ForcedOpen,
+            Sticky::Disable => State::Disabled,
+        }
+    }
+}
+
+impl FamilyAction {
+    fn run(self, breaker: &Breaker) {
+        match self {
+            FamilyAction::ForceOpen => breaker.force_open(),
+            FamilyAction::Disable => breaker.disable(),
+            FamilyAction::Reset => breaker.reset(),
+        }
+    }
 }
 
 struct Member {
@@ -47,14 +95,23 @@ struct Member {
 }
 
 impl Keyed {
-    pub(crate) fn new(name: Arc<str>, config: Config, max_keys: usize) -> Self {
+    /// A family named `name` whose members start with `config`, at most `max_keys` of them.
+    pub fn new(name: Arc<str>, config: Config, max_keys: usize) -> Self {
+        let slots = Slots {
+            buckets: HashMap::default(),
+            len: 0,
+            full: false,
+            config: Arc::new(config.clone()),
+            sticky: None,
+        };
         Self {
             name,
-            config: Arc::new(config),
+            declared: config,
             max_keys: max_keys.max(1),
             hasher: ahash::RandomState::new(),
             tick: AtomicU64::new(0),
-            slots: RwLock::default(),
+            slots: RwLock::new(slots),
+            applying: Mutex::new(()),
         }
     }
 
@@ -62,20 +119,64 @@ impl Keyed {
         &self.name
     }
 
-    pub(crate) fn config(&self) -> &Config {
-        &self.config
+    /// The configuration the family was declared with, whatever was applied since.
+    pub(crate) fn declared(&self) -> &Config {
+        &self.declared
+    }
+
+    /// The configuration members are born with now: the declared one, or the last applied.
+    pub fn config(&self) -> Config {
+        Config::clone(&self.read().config)
+    }
+
+    /// Applies `config` and `action` to every member and to every member created later (a
+    /// reset reaches the present members, and later ones are born closed). Once it returns,
+    /// every member has them, however many were being created meanwhile.
+    pub fn apply(&self, config: Option<Config>, action: Option<FamilyAction>) {
+        let _applying = self.applying.lock().unwrap_or_else(|e| e.into_inner());
+        let members: Vec<Arc<Breaker>> = {
+            let mut slots = self.write();
+            if let Some(config) = &config {
+                slots.config = Arc::new(config.clone());
+            }
+            match action {
+                Some(FamilyAction::ForceOpen) => slots.sticky = Some(Sticky::ForceOpen),
+                Some(FamilyAction::Disable) => slots.sticky = Some(Sticky::Disable),
+                Some(FamilyAction::Reset) => slots.sticky = None,
+                None => {}
+            }
+            slots.members().map(|m| m.breaker.clone()).collect()
+        };
+        // Outside the lock: a member's listeners run as it changes, and may look the family
+        // up. A member born since was born with the new state.
+        for member in members {
+            if let Some(config) = &config {
+                member.reconfigure(config.clone());
+            }
+            if let Some(action) = action {
+                action.run(&member);
+            }
+        }
+    }
+
+    fn read(&self) -> crate::sync::RwLockReadGuard<'_, Slots> {
+        self.slots.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> crate::sync::RwLockWriteGuard<'_, Slots> {
+        self.slots.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The breaker of `key`, created (and the least recently used one evicted, closed ones
     /// first, past `max_keys`) if the key is new.
-    pub(crate) fn breaker<Q>(&self, key: &Q) -> Arc<Breaker>
+    pub fn breaker<Q>(&self, key: &Q) -> Arc<Breaker>
     where
         Q: ?Sized + Hash + Eq + Display + ToOwned,
         Q::Owned: Send + Sync + 'static,
     {
         let hash = self.hasher.hash_one(key);
         {
-            let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
+            let slots = self.read();
             if let Some(member) = slots.find(hash, key) {
                 self.touch(member);
                 return member.breaker.clone();
@@ -101,7 +202,7 @@ impl Keyed {
         Q: ?Sized + Hash + Eq + Display + ToOwned,
         Q::Owned: Send + Sync + 'static,
     {
-        let mut slots = self.slots.write().unwrap_or_else(|e| e.into_inner());
+        let mut slots = self.write();
         let now = self.tick.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(member) = slots.find(hash, key) {
             member.used.store(now, Ordering::Relaxed);
@@ -122,11 +223,11 @@ impl Keyed {
             }
             slots.evict_one();
         }
-        let breaker = Arc::new(Breaker::keyed(
-            &self.name,
-            &key.to_string(),
-            self.config.clone(),
-        ));
+        let breaker = Breaker::keyed(&self.name, &key.to_string(), slots.config.clone());
+        if let Some(sticky) = slots.sticky {
+            breaker.start_in(sticky.state());
+        }
+        let breaker = Arc::new(breaker);
         // Most hashes hold one key: room for one, not the four of a default `Vec`'s growth.
         let bucket = slots.buckets.entry(hash);
         bucket
@@ -144,14 +245,14 @@ impl Keyed {
 
     /// The breaker whose key displays as `text`.
     pub(crate) fn find_by_text(&self, text: &str) -> Option<Arc<Breaker>> {
-        let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
+        let slots = self.read();
         let found = slots.members().find(|m| m.breaker.key() == Some(text));
         found.map(|m| m.breaker.clone())
     }
 
     /// Every key's breaker.
-    pub(crate) fn members(&self) -> Vec<Arc<Breaker>> {
-        let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
+    pub fn members(&self) -> Vec<Arc<Breaker>> {
+        let slots = self.read();
         slots.members().map(|m| m.breaker.clone()).collect()
     }
 }
