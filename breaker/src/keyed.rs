@@ -94,6 +94,18 @@ struct Member {
     used: AtomicU64,
 }
 
+impl Member {
+    fn holds<Q>(&self, key: &Q) -> bool
+    where
+        Q: ?Sized + Eq + ToOwned,
+        Q::Owned: 'static,
+    {
+        self.key
+            .downcast_ref::<Q::Owned>()
+            .is_some_and(|owned| owned.borrow() == key)
+    }
+}
+
 impl Keyed {
     /// A family named `name` whose members start with `config`, at most `max_keys` of them.
     pub fn new(name: Arc<str>, config: Config, max_keys: usize) -> Self {
@@ -243,6 +255,35 @@ impl Keyed {
         breaker
     }
 
+    /// Takes `key`'s breaker out of the family (an instance gone offline): the next call
+    /// with `key` gets a new breaker, born in the family's state. Permits of the removed
+    /// breaker still record into it, which no one reads any more.
+    pub fn remove<Q>(&self, key: &Q) -> Option<Arc<Breaker>>
+    where
+        Q: ?Sized + Hash + Eq + ToOwned,
+        Q::Owned: 'static,
+    {
+        let hash = self.hasher.hash_one(key);
+        let mut slots = self.write();
+        let i = slots
+            .buckets
+            .get(&hash)?
+            .iter()
+            .position(|m| m.holds(key))?;
+        Some(slots.take(hash, i))
+    }
+
+    /// Takes the breaker whose key displays as `text` out of the family, as
+    /// [`remove`](Keyed::remove) does.
+    pub(crate) fn remove_by_text(&self, text: &str) -> Option<Arc<Breaker>> {
+        let mut slots = self.write();
+        let (hash, i) = slots
+            .positions()
+            .find(|(_, _, m)| m.breaker.key() == Some(text))
+            .map(|(hash, i, _)| (hash, i))?;
+        Some(slots.take(hash, i))
+    }
+
     /// The breaker whose key displays as `text`.
     pub(crate) fn find_by_text(&self, text: &str) -> Option<Arc<Breaker>> {
         let slots = self.read();
@@ -263,36 +304,46 @@ impl Slots {
         Q: ?Sized + Eq + ToOwned,
         Q::Owned: 'static,
     {
-        self.buckets.get(&hash)?.iter().find(|m| {
-            m.key
-                .downcast_ref::<Q::Owned>()
-                .is_some_and(|owned| owned.borrow() == key)
-        })
+        self.buckets.get(&hash)?.iter().find(|m| m.holds(key))
     }
 
     fn members(&self) -> impl Iterator<Item = &Member> {
         self.buckets.values().flatten()
     }
 
+    /// Every member with its bucket and its place in it.
+    fn positions(&self) -> impl Iterator<Item = (u64, usize, &Member)> {
+        self.buckets
+            .iter()
+            .flat_map(|(hash, members)| members.iter().enumerate().map(move |(i, m)| (*hash, i, m)))
+    }
+
+    /// Takes the `i`th member of bucket `hash` out; returns its breaker.
+    fn take(&mut self, hash: u64, i: usize) -> Arc<Breaker> {
+        let members = self
+            .buckets
+            .get_mut(&hash)
+            .expect("a bucket of a member found");
+        let member = members.swap_remove(i);
+        if members.is_empty() {
+            self.buckets.remove(&hash);
+        }
+        self.len -= 1;
+        member.breaker
+    }
+
     /// Drops the least recently used member, preferring closed breakers: an open one still
     /// protects its downstream, and forgetting it would let a burst of calls through.
     fn evict_one(&mut self) {
         let victim = self
-            .buckets
-            .iter()
-            .flat_map(|(hash, members)| members.iter().enumerate().map(move |(i, m)| (*hash, i, m)))
+            .positions()
             .min_by_key(|(_, _, m)| {
                 let open = m.breaker.state() != State::Closed;
                 (open, m.used.load(Ordering::Relaxed))
             })
             .map(|(hash, i, _)| (hash, i));
-        let Some((hash, i)) = victim else { return };
-        if let Some(members) = self.buckets.get_mut(&hash) {
-            members.swap_remove(i);
-            if members.is_empty() {
-                self.buckets.remove(&hash);
-            }
-            self.len -= 1;
+        if let Some((hash, i)) = victim {
+            self.take(hash, i);
         }
     }
 }
