@@ -1,6 +1,10 @@
 //! Keyed families: which key a full family evicts, and what a new member is born with.
 
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use breaker::{circuit_breaker, registry, Breaker, Classify, Config, Outcome, Rejected, State};
 
@@ -152,4 +156,104 @@ async fn the_keyed_layer_removes_a_key_and_its_next_request_gets_a_new_breaker()
     let fresh = registry().get_keyed("fam::layer", "a").unwrap();
     assert!(!Arc::ptr_eq(&fresh, &old));
     assert_eq!((old.snapshot().calls, fresh.snapshot().calls), (1, 1));
+}
+
+/// Polls `future` once; it must be done, or stay pending until a later [`poll`].
+fn poll<F: Future>(future: Pin<&mut F>) -> Poll<F::Output> {
+    future.poll(&mut Context::from_waker(Waker::noop()))
+}
+
+fn now<F: Future>(future: F) -> F::Output {
+    match poll(pin!(future)) {
+        Poll::Ready(out) => out,
+        Poll::Pending => unreachable!("only a gated call waits"),
+    }
+}
+
+/// Holds a call in flight while it is closed.
+struct Gate(AtomicBool);
+
+impl Gate {
+    async fn pass(&self) {
+        std::future::poll_fn(|_| match self.0.load(Ordering::Acquire) {
+            true => Poll::Ready(()),
+            false => Poll::Pending,
+        })
+        .await
+    }
+}
+
+#[circuit_breaker(name = "fam::busy", key = host, max_keys = 2, window = 2, min = 2)]
+async fn busy(host: &str, fail: bool, gate: Option<&Gate>) -> Result<(), Down> {
+    let _ = host;
+    if let Some(gate) = gate {
+        gate.pass().await;
+    }
+    match fail {
+        true => Err(Down),
+        false => Ok(()),
+    }
+}
+
+fn evicted(name: &str, busy: bool) -> String {
+    let series = format!("circuitbreaker_keys_evicted_total{{name=\"{name}\",busy=\"{busy}\"}} ");
+    let text = breaker::metrics::text();
+    let line = text.lines().find(|l| l.starts_with(&series));
+    line.map_or_else(|| "absent".to_owned(), |l| l[series.len()..].to_owned())
+}
+
+#[test]
+fn a_full_family_evicts_an_idle_key_before_one_with_a_call_in_flight() {
+    let gate = Gate(AtomicBool::new(false));
+    assert!(now(busy("a", true, None)).is_err()); // a: 1 failure of 1
+    let mut in_flight = pin!(busy("a", true, Some(&gate)));
+    assert!(poll(in_flight.as_mut()).is_pending());
+    now(busy("b", false, None)).unwrap();
+    now(busy("c", false, None)).unwrap(); // full: b goes, idle though newer than a
+
+    gate.0.store(true, Ordering::Release);
+    assert!(matches!(poll(in_flight.as_mut()), Poll::Ready(Err(Down))));
+    // a failed 2 calls of 2, both in the breaker it still has: open.
+    let a = registry().get_keyed("fam::busy", "a").unwrap();
+    assert_eq!((a.state(), a.snapshot().failures), (State::Open, 2));
+    assert!(now(busy("a", false, None)).is_err()); // rejected
+    assert!(registry().get_keyed("fam::busy", "b").is_none());
+    assert!(registry().get_keyed("fam::busy", "c").is_some());
+    assert_eq!(
+        (evicted("fam::busy", false), evicted("fam::busy", true)),
+        ("1".to_owned(), "0".to_owned())
+    );
+}
+
+#[circuit_breaker(name = "fam::all_busy", key = host, max_keys = 2)]
+async fn all_busy(host: &str, gate: Option<&Gate>) -> Result<(), Down> {
+    let _ = host;
+    if let Some(gate) = gate {
+        gate.pass().await;
+    }
+    Ok(())
+}
+
+#[test]
+fn when_every_member_is_busy_the_least_recently_used_goes_and_is_counted_busy() {
+    let gate = Gate(AtomicBool::new(false));
+    let mut a = pin!(all_busy("a", Some(&gate)));
+    let mut b = pin!(all_busy("b", Some(&gate)));
+    assert!(poll(a.as_mut()).is_pending() && poll(b.as_mut()).is_pending());
+    let first = registry().get_keyed("fam::all_busy", "a").unwrap();
+    now(all_busy("c", None)).unwrap();
+    assert!(registry().get_keyed("fam::all_busy", "a").is_none());
+    assert!(registry().get_keyed("fam::all_busy", "b").is_some());
+    assert_eq!(
+        (
+            evicted("fam::all_busy", false),
+            evicted("fam::all_busy", true)
+        ),
+        ("0".to_owned(), "1".to_owned())
+    );
+    // The evicted breaker's call ends in it, unseen by the family.
+    gate.0.store(true, Ordering::Release);
+    assert!(matches!(poll(a.as_mut()), Poll::Ready(Ok(()))));
+    assert!(matches!(poll(b.as_mut()), Poll::Ready(Ok(()))));
+    assert_eq!(first.snapshot().calls, 1);
 }

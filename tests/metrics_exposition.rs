@@ -150,6 +150,7 @@ fn descriptors_have_the_documented_names_and_types() {
         "# TYPE circuitbreaker_failure_rate gauge",
         "# TYPE circuitbreaker_slow_call_rate gauge",
         "# TYPE circuitbreaker_state_transitions counter",
+        "# TYPE circuitbreaker_keys_evicted counter",
     ] {
         assert_eq!(text.lines().filter(|l| *l == line).count(), 1, "{line}");
     }

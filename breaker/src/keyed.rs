@@ -15,7 +15,9 @@ use std::sync::Arc;
 use crate::sync::{AtomicU64, Mutex, Ordering, RwLock};
 use crate::{Breaker, Config, State};
 
-/// Breakers told apart by key, at most `max_keys` of them.
+/// Breakers told apart by key, at most `max_keys` of them. A new key past `max_keys` evicts
+/// the least recently used member, closed ones first and among them idle ones (no call in
+/// flight); see `Slots::evict_one`.
 ///
 /// A member is born in its family's state: created under the write lock that also guards
 /// the family's configuration and sticky action, and configured, forced open or disabled
@@ -38,6 +40,9 @@ pub struct Keyed {
     /// Held through a whole [`Keyed::apply`], so that the members end with the last one
     /// applied, as the family's state does.
     applying: Mutex<()>,
+    /// Members evicted with no call in flight, and with calls in flight.
+    evicted_idle: AtomicU64,
+    evicted_busy: AtomicU64,
 }
 
 struct Slots {
@@ -95,6 +100,16 @@ struct Member {
 }
 
 impl Member {
+    /// Whether anyone but the family holds the breaker: a call in flight does, for its
+    /// whole length (the attribute's call and the keyed layer's response future hold the
+    /// `Arc`, and so does every permit's owner). Costs nothing on the call's path: taking
+    /// the `Arc` is the count. A handle kept from [`Registry::get_keyed`] counts too.
+    ///
+    /// [`Registry::get_keyed`]: crate::Registry::get_keyed
+    fn busy(&self) -> bool {
+        Arc::strong_count(&self.breaker) > 1
+    }
+
     fn holds<Q>(&self, key: &Q) -> bool
     where
         Q: ?Sized + Eq + ToOwned,
@@ -124,6 +139,8 @@ impl Keyed {
             tick: AtomicU64::new(0),
             slots: RwLock::new(slots),
             applying: Mutex::new(()),
+            evicted_idle: AtomicU64::new(0),
+            evicted_busy: AtomicU64::new(0),
         }
     }
 
@@ -233,7 +250,13 @@ impl Keyed {
                     .buckets
                     .reserve((2 * self.max_keys).saturating_sub(len));
             }
-            slots.evict_one();
+            if let Some(busy) = slots.evict_one() {
+                let evicted = match busy {
+                    true => &self.evicted_busy,
+                    false => &self.evicted_idle,
+                };
+                evicted.fetch_add(1, Ordering::Relaxed);
+            }
         }
         let breaker = Breaker::keyed(&self.name, &key.to_string(), slots.config.clone());
         if let Some(sticky) = slots.sticky {
@@ -284,6 +307,15 @@ impl Keyed {
         Some(slots.take(hash, i))
     }
 
+    /// Members evicted so far: `(idle, busy)`, busy ones with calls in flight.
+    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
+    pub(crate) fn evictions(&self) -> (u64, u64) {
+        (
+            self.evicted_idle.load(Ordering::Relaxed),
+            self.evicted_busy.load(Ordering::Relaxed),
+        )
+    }
+
     /// The breaker whose key displays as `text`.
     pub(crate) fn find_by_text(&self, text: &str) -> Option<Arc<Breaker>> {
         let slots = self.read();
@@ -332,19 +364,25 @@ impl Slots {
         member.breaker
     }
 
-    /// Drops the least recently used member, preferring closed breakers: an open one still
-    /// protects its downstream, and forgetting it would let a burst of calls through.
-    fn evict_one(&mut self) {
-        let victim = self
+    /// Drops the least recently used member, preferring closed breakers, and among those
+    /// idle ones; says whether the one dropped was busy.
+    ///
+    /// An open breaker still protects its downstream, and forgetting it would let a burst of
+    /// calls through. A busy one has calls in flight whose results would land in a breaker
+    /// no one sees any more, while the key's next call starts on a new one with none of
+    /// them. When every closed member is busy, the least recently used goes all the same
+    /// (memory stays bounded), and is counted as busy.
+    fn evict_one(&mut self) -> Option<bool> {
+        let (hash, i, busy) = self
             .positions()
-            .min_by_key(|(_, _, m)| {
+            .map(|(hash, i, m)| {
                 let open = m.breaker.state() != State::Closed;
-                (open, m.used.load(Ordering::Relaxed))
+                (open, m.busy(), m.used.load(Ordering::Relaxed), hash, i)
             })
-            .map(|(hash, i, _)| (hash, i));
-        if let Some((hash, i)) = victim {
-            self.take(hash, i);
-        }
+            .min_by_key(|&(open, busy, used, _, _)| (open, busy, used))
+            .map(|(_, busy, _, hash, i)| (hash, i, busy))?;
+        self.take(hash, i);
+        Some(busy)
     }
 }
 

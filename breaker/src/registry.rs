@@ -115,11 +115,7 @@ impl Registry {
                 })
                 .collect()
         };
-        let families: Vec<(Arc<str>, Arc<Keyed>)> = {
-            let keyed = self.keyed.read().unwrap_or_else(|e| e.into_inner());
-            keyed.iter().map(|(n, k)| (n.clone(), k.clone())).collect()
-        };
-        for (name, family) in families {
+        for (name, family) in self.families() {
             let mut members = family.members();
             members.sort_by(|a, b| a.key().cmp(&b.key()));
             out.extend(members.into_iter().map(|breaker| Entry {
@@ -258,6 +254,12 @@ pub(crate) fn announce(name: &str, breaker: &Arc<Breaker>) {
 }
 
 impl Registry {
+    /// Every keyed family with its name, sorted by name.
+    pub(crate) fn families(&self) -> Vec<(Arc<str>, Arc<Keyed>)> {
+        let keyed = self.keyed.read().unwrap_or_else(|e| e.into_inner());
+        keyed.iter().map(|(n, k)| (n.clone(), k.clone())).collect()
+    }
+
     /// The keyed family registered under `name`.
     pub(crate) fn family(&self, name: &str) -> Option<Arc<Keyed>> {
         let keyed = self.keyed.read().unwrap_or_else(|e| e.into_inner());

@@ -14,8 +14,8 @@ use crate::keyed::Keyed;
 use crate::{Breaker, Config};
 
 /// A layer giving each request key its own breaker, at most `max_keys` of them: past that
-/// the least recently used one is dropped, closed ones first, so keys chosen by clients
-/// cannot grow memory. The family is registered in [`registry()`](crate::registry) under
+/// the least recently used one is dropped, closed ones first and among them those with no
+/// request in flight, so keys chosen by clients cannot grow memory. The family is registered in [`registry()`](crate::registry) under
 /// `name`, each breaker found by its key's `Display` text.
 ///
 /// The key function returns an owned key (`SocketAddr`, `String`, a small enum); a key that
