@@ -284,6 +284,10 @@ impl Registry {
     /// closed): once `apply` returns, every member has them, even one created meanwhile, and
     /// a new member of a forced-open family rejects from its very first call.
     ///
+    /// Applies run one at a time, each checked against what the one before left. Listeners
+    /// of the breakers run during an apply, so a listener must not apply overrides itself
+    /// (it would wait for its own apply); hand the work to another task or thread.
+    ///
     /// ```
     /// use std::sync::Arc;
     /// use breaker::overrides::Overrides;
