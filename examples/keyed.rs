@@ -2,6 +2,7 @@
 //!
 //! Three replicas serve the same data; one of them is down. Its breaker opens and rejects at
 //! once, while the healthy replicas' breakers stay closed, so callers can move on to them.
+//! When service discovery drops an instance, its breaker is removed with it.
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -81,5 +82,13 @@ async fn main() {
     tokio::time::advance(Duration::from_secs(3)).await;
     let probe = query(replicas[1], &down).await;
     println!("probe to {}: {probe:?}", replicas[1]);
+    show_breakers();
+
+    println!(
+        "service discovery drops {}: its breaker goes with it",
+        replicas[2]
+    );
+    // The family's name: the function's path, as no `name = ...` is given.
+    registry().remove_keyed("keyed::query", &replicas[2].to_string());
     show_breakers();
 }

@@ -73,7 +73,7 @@ async fn breaker_opens_stops_calling_the_sick_upstream_falls_back_and_recovers()
             format!("circuitbreaker_calls_total{{{labels},result=\"rejected\"}} 5"),
             format!("circuitbreaker_failure_rate{{{labels}}} 0.5"),
             format!(
-                "circuitbreaker_state_transitions_total{{{labels},from=\"closed\",to=\"open\"}} 1"
+                "circuitbreaker_state_transitions_total{{{labels},from_state=\"closed\",to_state=\"open\"}} 1"
             ),
         ]
     );
@@ -104,9 +104,9 @@ async fn breaker_opens_stops_calling_the_sick_upstream_falls_back_and_recovers()
             format!("circuitbreaker_calls_total{{{labels},result=\"ignored\"}} 0"),
             format!("circuitbreaker_calls_total{{{labels},result=\"cancelled\"}} 0"),
             format!("circuitbreaker_calls_total{{{labels},result=\"rejected\"}} 6"),
-            format!("circuitbreaker_state_transitions_total{{{labels},from=\"closed\",to=\"open\"}} 1"),
-            format!("circuitbreaker_state_transitions_total{{{labels},from=\"open\",to=\"half_open\"}} 1"),
-            format!("circuitbreaker_state_transitions_total{{{labels},from=\"half_open\",to=\"closed\"}} 1"),
+            format!("circuitbreaker_state_transitions_total{{{labels},from_state=\"closed\",to_state=\"open\"}} 1"),
+            format!("circuitbreaker_state_transitions_total{{{labels},from_state=\"open\",to_state=\"half_open\"}} 1"),
+            format!("circuitbreaker_state_transitions_total{{{labels},from_state=\"half_open\",to_state=\"closed\"}} 1"),
         ]
     );
 }

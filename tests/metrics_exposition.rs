@@ -57,7 +57,7 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"cancelled\"} 1",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\"} 2",
             "circuitbreaker_failure_rate{name=\"metrics::cycle\"} 0.75",
-            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from=\"closed\",to=\"open\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\"} 1",
         ]
     );
 
@@ -73,9 +73,9 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"ignored\"} 1",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"cancelled\"} 1",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\"} 2",
-            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from=\"closed\",to=\"open\"} 1",
-            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from=\"open\",to=\"half_open\"} 1",
-            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from=\"half_open\",to=\"closed\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"open\",to_state=\"half_open\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"half_open\",to_state=\"closed\"} 1",
         ]
     );
 }
@@ -150,6 +150,7 @@ fn descriptors_have_the_documented_names_and_types() {
         "# TYPE circuitbreaker_failure_rate gauge",
         "# TYPE circuitbreaker_slow_call_rate gauge",
         "# TYPE circuitbreaker_state_transitions counter",
+        "# TYPE circuitbreaker_keys_evicted counter",
     ] {
         assert_eq!(text.lines().filter(|l| *l == line).count(), 1, "{line}");
     }
@@ -199,7 +200,7 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"cancelled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::replica\",key=\"10.1.0.1:80\"} 1.0",
-            "circuitbreaker_state_transitions_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",from=\"closed\",to=\"open\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",from_state=\"closed\",to_state=\"open\"} 1",
         ]
     );
     assert_eq!(

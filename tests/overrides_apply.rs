@@ -1,7 +1,8 @@
 //! `breaker::overrides` (feature `overrides`): operator settings from TOML, checked whole
 //! before anything changes.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use breaker::overrides::Overrides;
@@ -229,4 +230,113 @@ async fn a_keyed_family_gets_overrides_on_every_member_and_on_members_created_la
             "{host}"
         );
     }
+}
+
+/// Runs a future that never waits (the annotated functions below do not) to its end.
+fn now<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => unreachable!("the functions under test never wait"),
+    }
+}
+
+static CHURN_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+#[circuit_breaker(name = "ovr::churn", key = key, max_keys = 3)]
+async fn churn(key: u64) -> Result<(), Down> {
+    let _ = key;
+    CHURN_CALLS.fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
+#[test]
+fn after_a_family_override_returns_every_member_has_it_even_one_created_meanwhile() {
+    now(churn(0)).unwrap();
+    let stop = AtomicBool::new(false);
+    let paused = Barrier::new(2);
+    let resumed = Barrier::new(2);
+    const ROUNDS: usize = 600;
+    let (mut checked, mut wrong) = (0, None);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut key = 1;
+            for _ in 0..ROUNDS {
+                // Keeps creating keys until told to pause; then waits for the check.
+                while !stop.load(Ordering::Acquire) {
+                    let _ = now(churn(key));
+                    key += 1;
+                }
+                paused.wait();
+                resumed.wait();
+            }
+        });
+        for round in 0..ROUNDS {
+            let (rate, action, state) = if round % 2 == 0 {
+                (0.3, "force_open", State::ForcedOpen)
+            } else {
+                (0.6, "disable", State::Disabled)
+            };
+            let file = format!("[\"ovr::churn\"]\nrate = {rate}\naction = \"{action}\"\n");
+            registry().apply(&parse(&file)).unwrap();
+            stop.store(true, Ordering::Release);
+            paused.wait();
+            let members: Vec<_> = registry()
+                .list()
+                .into_iter()
+                .filter(|e| e.name() == "ovr::churn")
+                .collect();
+            checked += members.len();
+            for e in members {
+                let b = e.breaker();
+                let found = (b.config().failure_rate(), b.state());
+                if found != (rate, state) && wrong.is_none() {
+                    wrong = Some(format!("round {round}, key {:?}: {found:?}", e.key()));
+                }
+            }
+            // Failing here would leave the creator waiting: report after the rounds.
+            stop.store(false, Ordering::Release);
+            resumed.wait();
+        }
+    });
+    assert_eq!(wrong, None);
+    assert!(checked >= ROUNDS, "{checked} members checked");
+}
+
+static FORCED_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+#[circuit_breaker(name = "ovr::forced", key = key, max_keys = 64)]
+async fn forced(key: u64) -> Result<(), Down> {
+    let _ = key;
+    FORCED_CALLS.fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
+#[test]
+fn a_forced_open_family_admits_no_call_on_a_new_key_even_at_its_birth() {
+    now(forced(0)).unwrap();
+    registry()
+        .apply(&parse("[\"ovr::forced\"]\naction = \"force_open\"\n"))
+        .unwrap();
+    let admitted_before = FORCED_CALLS.load(Ordering::Relaxed);
+    const KEYS: u64 = 20_000;
+    let start = Barrier::new(2);
+    let rejected = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                for key in 1..=KEYS {
+                    // Both threads ask for the new key at once: one creates it, the other
+                    // may find it a moment later.
+                    start.wait();
+                    if now(forced(key)).is_err() {
+                        rejected.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(FORCED_CALLS.load(Ordering::Relaxed) - admitted_before, 0);
+    assert_eq!(rejected.load(Ordering::Relaxed), 2 * KEYS as usize);
 }

@@ -701,6 +701,15 @@ impl Breaker {
         self.set(State::Closed);
     }
 
+    /// Puts a breaker no one has seen yet in `to`: a keyed family's member born forced open
+    /// or disabled. No transition is announced; there was no state before to leave.
+    pub(crate) fn start_in(&self, to: State) {
+        let mut now = LazyNow::new(&self.clock);
+        let mut m = self.lock();
+        m.set(to, &mut now, &self.counts.window);
+        self.publish(&m);
+    }
+
     fn set(&self, to: State) {
         let mut now = LazyNow::new(&self.clock);
         let transition = {

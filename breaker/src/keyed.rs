@@ -10,33 +10,86 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::fmt::{self, Display};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
+use crate::sync::{AtomicU64, Mutex, Ordering, RwLock};
 use crate::{Breaker, Config, State};
 
-/// Breakers told apart by key, at most `max_keys` of them.
-pub(crate) struct Keyed {
+/// Breakers told apart by key, at most `max_keys` of them. A new key past `max_keys` evicts
+/// the least recently used member, closed ones first and among them idle ones (no call in
+/// flight); see `Slots::evict_one`.
+///
+/// A member is born in its family's state: created under the write lock that also guards
+/// the family's configuration and sticky action, and configured, forced open or disabled
+/// before the lock is released, so no one sees it otherwise. [`Keyed::apply`] changes them
+/// under the same lock, with the members of that moment; a member created after it reads
+/// the new state at its birth.
+pub struct Keyed {
     name: Arc<str>,
-    /// Shared by every member's breaker.
-    config: Arc<Config>,
+    /// The configuration the family was declared with (`#[circuit_breaker]`'s keys).
+    declared: Config,
     max_keys: usize,
     /// Keys may come from anyone: a hasher with per-process random keys, built to resist
     /// collision floods, and several times faster than SipHash on short keys.
     hasher: ahash::RandomState,
-    /// A logical clock for least-recently-used eviction, bumped by every new key: a lookup
-    /// stamps its member with the current value, so recency is told apart between the
-    /// insertions (the only moments eviction looks) without a shared write per lookup.
+    /// A logical clock for least-recently-used eviction: every insertion, and every lookup
+    /// of a member that is not the newest already, takes the next value, so no two uses
+    /// tie. Looking up the newest member again (the common run of one key) writes nothing.
     tick: AtomicU64,
     slots: RwLock<Slots>,
+    /// Held through a whole [`Keyed::apply`], so that the members end with the last one
+    /// applied, as the family's state does.
+    applying: Mutex<()>,
+    /// Members evicted with no call in flight, and with calls in flight.
+    evicted_idle: AtomicU64,
+    evicted_busy: AtomicU64,
 }
 
-#[derive(Default)]
 struct Slots {
     buckets: HashMap<u64, Vec<Member>, BuildHasherDefault<Prehashed>>,
     len: usize,
     /// Whether the family has been full: its table then has room for twice its keys.
     full: bool,
+    /// What a new member is born with. Shared by every member born since it was set.
+    config: Arc<Config>,
+    sticky: Option<Sticky>,
+}
+
+/// An operator's action on every member of a keyed family (see [`Keyed::apply`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FamilyAction {
+    /// Every member forced open, and every member created later.
+    ForceOpen,
+    /// Every member disabled, and every member created later.
+    Disable,
+    /// Every member back to CLOSED; members created later start closed.
+    Reset,
+}
+
+/// The state a forced-open or disabled family's members are born in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sticky {
+    ForceOpen,
+    Disable,
+}
+
+impl Sticky {
+    fn state(self) -> State {
+        match self {
+            Sticky::ForceOpen => State::ForcedOpen,
+            Sticky::Disable => State::Disabled,
+        }
+    }
+}
+
+impl FamilyAction {
+    fn run(self, breaker: &Breaker) {
+        match self {
+            FamilyAction::ForceOpen => breaker.force_open(),
+            FamilyAction::Disable => breaker.disable(),
+            FamilyAction::Reset => breaker.reset(),
+        }
+    }
 }
 
 struct Member {
@@ -46,15 +99,48 @@ struct Member {
     used: AtomicU64,
 }
 
+impl Member {
+    /// Whether anyone but the family holds the breaker: a call in flight does, for its
+    /// whole length (the attribute's call and the keyed layer's response future hold the
+    /// `Arc`, and so does every permit's owner). Costs nothing on the call's path: taking
+    /// the `Arc` is the count. A handle kept from [`Registry::get_keyed`] counts too.
+    ///
+    /// [`Registry::get_keyed`]: crate::Registry::get_keyed
+    fn busy(&self) -> bool {
+        Arc::strong_count(&self.breaker) > 1
+    }
+
+    fn holds<Q>(&self, key: &Q) -> bool
+    where
+        Q: ?Sized + Eq + ToOwned,
+        Q::Owned: 'static,
+    {
+        self.key
+            .downcast_ref::<Q::Owned>()
+            .is_some_and(|owned| owned.borrow() == key)
+    }
+}
+
 impl Keyed {
-    pub(crate) fn new(name: Arc<str>, config: Config, max_keys: usize) -> Self {
+    /// A family named `name` whose members start with `config`, at most `max_keys` of them.
+    pub fn new(name: Arc<str>, config: Config, max_keys: usize) -> Self {
+        let slots = Slots {
+            buckets: HashMap::default(),
+            len: 0,
+            full: false,
+            config: Arc::new(config.clone()),
+            sticky: None,
+        };
         Self {
             name,
-            config: Arc::new(config),
+            declared: config,
             max_keys: max_keys.max(1),
             hasher: ahash::RandomState::new(),
             tick: AtomicU64::new(0),
-            slots: RwLock::default(),
+            slots: RwLock::new(slots),
+            applying: Mutex::new(()),
+            evicted_idle: AtomicU64::new(0),
+            evicted_busy: AtomicU64::new(0),
         }
     }
 
@@ -62,31 +148,81 @@ impl Keyed {
         &self.name
     }
 
-    pub(crate) fn config(&self) -> &Config {
-        &self.config
+    /// The configuration the family was declared with, whatever was applied since.
+    pub(crate) fn declared(&self) -> &Config {
+        &self.declared
+    }
+
+    /// The configuration members are born with now: the declared one, or the last applied.
+    pub fn config(&self) -> Config {
+        Config::clone(&self.read().config)
+    }
+
+    /// Applies `config` and `action` to every member and to every member created later (a
+    /// reset reaches the present members, and later ones are born closed). Once it returns,
+    /// every member has them, however many were being created meanwhile.
+    pub fn apply(&self, config: Option<Config>, action: Option<FamilyAction>) {
+        let _applying = self.applying.lock().unwrap_or_else(|e| e.into_inner());
+        let members: Vec<Arc<Breaker>> = {
+            let mut slots = self.write();
+            if let Some(config) = &config {
+                slots.config = Arc::new(config.clone());
+            }
+            match action {
+                Some(FamilyAction::ForceOpen) => slots.sticky = Some(Sticky::ForceOpen),
+                Some(FamilyAction::Disable) => slots.sticky = Some(Sticky::Disable),
+                Some(FamilyAction::Reset) => slots.sticky = None,
+                None => {}
+            }
+            slots.members().map(|m| m.breaker.clone()).collect()
+        };
+        // Outside the lock: a member's listeners run as it changes, and may look the family
+        // up. A member born since was born with the new state.
+        for member in members {
+            if let Some(config) = &config {
+                member.reconfigure(config.clone());
+            }
+            if let Some(action) = action {
+                action.run(&member);
+            }
+        }
+    }
+
+    fn read(&self) -> crate::sync::RwLockReadGuard<'_, Slots> {
+        self.slots.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> crate::sync::RwLockWriteGuard<'_, Slots> {
+        self.slots.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The breaker of `key`, created (and the least recently used one evicted, closed ones
     /// first, past `max_keys`) if the key is new.
-    pub(crate) fn breaker<Q>(&self, key: &Q) -> Arc<Breaker>
+    pub fn breaker<Q>(&self, key: &Q) -> Arc<Breaker>
     where
         Q: ?Sized + Hash + Eq + Display + ToOwned,
         Q::Owned: Send + Sync + 'static,
     {
         let hash = self.hasher.hash_one(key);
         {
-            let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
+            let slots = self.read();
             if let Some(member) = slots.find(hash, key) {
-                let now = self.tick.load(Ordering::Relaxed);
-                // Written only when it changes: the member's line stays shared between
-                // the cores that look it up.
-                if member.used.load(Ordering::Relaxed) != now {
-                    member.used.store(now, Ordering::Relaxed);
-                }
+                self.touch(member);
                 return member.breaker.clone();
             }
         }
         self.insert(hash, key)
+    }
+
+    /// Stamps `member` as the most recently used. A member holding the newest stamp is
+    /// already that, and is left alone: its line stays shared between the cores that look
+    /// it up. `fetch_max`, so that of two racing stamps the newer stays.
+    #[inline]
+    fn touch(&self, member: &Member) {
+        if member.used.load(Ordering::Relaxed) != self.tick.load(Ordering::Relaxed) {
+            let now = self.tick.fetch_add(1, Ordering::Relaxed) + 1;
+            member.used.fetch_max(now, Ordering::Relaxed);
+        }
     }
 
     #[cold]
@@ -95,7 +231,7 @@ impl Keyed {
         Q: ?Sized + Hash + Eq + Display + ToOwned,
         Q::Owned: Send + Sync + 'static,
     {
-        let mut slots = self.slots.write().unwrap_or_else(|e| e.into_inner());
+        let mut slots = self.write();
         let now = self.tick.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(member) = slots.find(hash, key) {
             member.used.store(now, Ordering::Relaxed);
@@ -114,13 +250,19 @@ impl Keyed {
                     .buckets
                     .reserve((2 * self.max_keys).saturating_sub(len));
             }
-            slots.evict_one();
+            if let Some(busy) = slots.evict_one() {
+                let evicted = match busy {
+                    true => &self.evicted_busy,
+                    false => &self.evicted_idle,
+                };
+                evicted.fetch_add(1, Ordering::Relaxed);
+            }
         }
-        let breaker = Arc::new(Breaker::keyed(
-            &self.name,
-            &key.to_string(),
-            self.config.clone(),
-        ));
+        let breaker = Breaker::keyed(&self.name, &key.to_string(), slots.config.clone());
+        if let Some(sticky) = slots.sticky {
+            breaker.start_in(sticky.state());
+        }
+        let breaker = Arc::new(breaker);
         // Most hashes hold one key: room for one, not the four of a default `Vec`'s growth.
         let bucket = slots.buckets.entry(hash);
         bucket
@@ -136,16 +278,54 @@ impl Keyed {
         breaker
     }
 
+    /// Takes `key`'s breaker out of the family (an instance gone offline): the next call
+    /// with `key` gets a new breaker, born in the family's state. Permits of the removed
+    /// breaker still record into it, which no one reads any more.
+    pub fn remove<Q>(&self, key: &Q) -> Option<Arc<Breaker>>
+    where
+        Q: ?Sized + Hash + Eq + ToOwned,
+        Q::Owned: 'static,
+    {
+        let hash = self.hasher.hash_one(key);
+        let mut slots = self.write();
+        let i = slots
+            .buckets
+            .get(&hash)?
+            .iter()
+            .position(|m| m.holds(key))?;
+        Some(slots.take(hash, i))
+    }
+
+    /// Takes the breaker whose key displays as `text` out of the family, as
+    /// [`remove`](Keyed::remove) does.
+    pub(crate) fn remove_by_text(&self, text: &str) -> Option<Arc<Breaker>> {
+        let mut slots = self.write();
+        let (hash, i) = slots
+            .positions()
+            .find(|(_, _, m)| m.breaker.key() == Some(text))
+            .map(|(hash, i, _)| (hash, i))?;
+        Some(slots.take(hash, i))
+    }
+
+    /// Members evicted so far: `(idle, busy)`, busy ones with calls in flight.
+    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
+    pub(crate) fn evictions(&self) -> (u64, u64) {
+        (
+            self.evicted_idle.load(Ordering::Relaxed),
+            self.evicted_busy.load(Ordering::Relaxed),
+        )
+    }
+
     /// The breaker whose key displays as `text`.
     pub(crate) fn find_by_text(&self, text: &str) -> Option<Arc<Breaker>> {
-        let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
+        let slots = self.read();
         let found = slots.members().find(|m| m.breaker.key() == Some(text));
         found.map(|m| m.breaker.clone())
     }
 
     /// Every key's breaker.
-    pub(crate) fn members(&self) -> Vec<Arc<Breaker>> {
-        let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
+    pub fn members(&self) -> Vec<Arc<Breaker>> {
+        let slots = self.read();
         slots.members().map(|m| m.breaker.clone()).collect()
     }
 }
@@ -156,37 +336,53 @@ impl Slots {
         Q: ?Sized + Eq + ToOwned,
         Q::Owned: 'static,
     {
-        self.buckets.get(&hash)?.iter().find(|m| {
-            m.key
-                .downcast_ref::<Q::Owned>()
-                .is_some_and(|owned| owned.borrow() == key)
-        })
+        self.buckets.get(&hash)?.iter().find(|m| m.holds(key))
     }
 
     fn members(&self) -> impl Iterator<Item = &Member> {
         self.buckets.values().flatten()
     }
 
-    /// Drops the least recently used member, preferring closed breakers: an open one still
-    /// protects its downstream, and forgetting it would let a burst of calls through.
-    fn evict_one(&mut self) {
-        let victim = self
-            .buckets
+    /// Every member with its bucket and its place in it.
+    fn positions(&self) -> impl Iterator<Item = (u64, usize, &Member)> {
+        self.buckets
             .iter()
             .flat_map(|(hash, members)| members.iter().enumerate().map(move |(i, m)| (*hash, i, m)))
-            .min_by_key(|(_, _, m)| {
-                let open = m.breaker.state() != State::Closed;
-                (open, m.used.load(Ordering::Relaxed))
-            })
-            .map(|(hash, i, _)| (hash, i));
-        let Some((hash, i)) = victim else { return };
-        if let Some(members) = self.buckets.get_mut(&hash) {
-            members.swap_remove(i);
-            if members.is_empty() {
-                self.buckets.remove(&hash);
-            }
-            self.len -= 1;
+    }
+
+    /// Takes the `i`th member of bucket `hash` out; returns its breaker.
+    fn take(&mut self, hash: u64, i: usize) -> Arc<Breaker> {
+        let members = self
+            .buckets
+            .get_mut(&hash)
+            .expect("a bucket of a member found");
+        let member = members.swap_remove(i);
+        if members.is_empty() {
+            self.buckets.remove(&hash);
         }
+        self.len -= 1;
+        member.breaker
+    }
+
+    /// Drops the least recently used member, preferring closed breakers, and among those
+    /// idle ones; says whether the one dropped was busy.
+    ///
+    /// An open breaker still protects its downstream, and forgetting it would let a burst of
+    /// calls through. A busy one has calls in flight whose results would land in a breaker
+    /// no one sees any more, while the key's next call starts on a new one with none of
+    /// them. When every closed member is busy, the least recently used goes all the same
+    /// (memory stays bounded), and is counted as busy.
+    fn evict_one(&mut self) -> Option<bool> {
+        let (hash, i, busy) = self
+            .positions()
+            .map(|(hash, i, m)| {
+                let open = m.breaker.state() != State::Closed;
+                (open, m.busy(), m.used.load(Ordering::Relaxed), hash, i)
+            })
+            .min_by_key(|&(open, busy, used, _, _)| (open, busy, used))
+            .map(|(_, busy, _, hash, i)| (hash, i, busy))?;
+        self.take(hash, i);
+        Some(busy)
     }
 }
 

@@ -12,7 +12,8 @@
 //! | `circuitbreaker_calls_total{result}` | counter | calls since the breaker was created, by `result`: `success`, `failure`, `ignored`, `cancelled` (dropped without a result), `rejected` |
 //! | `circuitbreaker_failure_rate` | gauge | failures / calls in the window, once `min_calls` completed |
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
-//! | `circuitbreaker_state_transitions_total{from,to}` | counter | transitions since [`register`] first ran, or since the breaker was created if later |
+//! | `circuitbreaker_state_transitions_total{from_state,to_state}` | counter | transitions since [`register`] first ran, or since the breaker was created if later |
+//! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
 //!
 //! The state is one series per breaker holding the current state's code, not one series per
 //! state, so no series is left at 1 after the breaker moved on. The rates are left out while
@@ -181,7 +182,26 @@ impl Collector for BreakerCollector {
         )?;
         for s in &series {
             for (&(from, to), &count) in &s.transitions {
-                let labels = s.labels(&[("from", state_name(from)), ("to", state_name(to))]);
+                let labels = s.labels(&[
+                    ("from_state", state_name(from)),
+                    ("to_state", state_name(to)),
+                ]);
+                ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
+            }
+        }
+
+        let help = "Keys a full keyed family evicted for new ones, by whether calls were in \
+                    flight on the evicted breaker.";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_keys_evicted",
+            help,
+            None,
+            MetricType::Counter,
+        )?;
+        for (name, keyed) in crate::registry().families() {
+            let (idle, busy) = keyed.evictions();
+            for (label, count) in [("false", idle), ("true", busy)] {
+                let labels = [("name", &*name), ("busy", label)];
                 ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
             }
         }

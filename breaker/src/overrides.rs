@@ -48,13 +48,12 @@
 
 mod parse;
 
-use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
-use crate::keyed::Keyed;
+use crate::keyed::{FamilyAction, Keyed};
 use crate::{Breaker, Config, Registry};
 
 use self::parse::Override;
@@ -175,6 +174,14 @@ impl Action {
             Action::Reset => breaker.reset(),
         }
     }
+
+    fn of_family(self) -> FamilyAction {
+        match self {
+            Action::ForceOpen => FamilyAction::ForceOpen,
+            Action::Disable => FamilyAction::Disable,
+            Action::Reset => FamilyAction::Reset,
+        }
+    }
 }
 
 /// Overrides that could not be read, parsed or applied: every problem found, each with its
@@ -261,7 +268,6 @@ enum Target {
 
 /// A checked override, ready to apply.
 struct Change {
-    name: String,
     target: Target,
     config: Option<Config>,
     action: Option<Action>,
@@ -274,7 +280,13 @@ impl Registry {
     /// Configuration changes use [`Breaker::reconfigure`], which keeps the breaker's state
     /// (a CLOSED breaker whose window the new thresholds trip opens at once); then the
     /// action, if any, runs. For a keyed family, both reach every member and every
-    /// member created later (a `reset` reaches the present members only).
+    /// member created later (a `reset` reaches the present members only; later ones start
+    /// closed): once `apply` returns, every member has them, even one created meanwhile, and
+    /// a new member of a forced-open family rejects from its very first call.
+    ///
+    /// Applies run one at a time, each checked against what the one before left. Listeners
+    /// of the breakers run during an apply, so a listener must not apply overrides itself
+    /// (it would wait for its own apply); hand the work to another task or thread.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -290,6 +302,10 @@ impl Registry {
     /// # Ok::<(), breaker::overrides::OverridesError>(())
     /// ```
     pub fn apply(&self, overrides: &Overrides) -> Result<(), OverridesError> {
+        // One at a time: an override changes the keys it writes from the values it checked
+        // against, and another file applied between would be undone.
+        static APPLYING: Mutex<()> = Mutex::new(());
+        let _applying = APPLYING.lock().unwrap_or_else(|e| e.into_inner());
         let mut changes = Vec::new();
         let mut problems = Vec::new();
         for entry in &overrides.entries {
@@ -322,15 +338,12 @@ impl Registry {
         };
         let current = match &target {
             Target::Single(breaker) => breaker.config(),
-            Target::Family(family) => family_state(&entry.name)
-                .and_then(|s| s.config)
-                .unwrap_or_else(|| family.config().clone()),
+            Target::Family(family) => family.config(),
         };
         let config = entry
             .config(&current)
             .map_err(|(line, message)| (line, format!("breaker {:?}: {message}", entry.name)))?;
         Ok(Change {
-            name: entry.name.clone(),
             target,
             config,
             action: entry.action,
@@ -340,75 +353,16 @@ impl Registry {
 
 impl Change {
     fn apply(self) {
-        let apply_to = |breaker: &Breaker| {
-            if let Some(config) = &self.config {
-                breaker.reconfigure(config.clone());
-            }
-            if let Some(action) = self.action {
-                action.run(breaker);
-            }
-        };
         match &self.target {
-            Target::Single(breaker) => apply_to(breaker),
-            Target::Family(family) => {
-                remember_for_family(&self.name, self.config.clone(), self.action);
-                for member in family.members() {
-                    apply_to(&member);
+            Target::Single(breaker) => {
+                if let Some(config) = self.config {
+                    breaker.reconfigure(config);
+                }
+                if let Some(action) = self.action {
+                    action.run(breaker);
                 }
             }
+            Target::Family(family) => family.apply(self.config, self.action.map(Action::of_family)),
         }
-    }
-}
-
-/// What new members of a keyed family get: the configuration and sticky action applied to
-/// the family so far.
-#[derive(Clone, Debug, Default)]
-struct FamilyState {
-    config: Option<Config>,
-    action: Option<Action>,
-}
-
-fn families() -> &'static Mutex<HashMap<String, FamilyState>> {
-    static FAMILIES: OnceLock<Mutex<HashMap<String, FamilyState>>> = OnceLock::new();
-    let mut first = false;
-    let families = FAMILIES.get_or_init(|| {
-        first = true;
-        Mutex::default()
-    });
-    if first {
-        crate::registry::watch(|name, breaker| {
-            let Some(state) = family_state(name) else {
-                return;
-            };
-            if breaker.key().is_none() {
-                return;
-            }
-            if let Some(config) = state.config {
-                breaker.reconfigure(config);
-            }
-            if let Some(action) = state.action {
-                action.run(breaker);
-            }
-        });
-    }
-    families
-}
-
-fn family_state(name: &str) -> Option<FamilyState> {
-    let families = families().lock().unwrap_or_else(|e| e.into_inner());
-    families.get(name).cloned()
-}
-
-fn remember_for_family(name: &str, config: Option<Config>, action: Option<Action>) {
-    let mut families = families().lock().unwrap_or_else(|e| e.into_inner());
-    let state = families.entry(name.to_owned()).or_default();
-    if config.is_some() {
-        state.config = config;
-    }
-    match action {
-        // A reset ends a forced-open or disabled family; later members start closed.
-        Some(Action::Reset) => state.action = None,
-        Some(sticky) => state.action = Some(sticky),
-        None => {}
     }
 }

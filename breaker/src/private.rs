@@ -6,7 +6,7 @@ use std::hash::Hash;
 use std::sync::{Arc, OnceLock};
 
 pub use crate::config::{ConfigBuilder, Field};
-use crate::keyed::Keyed;
+pub use crate::keyed::{FamilyAction, Keyed};
 pub use crate::{Breaker, Classify, Config, Outcome, Permit, Rejected};
 
 /// Fails compilation with the rule `field` breaks, when the attribute's `const` evaluates it.
@@ -131,7 +131,7 @@ impl StaticKeyed {
                 self.max_keys,
             ));
             let registered = crate::registry().register_keyed(family);
-            warn_if_differs(registered.name(), registered.config(), &self.config);
+            warn_if_differs(registered.name(), registered.declared(), &self.config);
             registered
         })
     }

@@ -115,11 +115,7 @@ impl Registry {
                 })
                 .collect()
         };
-        let families: Vec<(Arc<str>, Arc<Keyed>)> = {
-            let keyed = self.keyed.read().unwrap_or_else(|e| e.into_inner());
-            keyed.iter().map(|(n, k)| (n.clone(), k.clone())).collect()
-        };
-        for (name, family) in families {
+        for (name, family) in self.families() {
             let mut members = family.members();
             members.sort_by(|a, b| a.key().cmp(&b.key()));
             out.extend(members.into_iter().map(|breaker| Entry {
@@ -128,6 +124,71 @@ impl Registry {
             }));
         }
         out
+    }
+
+    /// Takes the breaker registered under `name` out of the registry, and so out of the
+    /// metrics and the reach of overrides; returns it. A later [`register`](Registry::register)
+    /// under the name registers anew. Permits of the removed breaker still record into it.
+    ///
+    /// A `#[circuit_breaker]` function keeps the breaker it registered at its first call;
+    /// remove breakers you register yourself, and keys of a keyed family with
+    /// [`remove_keyed`](Registry::remove_keyed).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breaker::{registry, Breaker, Config};
+    ///
+    /// let old = registry().register(Arc::new(Breaker::new("docs::retired", Config::default())));
+    /// let removed = registry().remove("docs::retired").expect("registered above");
+    /// assert!(Arc::ptr_eq(&removed, &old));
+    /// assert!(registry().get("docs::retired").is_none());
+    /// assert!(registry().remove("docs::retired").is_none());
+    /// ```
+    pub fn remove(&self, name: &str) -> Option<Arc<Breaker>> {
+        let mut single = self.single.write().unwrap_or_else(|e| e.into_inner());
+        single.remove(name)
+    }
+
+    /// Takes the breaker of the keyed family `name` whose key displays as `key` out of the
+    /// family (an instance gone offline): out of the registry and the metrics, and the next
+    /// call with that key gets a new breaker, born with the family's configuration and
+    /// action. Permits of the removed breaker still record into it, which no one reads.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected};
+    ///
+    /// #[derive(Debug)]
+    /// struct Down;
+    /// impl Classify for Down {
+    ///     fn classify(&self) -> Outcome {
+    ///         Outcome::Failure
+    ///     }
+    /// }
+    /// impl From<Rejected> for Down {
+    ///     fn from(_: Rejected) -> Self {
+    ///         Down
+    ///     }
+    /// }
+    ///
+    /// #[circuit_breaker(name = "docs::instance", key = host)]
+    /// async fn ping(host: &str) -> Result<(), Down> {
+    ///     Ok(())
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// ping("10.0.0.1:7000").await.unwrap();
+    /// let gone = registry().remove_keyed("docs::instance", "10.0.0.1:7000").unwrap();
+    /// assert!(registry().get_keyed("docs::instance", "10.0.0.1:7000").is_none());
+    ///
+    /// ping("10.0.0.1:7000").await.unwrap(); // a new breaker for the address
+    /// let fresh = registry().get_keyed("docs::instance", "10.0.0.1:7000").unwrap();
+    /// assert!(!Arc::ptr_eq(&gone, &fresh));
+    /// assert_eq!((gone.snapshot().calls, fresh.snapshot().calls), (1, 1));
+    /// # });
+    /// ```
+    pub fn remove_keyed(&self, name: &str, key: &str) -> Option<Arc<Breaker>> {
+        self.family(name)?.remove_by_text(key)
     }
 
     /// Registers a keyed family unless one has that name; returns the one registered.
@@ -193,8 +254,13 @@ pub(crate) fn announce(name: &str, breaker: &Arc<Breaker>) {
 }
 
 impl Registry {
+    /// Every keyed family with its name, sorted by name.
+    pub(crate) fn families(&self) -> Vec<(Arc<str>, Arc<Keyed>)> {
+        let keyed = self.keyed.read().unwrap_or_else(|e| e.into_inner());
+        keyed.iter().map(|(n, k)| (n.clone(), k.clone())).collect()
+    }
+
     /// The keyed family registered under `name`.
-    #[cfg_attr(not(feature = "overrides"), allow(dead_code))]
     pub(crate) fn family(&self, name: &str) -> Option<Arc<Keyed>> {
         let keyed = self.keyed.read().unwrap_or_else(|e| e.into_inner());
         keyed.get(name).cloned()

@@ -4,12 +4,12 @@
 #[cfg(loom)]
 pub(crate) use loom::sync::{
     atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering},
-    Mutex, MutexGuard,
+    Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 #[cfg(not(loom))]
 pub(crate) use std::sync::{
     atomic::{AtomicU32, AtomicU64, Ordering},
-    Mutex, MutexGuard, OnceLock,
+    Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 
 /// std's `OnceLock` publishes its value by synchronization loom does not see, so the loom

@@ -688,3 +688,121 @@ fn totals_count_every_ending_exactly_once() {
         }
     });
 }
+
+// 8. Keyed families: a member is born in its family's state.
+
+use breaker::__private::{FamilyAction, Keyed};
+
+const REPLICA: &str = "10.0.0.1:7000";
+
+/// A family of at most 4 keys with the default configuration.
+fn family() -> Arc<Keyed> {
+    Arc::new(Keyed::new(
+        std::sync::Arc::from("replicas"),
+        Config::default(),
+        4,
+    ))
+}
+
+/// The default configuration with failure rate `rate`.
+fn with_rate(rate: f64) -> Config {
+    Config::builder().failure_rate(rate).build().unwrap()
+}
+
+/// An override of a family races the birth of a member: once `apply` returns, the member
+/// has the applied configuration and action, whether it was born before (and changed by
+/// `apply`) or after (born with them); it never keeps the state from before.
+#[test]
+fn keyed_override_racing_a_new_member_leaves_it_with_the_override() {
+    check(|| {
+        let f = family();
+        let creator = {
+            let f = Arc::clone(&f);
+            thread::spawn(move || f.breaker(REPLICA))
+        };
+        f.apply(Some(with_rate(0.25)), Some(FamilyAction::ForceOpen));
+        let member = creator.join().unwrap();
+
+        let end = (member.config().failure_rate(), member.state());
+        assert_eq!(end, (0.25, State::ForcedOpen));
+        assert!(member.try_acquire().is_err());
+        assert!(std::sync::Arc::ptr_eq(&f.breaker(REPLICA), &member));
+    });
+}
+
+/// Two overrides of a family race each other and the birth of a member: the members and the
+/// family end with the same one, the configuration and action of one apply together.
+#[test]
+fn keyed_overrides_racing_each_other_leave_every_member_with_the_last() {
+    check_with(PREEMPTIONS_OF_THREE, || {
+        let f = family();
+        let old = f.breaker("10.0.0.2:7000");
+        let first = {
+            let f = Arc::clone(&f);
+            thread::spawn(move || f.apply(Some(with_rate(0.25)), Some(FamilyAction::ForceOpen)))
+        };
+        let creator = {
+            let f = Arc::clone(&f);
+            thread::spawn(move || f.breaker(REPLICA))
+        };
+        f.apply(Some(with_rate(0.75)), Some(FamilyAction::Disable));
+        first.join().unwrap();
+        let new = creator.join().unwrap();
+
+        let family_rate = f.config().failure_rate();
+        let last = match family_rate {
+            0.25 => (0.25, State::ForcedOpen),
+            0.75 => (0.75, State::Disabled),
+            other => panic!("the family's rate is {other}"),
+        };
+        for member in [&old, &new] {
+            assert_eq!((member.config().failure_rate(), member.state()), last);
+        }
+        let later = f.breaker("10.0.0.3:7000");
+        assert_eq!((later.config().failure_rate(), later.state()), last);
+    });
+}
+
+/// Two callers ask a forced-open family for the same new key at once: whichever creates
+/// the member and whichever finds it, neither is admitted.
+#[test]
+fn keyed_forced_family_new_member_never_admits() {
+    check(|| {
+        let f = family();
+        f.apply(None, Some(FamilyAction::ForceOpen));
+        let other = {
+            let f = Arc::clone(&f);
+            thread::spawn(move || f.breaker(REPLICA).try_acquire().is_ok())
+        };
+        let here = f.breaker(REPLICA).try_acquire().is_ok();
+        assert_eq!((here, other.join().unwrap()), (false, false));
+        let member = f.breaker(REPLICA);
+        assert_eq!(
+            (member.state(), member.snapshot().totals.rejected),
+            (State::ForcedOpen, 2)
+        );
+    });
+}
+
+/// A key is removed while a call on it is in flight: the call ends in the removed breaker,
+/// and the key's next call gets a new, empty one.
+#[test]
+fn keyed_removal_racing_a_call_in_flight_leaves_the_result_in_the_removed_breaker() {
+    check(|| {
+        let f = family();
+        let member = f.breaker(REPLICA);
+        let caller = {
+            let member = std::sync::Arc::clone(&member);
+            thread::spawn(move || member.try_acquire().unwrap().failure())
+        };
+        let removed = f.remove(REPLICA).unwrap();
+        caller.join().unwrap();
+
+        assert!(std::sync::Arc::ptr_eq(&removed, &member));
+        assert_eq!(member.snapshot().failures, 1);
+        let fresh = f.breaker(REPLICA);
+        assert!(!std::sync::Arc::ptr_eq(&fresh, &member));
+        assert_eq!((fresh.state(), fresh.snapshot().calls), (State::Closed, 0));
+        assert_eq!(f.members().len(), 1);
+    });
+}

@@ -11,11 +11,11 @@ use tower_service::Service;
 
 use super::{respond, BreakerError, ClassifyResponse, DefaultClassifier, ResponseFuture};
 use crate::keyed::Keyed;
-use crate::Config;
+use crate::{Breaker, Config};
 
 /// A layer giving each request key its own breaker, at most `max_keys` of them: past that
-/// the least recently used one is dropped, closed ones first, so keys chosen by clients
-/// cannot grow memory. The family is registered in [`registry()`](crate::registry) under
+/// the least recently used one is dropped, closed ones first and among them those with no
+/// request in flight, so keys chosen by clients cannot grow memory. The family is registered in [`registry()`](crate::registry) under
 /// `name`, each breaker found by its key's `Display` text.
 ///
 /// The key function returns an owned key (`SocketAddr`, `String`, a small enum); a key that
@@ -56,6 +56,34 @@ impl<F> KeyedCircuitBreakerLayer<F> {
 }
 
 impl<F, C> KeyedCircuitBreakerLayer<F, C> {
+    /// Takes `key`'s breaker out of the family (an upstream gone for good), as
+    /// [`Registry::remove_keyed`](crate::Registry::remove_keyed) does: the next request with
+    /// that key gets a new breaker. The layer's services share the family.
+    ///
+    /// ```
+    /// use breaker::tower::KeyedCircuitBreakerLayer;
+    /// use breaker::{registry, Config};
+    /// use tower::{service_fn, Layer, Service, ServiceExt};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let layer = KeyedCircuitBreakerLayer::new("docs::gone", Config::default(), 64, |host: &String| {
+    ///     host.clone()
+    /// });
+    /// let mut svc = layer.layer(service_fn(|_host: String| async { Ok::<_, std::io::Error>(http::StatusCode::OK) }));
+    /// svc.ready().await.unwrap().call("10.0.0.9:7000".to_string()).await.unwrap();
+    /// let removed = layer.remove("10.0.0.9:7000").expect("created by the call");
+    /// assert_eq!(removed.snapshot().calls, 1);
+    /// assert!(registry().get_keyed("docs::gone", "10.0.0.9:7000").is_none());
+    /// # });
+    /// ```
+    pub fn remove<Q>(&self, key: &Q) -> Option<Arc<Breaker>>
+    where
+        Q: ?Sized + Hash + Eq + ToOwned,
+        Q::Owned: 'static,
+    {
+        self.family.remove(key)
+    }
+
     /// The same layer, judging results with `classifier` instead.
     pub fn classify_with<D>(self, classifier: D) -> KeyedCircuitBreakerLayer<F, D> {
         KeyedCircuitBreakerLayer {
@@ -104,6 +132,18 @@ pub struct KeyedCircuitBreakerService<S, F, C = DefaultClassifier> {
     family: Arc<Keyed>,
     key: F,
     classifier: C,
+}
+
+impl<S, F, C> KeyedCircuitBreakerService<S, F, C> {
+    /// Takes `key`'s breaker out of the family, as
+    /// [`KeyedCircuitBreakerLayer::remove`] does.
+    pub fn remove<Q>(&self, key: &Q) -> Option<Arc<Breaker>>
+    where
+        Q: ?Sized + Hash + Eq + ToOwned,
+        Q::Owned: 'static,
+    {
+        self.family.remove(key)
+    }
 }
 
 impl<S, F, C, Req, K> Service<Req> for KeyedCircuitBreakerService<S, F, C>
