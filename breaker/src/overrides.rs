@@ -63,7 +63,7 @@ use self::parse::Override;
 /// ```
 /// assert!(breaker::overrides::CONFIG_KEYS.contains(&"rate"));
 /// ```
-pub const CONFIG_KEYS: [&str; 13] = [
+pub const CONFIG_KEYS: [&str; 14] = [
     "window",
     "buckets",
     "min",
@@ -72,6 +72,7 @@ pub const CONFIG_KEYS: [&str; 13] = [
     "slow_rate",
     "open",
     "probes",
+    "successes",
     "backoff",
     "open_max",
     "ramp",

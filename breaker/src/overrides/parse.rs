@@ -182,7 +182,6 @@ impl Override {
     fn sets_config(&self) -> bool {
         super::CONFIG_KEYS
             .iter()
-            .chain(&["successes"])
             .any(|key| self.line_of_key(key).is_some())
     }
 
