@@ -222,7 +222,7 @@ use proc_macro::TokenStream;
 /// scope before the body: `key = addr` gives each downstream instance its own breaker. The key
 /// is `Hash + Eq + Display`, owned or borrowed (`key = host` with `host: &str` keys by `str`
 /// and finds an existing key without allocating). Past `max_keys` keys, the least recently
-/// used breaker is forgotten, closed ones first. A keyed breaker is named
+/// used breaker is forgotten, closed ones first and among them idle ones. A keyed breaker is named
 /// `name[key]`, and [`registry().get_keyed(name, key)`](../breaker/struct.Registry.html#method.get_keyed)
 /// finds it by the key's `Display` text.
 ///

@@ -338,7 +338,13 @@ impl ConfigBuilder {
     }
 
     /// During the ramp-up, hold the current step instead of climbing while the step's p99
-    /// latency exceeds `factor` times the p99 seen while CLOSED.
+    /// latency exceeds `factor` times the baseline: the p99 of successful calls while CLOSED
+    /// (failures never enter it, so the slow timeouts that opened the breaker cannot lift it).
+    /// The baseline lives in memory across the breaker's CLOSED periods, halved as it grows so
+    /// that it follows recent traffic. A new breaker (after a restart) has none, nor has one
+    /// whose recovery settings were reconfigured: until CLOSED calls have built one, the guard
+    /// holds no step and the ramp climbs on time alone. A held step sends no event; with the
+    /// `tracing` feature it logs a warning with both p99s.
     pub const fn ramp_latency_guard(mut self, factor: f64) -> Self {
         self.ramp_guard = Some(factor);
         self
