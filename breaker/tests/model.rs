@@ -571,3 +571,52 @@ fn model_slow_marks_go_when_slow_calls_go() {
         ],
     );
 }
+
+/// Found by the model once `successes` could change while running: every reconfiguration
+/// judges a CLOSED window at once, here a time window whose expired bucket took the fast
+/// calls away and left one slow success in two.
+#[test]
+fn model_a_new_successes_judges_a_closed_window_at_once() {
+    use Op::*;
+    let spec = Spec {
+        window: WindowSpec::Time {
+            span_ms: 4000,
+            buckets: 3,
+        },
+        min_calls: 2,
+        failure_rate: 1.0,
+        slow: None,
+        open_ms: 1000,
+        ..count_spec(1, 1, 1)
+    };
+    check(
+        spec,
+        &[
+            ToggleSlow,
+            SlowSuccess(0),
+            Acquire,
+            Acquire,
+            Reset,
+            Acquire,
+            Success(0),
+            SlowSuccess(0),
+            Acquire,
+            Acquire,
+            Acquire,
+            Acquire,
+            Success(0),
+            Acquire,
+            Acquire,
+            Acquire,
+            Advance(2498),
+            Acquire,
+            Success(0),
+            Acquire,
+            Success(0),
+            Success(0),
+            Success(0),
+            Advance(1000),
+            Successes(0),
+        ],
+    );
+}

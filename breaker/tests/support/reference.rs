@@ -555,6 +555,11 @@ impl Model {
             self.seen.passed_by_reconfiguring += 1;
             self.probes_succeeded();
         }
+        // As after any reconfiguration, a CLOSED window is judged at once: a time window
+        // whose expired buckets left it tripping opens now.
+        if self.state == State::Closed && self.trips() {
+            self.trip();
+        }
     }
 
     /// Slow calls turned on or off. Turned off, the window's slow marks are dropped, so that
