@@ -757,7 +757,7 @@ impl Breaker {
 
     fn lock(&self) -> MutexGuard<'_, Machine> {
         // No user code runs under this lock, so a poisoned lock still holds a sound machine.
-        self.machine.lock().unwrap_or_else(|e| e.into_inner())
+        self.machine.lock()
     }
 
     /// Publishes the machine's state to admission; the open period first, so that a reader

@@ -2,7 +2,9 @@
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
+
+use crate::sync::process::RwLock;
 
 use crate::State;
 
@@ -89,7 +91,7 @@ pub(crate) struct Listeners {
 
 impl Listeners {
     pub(crate) fn add(&self, listener: Listener) {
-        let mut list = self.list.write().unwrap_or_else(|e| e.into_inner());
+        let mut list = self.list.write();
         let mut grown: Vec<Listener> = list.iter().cloned().collect();
         grown.push(listener);
         *list = grown.into();
@@ -97,7 +99,7 @@ impl Listeners {
 
     /// Calls every listener; a panicking listener is contained and the others still run.
     pub(crate) fn emit(&self, event: &Event) {
-        let list = self.list.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let list = self.list.read().clone();
         for listener in list.iter() {
             let _ = catch_unwind(AssertUnwindSafe(|| listener(event)));
         }
@@ -106,7 +108,7 @@ impl Listeners {
 
 impl fmt::Debug for Listeners {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.list.read().map(|l| l.len()).unwrap_or(0);
+        let n = self.list.read().len();
         f.debug_struct("Listeners").field("count", &n).finish()
     }
 }

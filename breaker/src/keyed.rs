@@ -162,7 +162,7 @@ impl Keyed {
     /// reset reaches the present members, and later ones are born closed). Once it returns,
     /// every member has them, however many were being created meanwhile.
     pub fn apply(&self, config: Option<Config>, action: Option<FamilyAction>) {
-        let _applying = self.applying.lock().unwrap_or_else(|e| e.into_inner());
+        let _applying = self.applying.lock();
         let members: Vec<Arc<Breaker>> = {
             let mut slots = self.write();
             if let Some(config) = &config {
@@ -189,11 +189,11 @@ impl Keyed {
     }
 
     fn read(&self) -> crate::sync::RwLockReadGuard<'_, Slots> {
-        self.slots.read().unwrap_or_else(|e| e.into_inner())
+        self.slots.read()
     }
 
     fn write(&self) -> crate::sync::RwLockWriteGuard<'_, Slots> {
-        self.slots.write().unwrap_or_else(|e| e.into_inner())
+        self.slots.write()
     }
 
     /// The breaker of `key`, created (and the least recently used one evicted, closed ones
@@ -388,7 +388,7 @@ impl Slots {
 
 impl fmt::Debug for Keyed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let len = self.slots.read().map(|s| s.len).unwrap_or(0);
+        let len = self.slots.read().len;
         f.debug_struct("Keyed")
             .field("name", &self.name)
             .field("keys", &len)

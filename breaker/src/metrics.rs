@@ -41,7 +41,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
+
+use crate::sync::process::Mutex;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -296,7 +298,7 @@ fn transitions() -> &'static Transitions {
 impl Transitions {
     /// Starts counting the transitions of `breaker`, unless already counting them.
     fn attach(&self, breaker: &Arc<Breaker>) {
-        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let mut seen = self.seen.lock();
         let address = Arc::as_ptr(breaker) as usize;
         if let Some((known, _)) = seen.get(&address) {
             if known.upgrade().is_some_and(|b| Arc::ptr_eq(&b, breaker)) {
@@ -307,7 +309,7 @@ impl Transitions {
         let listened = counts.clone();
         breaker.on_event(move |event| match *event {
             Event::StateTransition { from, to } => {
-                let mut counts = listened.lock().unwrap_or_else(|e| e.into_inner());
+                let mut counts = listened.lock();
                 *counts
                     .entry((state_code(from), state_code(to)))
                     .or_insert(0) += 1;
@@ -318,9 +320,9 @@ impl Transitions {
     }
 
     fn counts(&self, breaker: &Arc<Breaker>) -> BTreeMap<(u8, u8), u64> {
-        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let seen = self.seen.lock();
         match seen.get(&(Arc::as_ptr(breaker) as usize)) {
-            Some((_, counts)) => counts.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            Some((_, counts)) => counts.lock().clone(),
             None => BTreeMap::new(),
         }
     }
@@ -328,7 +330,7 @@ impl Transitions {
     /// Drops the counts of breakers that no longer exist, so that a flood of keys does not
     /// grow them without bound.
     fn forget_dropped(&self) {
-        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let mut seen = self.seen.lock();
         seen.retain(|_, (breaker, _)| breaker.strong_count() > 0);
     }
 }

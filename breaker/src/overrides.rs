@@ -51,7 +51,9 @@ mod parse;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use crate::sync::process::Mutex;
 
 use crate::keyed::{FamilyAction, Keyed};
 use crate::{Breaker, Config, Registry};
@@ -306,7 +308,7 @@ impl Registry {
         // One at a time: an override changes the keys it writes from the values it checked
         // against, and another file applied between would be undone.
         static APPLYING: Mutex<()> = Mutex::new(());
-        let _applying = APPLYING.lock().unwrap_or_else(|e| e.into_inner());
+        let _applying = APPLYING.lock();
         let mut changes = Vec::new();
         let mut problems = Vec::new();
         for entry in &overrides.entries {

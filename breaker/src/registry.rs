@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock};
+
+use crate::sync::process::RwLock;
 
 type Watcher = Arc<dyn Fn(&str, &Arc<Breaker>) + Send + Sync>;
 
@@ -46,7 +48,7 @@ impl Registry {
     /// already; returns the one registered under the name.
     pub fn register(&self, breaker: Arc<Breaker>) -> Arc<Breaker> {
         let registered = {
-            let mut single = self.single.write().unwrap_or_else(|e| e.into_inner());
+            let mut single = self.single.write();
             single
                 .entry(Arc::from(breaker.name()))
                 .or_insert(breaker.clone())
@@ -60,7 +62,7 @@ impl Registry {
 
     /// The breaker registered under `name`.
     pub fn get(&self, name: &str) -> Option<Arc<Breaker>> {
-        let single = self.single.read().unwrap_or_else(|e| e.into_inner());
+        let single = self.single.read();
         single.get(name).cloned()
     }
 
@@ -96,7 +98,7 @@ impl Registry {
     /// ```
     pub fn get_keyed(&self, name: &str, key: &str) -> Option<Arc<Breaker>> {
         let family = {
-            let keyed = self.keyed.read().unwrap_or_else(|e| e.into_inner());
+            let keyed = self.keyed.read();
             keyed.get(name).cloned()
         };
         family?.find_by_text(key)
@@ -106,7 +108,7 @@ impl Registry {
     /// each group sorted by name.
     pub fn list(&self) -> Vec<Entry> {
         let mut out: Vec<Entry> = {
-            let single = self.single.read().unwrap_or_else(|e| e.into_inner());
+            let single = self.single.read();
             single
                 .iter()
                 .map(|(name, breaker)| Entry {
@@ -145,7 +147,7 @@ impl Registry {
     /// assert!(registry().remove("docs::retired").is_none());
     /// ```
     pub fn remove(&self, name: &str) -> Option<Arc<Breaker>> {
-        let mut single = self.single.write().unwrap_or_else(|e| e.into_inner());
+        let mut single = self.single.write();
         single.remove(name)
     }
 
@@ -193,15 +195,15 @@ impl Registry {
 
     /// Registers a keyed family unless one has that name; returns the one registered.
     pub(crate) fn register_keyed(&self, family: Arc<Keyed>) -> Arc<Keyed> {
-        let mut keyed = self.keyed.write().unwrap_or_else(|e| e.into_inner());
+        let mut keyed = self.keyed.write();
         keyed.entry(family.name().clone()).or_insert(family).clone()
     }
 }
 
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let single = self.single.read().map(|s| s.len()).unwrap_or(0);
-        let keyed = self.keyed.read().map(|k| k.len()).unwrap_or(0);
+        let single = self.single.read().len();
+        let keyed = self.keyed.read().len();
         f.debug_struct("Registry")
             .field("single", &single)
             .field("keyed_families", &keyed)
@@ -241,13 +243,13 @@ impl Entry {
     allow(dead_code)
 )]
 pub(crate) fn watch(watcher: impl Fn(&str, &Arc<Breaker>) + Send + Sync + 'static) {
-    let mut watchers = WATCHERS.write().unwrap_or_else(|e| e.into_inner());
+    let mut watchers = WATCHERS.write();
     watchers.push(Arc::new(watcher));
 }
 
 /// Tells the watchers that `breaker` joined the registry under `name`.
 pub(crate) fn announce(name: &str, breaker: &Arc<Breaker>) {
-    let watchers: Vec<Watcher> = WATCHERS.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let watchers: Vec<Watcher> = WATCHERS.read().clone();
     for watcher in watchers {
         watcher(name, breaker);
     }
@@ -256,13 +258,13 @@ pub(crate) fn announce(name: &str, breaker: &Arc<Breaker>) {
 impl Registry {
     /// Every keyed family with its name, sorted by name.
     pub(crate) fn families(&self) -> Vec<(Arc<str>, Arc<Keyed>)> {
-        let keyed = self.keyed.read().unwrap_or_else(|e| e.into_inner());
+        let keyed = self.keyed.read();
         keyed.iter().map(|(n, k)| (n.clone(), k.clone())).collect()
     }
 
     /// The keyed family registered under `name`.
     pub(crate) fn family(&self, name: &str) -> Option<Arc<Keyed>> {
-        let keyed = self.keyed.read().unwrap_or_else(|e| e.into_inner());
+        let keyed = self.keyed.read();
         keyed.get(name).cloned()
     }
 }

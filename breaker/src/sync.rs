@@ -1,16 +1,106 @@
 //! The synchronization of the breaker's concurrent paths: std's, or loom's when the paths are
 //! model checked (`RUSTFLAGS="--cfg loom"`, see `tests/loom.rs`).
+//!
+//! Locks ignore poisoning, as tokio's do: every critical section of the crate leaves its data
+//! consistent before anything in it can panic (a panicking listener or classifier runs with no
+//! lock held), so a lock poisoned by a panic elsewhere guards data as good as ever.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::{
-    atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering},
-    Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
-};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{
     atomic::{AtomicU32, AtomicU64, Ordering},
-    Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    OnceLock,
 };
+
+/// Defines `Mutex` and `RwLock` over the locks of the module in scope as `imp`, ignoring
+/// poisoning.
+macro_rules! poisonless_locks {
+    ($($constness:ident)?) => {
+        #[allow(unused_imports)] // the process-wide locks' guards are never named
+        pub(crate) use imp::{MutexGuard, RwLockReadGuard, RwLockWriteGuard};
+
+        /// A mutex whose `lock` ignores poisoning.
+        pub(crate) struct Mutex<T: ?Sized>(imp::Mutex<T>);
+
+        impl<T: ?Sized + std::fmt::Debug> std::fmt::Debug for Mutex<T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl<T: Default> Default for Mutex<T> {
+            fn default() -> Self {
+                Self::new(T::default())
+            }
+        }
+
+        impl<T> Mutex<T> {
+            pub(crate) $($constness)? fn new(value: T) -> Self {
+                Self(imp::Mutex::new(value))
+            }
+        }
+
+        impl<T: ?Sized> Mutex<T> {
+            pub(crate) fn lock(&self) -> imp::MutexGuard<'_, T> {
+                self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+            }
+        }
+
+        /// A reader-writer lock whose `read` and `write` ignore poisoning.
+        pub(crate) struct RwLock<T: ?Sized>(imp::RwLock<T>);
+
+        impl<T: ?Sized + std::fmt::Debug> std::fmt::Debug for RwLock<T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl<T: Default> Default for RwLock<T> {
+            fn default() -> Self {
+                Self::new(T::default())
+            }
+        }
+
+        impl<T> RwLock<T> {
+            pub(crate) $($constness)? fn new(value: T) -> Self {
+                Self(imp::RwLock::new(value))
+            }
+        }
+
+        impl<T: ?Sized> RwLock<T> {
+            pub(crate) fn read(&self) -> imp::RwLockReadGuard<'_, T> {
+                self.0.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+            }
+
+            pub(crate) fn write(&self) -> imp::RwLockWriteGuard<'_, T> {
+                self.0.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+            }
+        }
+    };
+}
+
+#[cfg(loom)]
+mod checked {
+    use loom::sync as imp;
+    poisonless_locks!();
+}
+#[cfg(not(loom))]
+mod checked {
+    use std::sync as imp;
+    poisonless_locks!(const);
+}
+/// The locks of the paths loom checks.
+pub(crate) use checked::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// The locks of process-wide state that loom never sees (statics, the registry's maps): std's
+/// under loom too, so that they can be built in a `static`.
+pub(crate) mod process {
+    // The mutex serves the `overrides` and `prometheus` features only.
+    #![allow(dead_code)]
+    use std::sync as imp;
+    poisonless_locks!(const);
+}
 
 /// std's `OnceLock` publishes its value by synchronization loom does not see, so the loom
 /// atomics inside it would look unsynchronized to other threads: this one publishes the
@@ -41,7 +131,7 @@ impl<T> OnceLock<T> {
     }
 
     pub(crate) fn get_or_init(&self, init: impl FnOnce() -> T) -> &T {
-        let _initializing = self.init.lock().unwrap();
+        let _initializing = self.init.lock();
         let value = self.value.get_or_init(init);
         self.ready.store(true, Ordering::Release);
         value
