@@ -28,3 +28,33 @@ pub(crate) fn pushback_ms(rejected: &Rejected) -> Option<u64> {
     let after = rejected.retry_after()?;
     Some(u64::try_from(after.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX))
 }
+
+/// `Classify` for a tonic release's `Status` and `From<Rejected>` for it, with the docs
+/// given at the call: the two releases speak the same gRPC.
+macro_rules! status_impls {
+    ($tonic:ident, classify { $(#[$classify_doc:meta])* } from { $(#[$from_doc:meta])* }) => {
+        $(#[$classify_doc])*
+        impl $crate::Classify for $tonic::Status {
+            #[inline]
+            fn classify(&self) -> $crate::Outcome {
+                $crate::integrations::grpc::classify_code(self.code().into())
+            }
+        }
+
+        $(#[$from_doc])*
+        impl From<$crate::Rejected> for $tonic::Status {
+            fn from(rejected: $crate::Rejected) -> $tonic::Status {
+                let mut status = $tonic::Status::unavailable(rejected.to_string());
+                if let Some(ms) = $crate::integrations::grpc::pushback_ms(&rejected) {
+                    let pushback = $tonic::metadata::MetadataValue::from(ms);
+                    status
+                        .metadata_mut()
+                        .insert($crate::integrations::grpc::RETRY_PUSHBACK, pushback);
+                }
+                status.set_source(::std::sync::Arc::new(rejected));
+                status
+            }
+        }
+    };
+}
+pub(crate) use status_impls;
