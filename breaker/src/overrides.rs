@@ -63,22 +63,7 @@ use self::parse::Override;
 /// ```
 /// assert!(breaker::overrides::CONFIG_KEYS.contains(&"rate"));
 /// ```
-pub const CONFIG_KEYS: [&str; 14] = [
-    "window",
-    "buckets",
-    "min",
-    "rate",
-    "slow",
-    "slow_rate",
-    "open",
-    "probes",
-    "successes",
-    "backoff",
-    "open_max",
-    "ramp",
-    "ramp_step",
-    "ramp_guard",
-];
+pub const CONFIG_KEYS: [&str; 14] = crate::config::key_names();
 
 /// Overrides of breakers by name, loaded from TOML; apply them with [`Registry::apply`].
 ///

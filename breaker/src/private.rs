@@ -5,7 +5,7 @@ use std::fmt::Display;
 use std::hash::Hash;
 use std::sync::{Arc, OnceLock};
 
-pub use crate::config::{ConfigBuilder, Field};
+pub use crate::config::{ConfigBuilder, ConfigKey, Field, KeyDefault, KEYS};
 pub use crate::keyed::{FamilyAction, Keyed};
 pub use crate::{Breaker, Classify, Config, Outcome, Permit, Rejected};
 
