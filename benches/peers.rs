@@ -440,7 +440,10 @@ fn attribute(c: &mut Criterion) {
 fn keyed(c: &mut Criterion) {
     let mut g = c.benchmark_group("keyed lookup");
     static FAMILY: StaticKeyed = StaticKeyed::new(
-        breaker::__private::config(Config::builder().count_window(WINDOW)),
+        match Config::builder().count_window(WINDOW).build() {
+            Ok(config) => config,
+            Err(_) => panic!("the bench's configuration is valid"),
+        },
         10_000,
     );
     let keys: Vec<String> = (0..1000)

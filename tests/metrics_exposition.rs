@@ -215,3 +215,38 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
         ]
     );
 }
+
+#[test]
+fn a_registry_of_its_own_is_exported_and_counted_apart_from_the_global_one() {
+    static OWN: std::sync::OnceLock<breaker::Registry> = std::sync::OnceLock::new();
+    let own = OWN.get_or_init(breaker::Registry::default);
+    let mut own_prometheus = prometheus_client::registry::Registry::default();
+    own_prometheus.register_collector(Box::new(breaker::metrics::BreakerCollector::of(own)));
+    let mut global_prometheus = prometheus_client::registry::Registry::default();
+    breaker::metrics::register(&mut global_prometheus);
+
+    // Joins after both collectors exist: only its registry's hook may count its transitions.
+    let config = Config::builder().count_window(1).build().unwrap();
+    let b = own.register(Arc::new(Breaker::new("metrics::own", config)));
+    b.try_acquire().unwrap().failure();
+
+    let labels = "name=\"metrics::own\"";
+    assert_eq!(
+        samples(&scrape(&own_prometheus), labels),
+        [
+            "circuitbreaker_state{name=\"metrics::own\"} 1",
+            "circuitbreaker_calls_total{name=\"metrics::own\",result=\"success\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::own\",result=\"failure\"} 1",
+            "circuitbreaker_calls_total{name=\"metrics::own\",result=\"ignored\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::own\",result=\"cancelled\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\"} 0",
+            "circuitbreaker_failure_rate{name=\"metrics::own\"} 1.0",
+            "circuitbreaker_state_transitions_total{name=\"metrics::own\",from_state=\"closed\",to_state=\"open\"} 1",
+        ]
+    );
+    assert_eq!(
+        samples(&scrape(&global_prometheus), labels),
+        Vec::<String>::new()
+    );
+    assert!(registry().get("metrics::own").is_none());
+}

@@ -7,29 +7,7 @@ use syn::meta::ParseNestedMeta;
 use syn::parse::Parser;
 use syn::{Error, Expr, ExprLit, ExprUnary, Lit, LitStr, Path, UnOp};
 
-/// Every key the attribute accepts, in the order the docs list them.
-const KEYS: &[&str] = &[
-    "window",
-    "buckets",
-    "min",
-    "rate",
-    "slow",
-    "slow_rate",
-    "open",
-    "probes",
-    "successes",
-    "backoff",
-    "open_max",
-    "ramp",
-    "ramp_step",
-    "ramp_guard",
-    "fallback",
-    "classify",
-    "key",
-    "max_keys",
-    "name",
-    "crate",
-];
+use crate::keys;
 
 /// A value and where the user wrote it.
 pub(crate) struct Spanned<T> {
@@ -87,6 +65,32 @@ pub(crate) struct Args {
     pub(crate) krate_invalid: bool,
 }
 
+impl Args {
+    /// The spans of the configuration key `name`'s value and of the key, if written.
+    pub(crate) fn spans_of(&self, name: &str) -> Option<(Span, Span)> {
+        fn at<T>(s: &Option<Spanned<T>>) -> Option<(Span, Span)> {
+            s.as_ref().map(|s| (s.span, s.key_span))
+        }
+        match name {
+            "window" => at(&self.window),
+            "buckets" => at(&self.buckets),
+            "min" => at(&self.min),
+            "rate" => at(&self.rate),
+            "slow" => at(&self.slow),
+            "slow_rate" => at(&self.slow_rate),
+            "open" => at(&self.open),
+            "probes" => at(&self.probes),
+            "successes" => at(&self.successes),
+            "backoff" => at(&self.backoff),
+            "open_max" => at(&self.open_max),
+            "ramp" => at(&self.ramp),
+            "ramp_step" => at(&self.ramp_step),
+            "ramp_guard" => at(&self.ramp_guard),
+            _ => unreachable!("`{name}` is a configuration key of the table"),
+        }
+    }
+}
+
 /// Parses `tokens`; a value error is collected and parsing goes on, so that every error of
 /// the attribute is reported at once.
 pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
@@ -98,7 +102,7 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                     .then(|| meta.path.segments[0].ident.to_string())
             });
             let key_span = meta.path.segments[0].ident.span();
-            let Some(key) = key.filter(|k| KEYS.contains(&k.as_str())) else {
+            let Some(key) = key.filter(|k| keys::all().any(|known| known == k)) else {
                 errors.push(unknown_key(&meta));
                 if meta.input.peek(syn::Token![=]) {
                     meta.value()?.parse::<Expr>()?;
@@ -155,7 +159,7 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                     "crate" => string(&expr, &key)
                         .and_then(|s| s.parse::<Path>())
                         .map(|v| set_once(&mut args.krate, at.of(v), &key, errors)),
-                    _ => unreachable!("every key of KEYS has an arm"),
+                    _ => unreachable!("every key of the table has an arm"),
                 };
             if let Err(e) = result {
                 args.krate_invalid |= key == "crate";
@@ -187,13 +191,11 @@ fn unknown_key(meta: &ParseNestedMeta<'_>) -> Error {
     let written = quote::ToTokens::to_token_stream(&meta.path)
         .to_string()
         .replace(' ', "");
-    let valid = KEYS
-        .iter()
+    let valid = keys::all()
         .map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    let suggestion = KEYS
-        .iter()
+    let suggestion = keys::all()
         .map(|k| (strsim::damerau_levenshtein(&written, k), k))
         .filter(|(distance, k)| *distance <= 2 && *distance < k.len())
         .min()

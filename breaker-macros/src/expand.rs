@@ -1,23 +1,16 @@
 //! Turns the checked arguments and the function into the wrapped function.
 
-use std::time::Duration;
-
 use proc_macro2::{Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 use syn::{AttrStyle, FnArg, ItemFn, LitStr, Pat, ReturnType, Type};
 
-use crate::args::{self, Args, Spanned, Window};
+use crate::args::{self, Args, Window};
+use crate::keys::{
+    CONFIG_KEYS, DEFAULT_BUCKETS, DEFAULT_MAX_KEYS, DEFAULT_RAMP_STEP, DEFAULT_SLOW_RATE,
+    TIME_WINDOW,
+};
 use crate::validate;
-
-/// Slow-call rate when only `slow` is given.
-const DEFAULT_SLOW_RATE: f64 = 0.5;
-/// Buckets of a time window when `buckets` is not given.
-const DEFAULT_BUCKETS: u32 = 10;
-/// Length of a ramp step when `ramp_step` is not given (the seed design's 5 seconds).
-const DEFAULT_RAMP_STEP: Duration = Duration::from_secs(5);
-/// Bound on keyed breakers when `max_keys` is not given.
-const DEFAULT_MAX_KEYS: usize = 1024;
 
 pub(crate) fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: ItemFn = match syn::parse2(item.clone()) {
@@ -97,6 +90,7 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
 
     let builder = builder(args, &p);
     let checks = checks(args, &p);
+    let checked = checked_fields(&p);
     let name = registry_name(args, &sig);
 
     let (ret_span, ret_ty) = match &sig.output {
@@ -163,7 +157,7 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
                 const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
                 #checks
                 static BREAKER: #p::StaticBreaker =
-                    #p::StaticBreaker::new(#p::config(BREAKER_CONFIG));
+                    #p::StaticBreaker::new(#p::config(BREAKER_CONFIG, #checked));
                 BREAKER.get(#name)
             };
         },
@@ -185,7 +179,7 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
                         #checks
                         #max_keys_check
                         static BREAKER: #p::StaticKeyed =
-                            #p::StaticKeyed::new(#p::config(BREAKER_CONFIG), #max_keys);
+                            #p::StaticKeyed::new(#p::config(BREAKER_CONFIG, #checked), #max_keys);
                         #[allow(unused_imports)]
                         use #p::{BorrowedKey as _, OwnedKey as _};
                         #lookup
@@ -287,32 +281,24 @@ fn builder(args: &Args, p: &TokenStream) -> TokenStream {
 }
 
 /// One `const` per field, spanned on the value that decides it, so that the compiler reports
-/// each broken rule at its key, all of them at once.
+/// each broken rule at its key, all of them at once. A field decided by a default is
+/// reported at the key the default completes (`buckets` at the time `window`).
 fn checks(args: &Args, p: &TokenStream) -> TokenStream {
-    fn at<T>(s: &Option<Spanned<T>>) -> Option<Span> {
-        s.as_ref().map(|s| s.span)
-    }
-    let window = at(&args.window);
-    let fields = [
-        ("Window", window),
-        ("Buckets", at(&args.buckets).or(window)),
-        ("MinCalls", at(&args.min)),
-        ("FailureRate", at(&args.rate)),
-        ("SlowThreshold", at(&args.slow)),
-        ("SlowRate", at(&args.slow_rate).or(at(&args.slow))),
-        ("OpenFor", at(&args.open)),
-        ("Probes", at(&args.probes)),
-        ("Successes", at(&args.successes)),
-        ("BackoffFactor", at(&args.backoff)),
-        ("BackoffMax", at(&args.open_max)),
-        ("Ramp", at(&args.ramp)),
-        ("RampStep", at(&args.ramp_step).or(at(&args.ramp))),
-        ("RampGuard", at(&args.ramp_guard)),
-    ];
-    fields
-        .into_iter()
-        .map(|(field, span)| {
-            let field = Ident::new(field, Span::call_site());
+    CONFIG_KEYS
+        .iter()
+        .map(|key| {
+            let completed = match &key.needs {
+                Some(needs) if key.default.is_some() => match needs.what {
+                    TIME_WINDOW => Some("window"),
+                    other => Some(other),
+                },
+                _ => None,
+            };
+            let span = args
+                .spans_of(key.name)
+                .or_else(|| completed.and_then(|other| args.spans_of(other)))
+                .map(|(span, _)| span);
+            let field = Ident::new(key.field, Span::call_site());
             let check = quote!(const _: () = #p::check(BREAKER_CONFIG, #p::Field::#field););
             match span {
                 Some(span) => respan(check, span),
@@ -320,6 +306,14 @@ fn checks(args: &Args, p: &TokenStream) -> TokenStream {
             }
         })
         .collect()
+}
+
+/// The fields [`checks`] checks, for the runtime to make sure they are all of them.
+fn checked_fields(p: &TokenStream) -> TokenStream {
+    let fields = CONFIG_KEYS
+        .iter()
+        .map(|key| Ident::new(key.field, Span::call_site()));
+    quote!(&[#(#p::Field::#fields),*])
 }
 
 /// A closure giving the registry name, called once, on the first call.
@@ -402,4 +396,107 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
             t
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::TIME_WINDOW;
+
+    /// A valid value of each configuration key, as the attribute takes it.
+    fn example(key: &str) -> &'static str {
+        match key {
+            "window" => "\"10s\"",
+            "buckets" => "20",
+            "min" => "4",
+            "rate" => "0.25",
+            "slow" => "\"2s\"",
+            "slow_rate" => "0.75",
+            "open" => "\"20s\"",
+            "probes" => "4",
+            "successes" => "2",
+            "backoff" => "3.0",
+            "open_max" => "\"2m\"",
+            "ramp" => "[50, 100]",
+            "ramp_step" => "\"7s\"",
+            "ramp_guard" => "4.0",
+            _ => panic!("no example value of `{key}`: add one, so the tests cover it"),
+        }
+    }
+
+    /// The key a key needs, written with its example value; empty if it needs none.
+    fn needed(key: &crate::keys::ConfigKey) -> String {
+        match key.needs.as_ref().map(|n| n.what) {
+            Some(TIME_WINDOW) => "window = \"10s\"".to_owned(),
+            Some(other) => format!("{other} = {}", example(other)),
+            None => String::new(),
+        }
+    }
+
+    fn parsed(text: &str) -> (Args, Vec<syn::Error>) {
+        let mut errors = Vec::new();
+        let args = args::parse(text.parse().unwrap(), &mut errors);
+        (args, errors)
+    }
+
+    #[test]
+    fn every_configuration_key_is_parsed_and_reaches_the_builder() {
+        let p = quote!(::breaker::__private);
+        for key in CONFIG_KEYS {
+            let base = needed(key);
+            let text = format!("{base}, {} = {}", key.name, example(key.name));
+            let (with, errors) = parsed(text.trim_start_matches(", "));
+            assert!(errors.is_empty(), "{text}");
+            assert!(with.spans_of(key.name).is_some(), "{text}");
+            let (without, _) = parsed(&base);
+            assert_ne!(
+                builder(&with, &p).to_string(),
+                builder(&without, &p).to_string(),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_needs_rule_of_the_table_refuses_the_key_alone() {
+        let func: ItemFn = syn::parse_quote!(
+            async fn f() {}
+        );
+        let mut rules = 0;
+        for key in CONFIG_KEYS.iter().filter(|k| k.needs.is_some()) {
+            let text = format!("{} = {}", key.name, example(key.name));
+            let (args, mut errors) = parsed(&text);
+            validate::validate(&args, &func, &mut errors);
+            let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            assert_eq!(messages.len(), 1, "{text}: {messages:?}");
+            assert!(
+                messages[0].starts_with(&format!("`{}` needs ", key.name)),
+                "{text}: {messages:?}"
+            );
+            rules += 1;
+        }
+        assert_eq!(rules, 5);
+    }
+
+    #[test]
+    fn every_field_of_the_table_is_checked_and_handed_to_the_runtime() {
+        let p = quote!(::breaker::__private);
+        let (args, _) = parsed("");
+        let fields = |tokens: TokenStream| -> Vec<String> {
+            let text = tokens.to_string();
+            text.split("Field ::")
+                .skip(1)
+                .map(|rest| {
+                    let rest = rest.trim_start();
+                    let end = rest
+                        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .unwrap_or(rest.len());
+                    rest[..end].to_owned()
+                })
+                .collect()
+        };
+        let table: Vec<String> = CONFIG_KEYS.iter().map(|k| k.field.to_owned()).collect();
+        assert_eq!(fields(checks(&args, &p)), table);
+        assert_eq!(fields(checked_fields(&p)), table);
+    }
 }

@@ -4,6 +4,7 @@
 
 mod args;
 mod expand;
+mod keys;
 mod validate;
 
 use proc_macro::TokenStream;

@@ -6,6 +6,7 @@
 use syn::{Error, FnArg, ItemFn, Pat};
 
 use crate::args::{Args, Window};
+use crate::keys::{CONFIG_KEYS, TIME_WINDOW};
 
 pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
     if func.sig.asyncness.is_none() {
@@ -15,40 +16,23 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
              future completes",
         ));
     }
-    if let Some(buckets) = &args.buckets {
-        if !matches!(&args.window, Some(w) if matches!(w.value, Window::Time(_))) {
+    for key in CONFIG_KEYS {
+        let (Some(needs), Some((_, key_span))) = (&key.needs, args.spans_of(key.name)) else {
+            continue;
+        };
+        let (met, what) = match needs.what {
+            TIME_WINDOW => (
+                matches!(&args.window, Some(w) if matches!(w.value, Window::Time(_))),
+                TIME_WINDOW.to_owned(),
+            ),
+            other => (args.spans_of(other).is_some(), format!("`{other}`")),
+        };
+        if !met {
             errors.push(Error::new(
-                buckets.key_span,
-                "`buckets` needs a time window, like `window = \"10s\"`; \
-                 `window = N` (or no window) counts the last N calls",
+                key_span,
+                format!("`{}` needs {what}{}", key.name, needs.hint),
             ));
         }
-    }
-    if let (Some(slow_rate), None) = (&args.slow_rate, &args.slow) {
-        errors.push(Error::new(
-            slow_rate.key_span,
-            "`slow_rate` needs `slow`, the duration above which a call is slow, \
-             like `slow = \"800ms\"`",
-        ));
-    }
-    match (&args.backoff, &args.open_max) {
-        (Some(backoff), None) => errors.push(Error::new(
-            backoff.key_span,
-            "`backoff` needs `open_max`, the longest OPEN, like `open_max = \"60s\"`",
-        )),
-        (None, Some(open_max)) => errors.push(Error::new(
-            open_max.key_span,
-            "`open_max` needs `backoff`, the growth of OPEN after each failed trial, \
-             like `backoff = 2.0`",
-        )),
-        _ => {}
-    }
-    if let (Some(ramp_step), None) = (&args.ramp_step, &args.ramp) {
-        errors.push(Error::new(
-            ramp_step.key_span,
-            "`ramp_step` needs `ramp`, the percentages to ramp up through, \
-             like `ramp = [10, 30, 60, 100]`",
-        ));
     }
     if let (Some(max_keys), None) = (&args.max_keys, &args.key) {
         errors.push(Error::new(

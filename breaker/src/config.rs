@@ -4,11 +4,17 @@
 //! at compile time with these same rules instead of a copy of them.
 
 mod error;
+mod keys;
 mod recovery;
 
 use std::time::Duration;
 
 pub use self::error::{ConfigError, Field};
+#[cfg(feature = "overrides")]
+pub(crate) use self::keys::{
+    names as key_names, DEFAULT_BUCKETS, DEFAULT_RAMP_STEP, DEFAULT_SLOW_RATE,
+};
+pub use self::keys::{ConfigKey, KeyDefault, KEYS};
 pub use self::recovery::{Backoff, RampUp, MAX_RAMP_STEPS};
 
 use self::error::Value;

@@ -12,6 +12,7 @@ use std::fmt::{self, Display};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
+use crate::registry::Watchers;
 use crate::sync::{AtomicU64, Mutex, Ordering, RwLock};
 use crate::{Breaker, Config, State};
 
@@ -43,6 +44,9 @@ pub struct Keyed {
     /// Members evicted with no call in flight, and with calls in flight.
     evicted_idle: AtomicU64,
     evicted_busy: AtomicU64,
+    /// The hooks of the registry the family joined, told of each new member. std's
+    /// `OnceLock` under loom too: set once, before the family serves calls.
+    registry: std::sync::OnceLock<Arc<Watchers>>,
 }
 
 struct Slots {
@@ -141,7 +145,14 @@ impl Keyed {
             applying: Mutex::new(()),
             evicted_idle: AtomicU64::new(0),
             evicted_busy: AtomicU64::new(0),
+            registry: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Tells `watchers` of every member created from now on; a family tells the registry it
+    /// joined first, and only that one.
+    pub(crate) fn join(&self, watchers: &Arc<Watchers>) {
+        let _ = self.registry.set(Arc::clone(watchers));
     }
 
     pub(crate) fn name(&self) -> &Arc<str> {
@@ -274,7 +285,9 @@ impl Keyed {
             });
         slots.len += 1;
         drop(slots);
-        crate::registry::announce(&self.name, &breaker);
+        if let Some(watchers) = self.registry.get() {
+            watchers.announce(&self.name, &breaker);
+        }
         breaker
     }
 

@@ -41,7 +41,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 
 use crate::sync::process::Mutex;
 
@@ -92,17 +92,44 @@ pub fn text() -> String {
 /// ```
 #[derive(Debug)]
 pub struct BreakerCollector {
+    registry: &'static crate::Registry,
     transitions: &'static Transitions,
 }
 
 impl BreakerCollector {
-    /// A collector of every breaker in the registry; starts counting transitions now.
+    /// A collector of every breaker in [`registry()`](crate::registry()); starts counting
+    /// transitions now.
     pub fn new() -> Self {
-        let transitions = transitions();
-        for entry in crate::registry().list() {
+        Self::of(crate::registry())
+    }
+
+    /// A collector of every breaker in `registry`, a registry of your own; starts counting
+    /// transitions now. The collectors of one registry share its transition counts.
+    ///
+    /// ```
+    /// use std::sync::{Arc, OnceLock};
+    /// use breaker::metrics::BreakerCollector;
+    /// use breaker::{Breaker, Config, Registry};
+    ///
+    /// static OWN: OnceLock<Registry> = OnceLock::new();
+    /// let own = OWN.get_or_init(Registry::default);
+    /// own.register(Arc::new(Breaker::new("docs::own_metrics", Config::default())));
+    ///
+    /// let mut prometheus = prometheus_client::registry::Registry::default();
+    /// prometheus.register_collector(Box::new(BreakerCollector::of(own)));
+    /// let mut text = String::new();
+    /// prometheus_client::encoding::text::encode(&mut text, &prometheus).unwrap();
+    /// assert!(text.contains("circuitbreaker_state{name=\"docs::own_metrics\"} 0\n"));
+    /// ```
+    pub fn of(registry: &'static crate::Registry) -> Self {
+        let transitions = transitions(registry);
+        for entry in registry.list() {
             transitions.attach(entry.breaker());
         }
-        Self { transitions }
+        Self {
+            registry,
+            transitions,
+        }
     }
 }
 
@@ -114,7 +141,7 @@ impl Default for BreakerCollector {
 
 impl Collector for BreakerCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
-        let entries = crate::registry().list();
+        let entries = self.registry.list();
         let series: Vec<Series> = entries
             .iter()
             .map(|entry| {
@@ -128,7 +155,7 @@ impl Collector for BreakerCollector {
         let mut family =
             encoder.encode_descriptor("circuitbreaker_state", help, None, MetricType::Gauge)?;
         for s in &series {
-            let code = s.state as i64;
+            let code = s.state.code() as i64;
             ConstGauge::new(code).encode(family.encode_family(&s.labels(&[]))?)?;
         }
 
@@ -184,10 +211,8 @@ impl Collector for BreakerCollector {
         )?;
         for s in &series {
             for (&(from, to), &count) in &s.transitions {
-                let labels = s.labels(&[
-                    ("from_state", state_name(from)),
-                    ("to_state", state_name(to)),
-                ]);
+                let (from, to) = (State::from_code(from), State::from_code(to));
+                let labels = s.labels(&[("from_state", from.as_str()), ("to_state", to.as_str())]);
                 ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
             }
         }
@@ -200,7 +225,7 @@ impl Collector for BreakerCollector {
             None,
             MetricType::Counter,
         )?;
-        for (name, keyed) in crate::registry().families() {
+        for (name, keyed) in self.registry.families() {
             let (idle, busy) = keyed.evictions();
             for (label, count) in [("false", idle), ("true", busy)] {
                 let labels = [("name", &*name), ("busy", label)];
@@ -215,11 +240,11 @@ impl Collector for BreakerCollector {
 struct Series {
     name: String,
     key: Option<String>,
-    state: u8,
+    state: State,
     totals: CallTotals,
     failure_rate: Option<f64>,
     slow_call_rate: Option<f64>,
-    transitions: BTreeMap<(u8, u8), u64>,
+    transitions: BTreeMap<(u64, u64), u64>,
 }
 
 impl Series {
@@ -228,7 +253,7 @@ impl Series {
         Self {
             name: entry.name().to_owned(),
             key: entry.key().map(str::to_owned),
-            state: state_code(s.state),
+            state: s.state,
             totals: s.totals,
             failure_rate: s.failure_rate,
             slow_call_rate: s.slow_call_rate,
@@ -246,51 +271,27 @@ impl Series {
     }
 }
 
-/// The gauge's code of a state, fixed by the metric's documentation.
-fn state_code(state: State) -> u8 {
-    match state {
-        State::Closed => 0,
-        State::Open => 1,
-        State::HalfOpen => 2,
-        State::ForcedOpen => 3,
-        State::Disabled => 4,
-    }
-}
-
-/// The state of a gauge code, by its name in logs and labels.
-fn state_name(code: u8) -> &'static str {
-    const STATES: [State; 5] = [
-        State::Closed,
-        State::Open,
-        State::HalfOpen,
-        State::ForcedOpen,
-        State::Disabled,
-    ];
-    STATES[usize::from(code)].as_str()
-}
-
 /// Transitions by the codes of the states left and entered.
-type Counts = Arc<Mutex<BTreeMap<(u8, u8), u64>>>;
+type Counts = Arc<Mutex<BTreeMap<(u64, u64), u64>>>;
 
 /// Transition counts of every breaker a collector has seen, filled by a listener on each.
 #[derive(Debug, Default)]
-struct Transitions {
+pub(crate) struct Transitions {
     /// By the breaker's address, with a weak handle that tells a dropped breaker (an evicted
     /// key) from a new one at the same address.
     seen: Mutex<HashMap<usize, (Weak<Breaker>, Counts)>>,
 }
 
-/// The process's one set of transition counts, listening to every breaker that joins the
-/// registry from the first collector on.
-fn transitions() -> &'static Transitions {
-    static TRANSITIONS: OnceLock<Transitions> = OnceLock::new();
+/// The transition counts of `registry`, listening to every breaker that joins it from its
+/// first collector on.
+fn transitions(registry: &'static crate::Registry) -> &'static Transitions {
     let mut first = false;
-    let transitions = TRANSITIONS.get_or_init(|| {
+    let transitions = registry.transitions.get_or_init(|| {
         first = true;
         Transitions::default()
     });
     if first {
-        crate::registry::watch(move |_, breaker| transitions.attach(breaker));
+        registry.watch(move |_, breaker| transitions.attach(breaker));
     }
     transitions
 }
@@ -310,16 +311,14 @@ impl Transitions {
         breaker.on_event(move |event| match *event {
             Event::StateTransition { from, to } => {
                 let mut counts = listened.lock();
-                *counts
-                    .entry((state_code(from), state_code(to)))
-                    .or_insert(0) += 1;
+                *counts.entry((from.code(), to.code())).or_insert(0) += 1;
             }
             Event::RampStep { .. } => {}
         });
         seen.insert(address, (Arc::downgrade(breaker), counts));
     }
 
-    fn counts(&self, breaker: &Arc<Breaker>) -> BTreeMap<(u8, u8), u64> {
+    fn counts(&self, breaker: &Arc<Breaker>) -> BTreeMap<(u64, u64), u64> {
         let seen = self.seen.lock();
         match seen.get(&(Arc::as_ptr(breaker) as usize)) {
             Some((_, counts)) => counts.lock().clone(),

@@ -53,8 +53,6 @@ use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::sync::process::Mutex;
-
 use crate::keyed::{FamilyAction, Keyed};
 use crate::{Breaker, Config, Registry};
 
@@ -65,22 +63,7 @@ use self::parse::Override;
 /// ```
 /// assert!(breaker::overrides::CONFIG_KEYS.contains(&"rate"));
 /// ```
-pub const CONFIG_KEYS: [&str; 14] = [
-    "window",
-    "buckets",
-    "min",
-    "rate",
-    "slow",
-    "slow_rate",
-    "open",
-    "probes",
-    "successes",
-    "backoff",
-    "open_max",
-    "ramp",
-    "ramp_step",
-    "ramp_guard",
-];
+pub const CONFIG_KEYS: [&str; 14] = crate::config::key_names();
 
 /// Overrides of breakers by name, loaded from TOML; apply them with [`Registry::apply`].
 ///
@@ -287,7 +270,7 @@ impl Registry {
     /// closed): once `apply` returns, every member has them, even one created meanwhile, and
     /// a new member of a forced-open family rejects from its very first call.
     ///
-    /// Applies run one at a time, each checked against what the one before left. Listeners
+    /// Applies to a registry run one at a time, each checked against what the one before left. Listeners
     /// of the breakers run during an apply, so a listener must not apply overrides itself
     /// (it would wait for its own apply); hand the work to another task or thread.
     ///
@@ -307,8 +290,7 @@ impl Registry {
     pub fn apply(&self, overrides: &Overrides) -> Result<(), OverridesError> {
         // One at a time: an override changes the keys it writes from the values it checked
         // against, and another file applied between would be undone.
-        static APPLYING: Mutex<()> = Mutex::new(());
-        let _applying = APPLYING.lock();
+        let _applying = self.applying.lock();
         let mut changes = Vec::new();
         let mut problems = Vec::new();
         for entry in &overrides.entries {

@@ -5,7 +5,7 @@ use std::fmt::Display;
 use std::hash::Hash;
 use std::sync::{Arc, OnceLock};
 
-pub use crate::config::{ConfigBuilder, Field};
+pub use crate::config::{ConfigBuilder, ConfigKey, Field, KeyDefault, KEYS};
 pub use crate::keyed::{FamilyAction, Keyed};
 pub use crate::{Breaker, Classify, Config, Outcome, Permit, Rejected};
 
@@ -35,11 +35,17 @@ pub const fn check_max_keys(max_keys: usize) {
     }
 }
 
-/// The configuration of a builder whose every field was checked by [`check`].
+/// The configuration of a builder whose every field was checked by [`check`]; `checked`
+/// names the fields the attribute checked.
 ///
-/// An invalid builder yields the defaults instead of a second compile error: its broken rule
+/// They must be every field, in `Field::ALL`'s order: a field the attribute does not check
+/// fails compilation here, rather than ship a configuration no rule looked at. Then an
+/// invalid builder yields the defaults instead of a second compile error: its broken rule
 /// is already reported, at the key that broke it.
-pub const fn config(builder: ConfigBuilder) -> Config {
+pub const fn config(builder: ConfigBuilder, checked: &[Field]) -> Config {
+    if !checks_every_field(checked) {
+        panic!("#[circuit_breaker] must check every configuration field: breaker-macros and breaker differ");
+    }
     match builder.build() {
         Ok(config) => config,
         Err(_) => match ConfigBuilder::new().build() {
@@ -47,6 +53,21 @@ pub const fn config(builder: ConfigBuilder) -> Config {
             Err(_) => panic!("the default configuration is valid"),
         },
     }
+}
+
+/// Whether `checked` is `Field::ALL`.
+const fn checks_every_field(checked: &[Field]) -> bool {
+    if checked.len() != Field::ALL.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < checked.len() {
+        if checked[i] as usize != Field::ALL[i] as usize {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The registry name of a method: its type's path without generic arguments, then the method.
@@ -227,6 +248,18 @@ impl<T, E: From<Rejected>> FromRejected for Result<T, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configuration_is_only_made_once_every_field_was_checked() {
+        assert!(checks_every_field(&Field::ALL));
+        assert!(!checks_every_field(&Field::ALL[1..]));
+        let mut swapped = Field::ALL;
+        swapped.swap(0, 1);
+        assert!(!checks_every_field(&swapped));
+        let forgot = std::panic::catch_unwind(|| config(ConfigBuilder::new(), &Field::ALL[..13]));
+        assert!(forgot.is_err());
+        assert_eq!(config(ConfigBuilder::new(), &Field::ALL), Config::default());
+    }
 
     #[test]
     fn method_names_drop_generic_arguments_and_references() {

@@ -1,19 +1,35 @@
-//! The process-wide registry of named breakers, for metrics and operators.
+//! Registries of named breakers, for metrics and operators: the process-wide one that
+//! `#[circuit_breaker]` functions join, and any other an application makes.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+#[cfg(feature = "overrides")]
+use crate::sync::process::Mutex;
 use crate::sync::process::RwLock;
-
-type Watcher = Arc<dyn Fn(&str, &Arc<Breaker>) + Send + Sync>;
-
-/// Called with the registry name and the breaker whenever a breaker joins the registry, a
-/// single one or a member of a keyed family, as it joins.
-static WATCHERS: RwLock<Vec<Watcher>> = RwLock::new(Vec::new());
 
 use crate::keyed::Keyed;
 use crate::Breaker;
+
+type Watcher = Arc<dyn Fn(&str, &Arc<Breaker>) + Send + Sync>;
+
+/// The hooks of one registry, called with the registry name and the breaker whenever a
+/// breaker joins it, a single one or a member of one of its keyed families, as it joins.
+/// Shared with the registry's families, whose members join as they are created.
+#[derive(Default)]
+pub(crate) struct Watchers(RwLock<Vec<Watcher>>);
+
+impl Watchers {
+    /// Tells the watchers that `breaker` joined the registry under `name`.
+    pub(crate) fn announce(&self, name: &str, breaker: &Arc<Breaker>) {
+        // Called outside the lock: a watcher may look the registry up.
+        let watchers: Vec<Watcher> = self.0.read().clone();
+        for watcher in watchers {
+            watcher(name, breaker);
+        }
+    }
+}
 
 /// The registry every `#[circuit_breaker]` function registers its breaker in.
 ///
@@ -37,10 +53,31 @@ pub fn registry() -> &'static Registry {
 /// A name maps to one breaker, or to one family of breakers told apart by their key's
 /// `Display` text. Registration never replaces: the first breaker registered under a name
 /// stays.
+///
+/// Every registry is independent: its breakers, its families, the hooks that metrics and
+/// overrides set on it. [`registry()`] is the one `#[circuit_breaker]` functions and the
+/// keyed tower layer join; a registry of your own holds the breakers you register in it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use breaker::{registry, Breaker, Config, Registry};
+///
+/// let own = Registry::default();
+/// own.register(Arc::new(Breaker::new("docs::own", Config::default())));
+/// assert!(own.get("docs::own").is_some());
+/// assert!(registry().get("docs::own").is_none());
+/// ```
 #[derive(Default)]
 pub struct Registry {
     single: RwLock<BTreeMap<Arc<str>, Arc<Breaker>>>,
     keyed: RwLock<BTreeMap<Arc<str>, Arc<Keyed>>>,
+    watchers: Arc<Watchers>,
+    /// Held through a whole [`Registry::apply`]: applies to one registry run one at a time.
+    #[cfg(feature = "overrides")]
+    pub(crate) applying: Mutex<()>,
+    /// The transition counts of the registry's metrics, from the first collector on.
+    #[cfg(feature = "prometheus")]
+    pub(crate) transitions: OnceLock<crate::metrics::Transitions>,
 }
 
 impl Registry {
@@ -55,7 +92,7 @@ impl Registry {
                 .clone()
         };
         if Arc::ptr_eq(&registered, &breaker) {
-            announce(registered.name(), &registered);
+            self.watchers.announce(registered.name(), &registered);
         }
         registered
     }
@@ -193,10 +230,13 @@ impl Registry {
         self.family(name)?.remove_by_text(key)
     }
 
-    /// Registers a keyed family unless one has that name; returns the one registered.
+    /// Registers a keyed family unless one has that name; returns the one registered. The
+    /// family's members announce themselves to this registry's watchers as they are created.
     pub(crate) fn register_keyed(&self, family: Arc<Keyed>) -> Arc<Keyed> {
         let mut keyed = self.keyed.write();
-        keyed.entry(family.name().clone()).or_insert(family).clone()
+        let registered = keyed.entry(family.name().clone()).or_insert(family).clone();
+        registered.join(&self.watchers);
+        registered
     }
 }
 
@@ -236,26 +276,15 @@ impl Entry {
     }
 }
 
-/// Calls `watcher` for every breaker that joins the registry from now on (metrics count its
-/// transitions, overrides of its family apply to it).
-#[cfg_attr(
-    not(any(feature = "prometheus", feature = "overrides")),
-    allow(dead_code)
-)]
-pub(crate) fn watch(watcher: impl Fn(&str, &Arc<Breaker>) + Send + Sync + 'static) {
-    let mut watchers = WATCHERS.write();
-    watchers.push(Arc::new(watcher));
-}
-
-/// Tells the watchers that `breaker` joined the registry under `name`.
-pub(crate) fn announce(name: &str, breaker: &Arc<Breaker>) {
-    let watchers: Vec<Watcher> = WATCHERS.read().clone();
-    for watcher in watchers {
-        watcher(name, breaker);
-    }
-}
-
 impl Registry {
+    /// Calls `watcher` for every breaker that joins this registry from now on (metrics count
+    /// its transitions).
+    #[cfg_attr(not(any(test, feature = "prometheus")), allow(dead_code))]
+    pub(crate) fn watch(&self, watcher: impl Fn(&str, &Arc<Breaker>) + Send + Sync + 'static) {
+        let mut watchers = self.watchers.0.write();
+        watchers.push(Arc::new(watcher));
+    }
+
     /// Every keyed family with its name, sorted by name.
     pub(crate) fn families(&self) -> Vec<(Arc<str>, Arc<Keyed>)> {
         let keyed = self.keyed.read();
@@ -266,5 +295,67 @@ impl Registry {
     pub(crate) fn family(&self, name: &str) -> Option<Arc<Keyed>> {
         let keyed = self.keyed.read();
         keyed.get(name).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::Config;
+
+    /// A registry with a watcher counting the breakers that join it.
+    fn watched() -> (Registry, Arc<AtomicUsize>) {
+        let registry = Registry::default();
+        let joined = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&joined);
+        registry.watch(move |_, _| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
+        (registry, joined)
+    }
+
+    fn family(name: &str) -> Arc<Keyed> {
+        Arc::new(Keyed::new(Arc::from(name), Config::default(), 4))
+    }
+
+    #[test]
+    fn hooks_of_one_registry_never_fire_for_another() {
+        let (a, joined_a) = watched();
+        let (b, joined_b) = watched();
+
+        b.register(Arc::new(Breaker::new("b::single", Config::default())));
+        b.register_keyed(family("b::family")).breaker("k1");
+        assert_eq!(joined_a.load(Ordering::SeqCst), 0);
+        assert_eq!(joined_b.load(Ordering::SeqCst), 2);
+
+        a.register(Arc::new(Breaker::new("a::single", Config::default())));
+        a.register_keyed(family("a::family")).breaker("k1");
+        assert_eq!(joined_a.load(Ordering::SeqCst), 2);
+        assert_eq!(joined_b.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_breaker_joins_once_whatever_registers_it_again() {
+        let (registry, joined) = watched();
+        let first = registry.register(Arc::new(Breaker::new("once", Config::default())));
+        let again = registry.register(Arc::new(Breaker::new("once", Config::default())));
+        assert!(Arc::ptr_eq(&first, &again));
+        let members = registry.register_keyed(family("once::family"));
+        members.breaker("k1");
+        members.breaker("k1");
+        registry
+            .register_keyed(family("once::family"))
+            .breaker("k2");
+        assert_eq!(joined.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_second_registry_holds_none_of_the_global_ones_breakers() {
+        registry().register(Arc::new(Breaker::new("global::only", Config::default())));
+        let own = Registry::default();
+        assert!(own.get("global::only").is_none());
+        assert!(own.list().is_empty());
     }
 }

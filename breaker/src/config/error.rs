@@ -119,6 +119,12 @@ impl ConfigError {
         self.field.name()
     }
 
+    /// The field that broke a rule.
+    #[cfg_attr(not(feature = "overrides"), allow(dead_code))]
+    pub(crate) const fn field_id(&self) -> Field {
+        self.field
+    }
+
     /// The rule that was broken, e.g. `"failure_rate must be in (0, 1]"`.
     pub const fn rule(&self) -> &'static str {
         self.rule

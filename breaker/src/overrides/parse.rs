@@ -7,7 +7,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::Action;
-use crate::{Config, Window};
+use crate::config::{ConfigKey, Field, DEFAULT_BUCKETS, DEFAULT_RAMP_STEP, DEFAULT_SLOW_RATE};
+use crate::{Config, ConfigError, Window};
 
 /// A problem and the line it is on; `None` when the text gave no position.
 pub(super) type Located = (Option<usize>, String);
@@ -104,8 +105,9 @@ impl Override {
         let at = |s: std::ops::Range<usize>| line_of(text, s.start);
         let plain = |v: Option<Spanned<u32>>| v.map(|v| (at(v.span()), v.into_inner()));
         let number = |v: Option<Spanned<f64>>| v.map(|v| (at(v.span()), v.into_inner()));
-        let duration = |key: &str, v: Option<Spanned<String>>| -> Result<_, Located> {
+        let duration = |field: Field, v: Option<Spanned<String>>| -> Result<_, Located> {
             let Some(v) = v else { return Ok(None) };
+            let key = ConfigKey::of(field).name;
             let line = at(v.span());
             match humantime::parse_duration(v.get_ref()) {
                 Ok(d) => Ok(Some((line, d))),
@@ -143,46 +145,47 @@ impl Override {
             buckets: plain(raw.buckets),
             min: plain(raw.min),
             rate: number(raw.rate),
-            slow: duration("slow", raw.slow)?,
+            slow: duration(Field::SlowThreshold, raw.slow)?,
             slow_rate: number(raw.slow_rate),
-            open: duration("open", raw.open)?,
+            open: duration(Field::OpenFor, raw.open)?,
             probes: plain(raw.probes),
             successes: plain(raw.successes),
             backoff: number(raw.backoff),
-            open_max: duration("open_max", raw.open_max)?,
+            open_max: duration(Field::BackoffMax, raw.open_max)?,
             ramp: raw.ramp.map(|v| (at(v.span()), v.into_inner())),
-            ramp_step: duration("ramp_step", raw.ramp_step)?,
+            ramp_step: duration(Field::RampStep, raw.ramp_step)?,
             ramp_guard: number(raw.ramp_guard),
             action: raw.action.map(Spanned::into_inner),
             name,
         })
     }
 
-    /// The line of `key`'s value, if the override sets it.
-    fn line_of_key(&self, key: &str) -> Option<usize> {
-        match key {
-            "window" => self.window.as_ref().map(|v| v.0),
-            "buckets" => self.buckets.map(|v| v.0),
-            "min" => self.min.map(|v| v.0),
-            "rate" => self.rate.map(|v| v.0),
-            "slow" => self.slow.map(|v| v.0),
-            "slow_rate" => self.slow_rate.map(|v| v.0),
-            "open" => self.open.map(|v| v.0),
-            "probes" => self.probes.map(|v| v.0),
-            "successes" => self.successes.map(|v| v.0),
-            "backoff" => self.backoff.map(|v| v.0),
-            "open_max" => self.open_max.map(|v| v.0),
-            "ramp" => self.ramp.as_ref().map(|v| v.0),
-            "ramp_step" => self.ramp_step.map(|v| v.0),
-            "ramp_guard" => self.ramp_guard.map(|v| v.0),
-            _ => None,
+    /// The line of the value of the key that sets `field`, if the override sets it. Every
+    /// field has its arm: a field added to the configuration fails to compile here until the
+    /// overrides read its key.
+    fn line_of_key(&self, field: Field) -> Option<usize> {
+        match field {
+            Field::Window => self.window.as_ref().map(|v| v.0),
+            Field::Buckets => self.buckets.map(|v| v.0),
+            Field::MinCalls => self.min.map(|v| v.0),
+            Field::FailureRate => self.rate.map(|v| v.0),
+            Field::SlowThreshold => self.slow.map(|v| v.0),
+            Field::SlowRate => self.slow_rate.map(|v| v.0),
+            Field::OpenFor => self.open.map(|v| v.0),
+            Field::Probes => self.probes.map(|v| v.0),
+            Field::Successes => self.successes.map(|v| v.0),
+            Field::BackoffFactor => self.backoff.map(|v| v.0),
+            Field::BackoffMax => self.open_max.map(|v| v.0),
+            Field::Ramp => self.ramp.as_ref().map(|v| v.0),
+            Field::RampStep => self.ramp_step.map(|v| v.0),
+            Field::RampGuard => self.ramp_guard.map(|v| v.0),
         }
     }
 
     fn sets_config(&self) -> bool {
-        super::CONFIG_KEYS
+        Field::ALL
             .iter()
-            .any(|key| self.line_of_key(key).is_some())
+            .any(|&field| self.line_of_key(field).is_some())
     }
 
     /// `current` with this override's values, checked by `ConfigBuilder::build`; `None` if
@@ -191,11 +194,16 @@ impl Override {
         if !self.sets_config() {
             return Ok(None);
         }
-        let needs = |key: &str, other: &str| {
-            let line = self.line_of_key(key).unwrap_or(self.line);
+        let needs = |field: Field| {
+            let line = self.line_of_key(field).unwrap_or(self.line);
+            let key = ConfigKey::of(field);
+            let other = key.needs.unwrap_or("another key");
             Err((
                 line,
-                format!("{key} needs {other}, which the breaker does not have"),
+                format!(
+                    "{} needs {other}, which the breaker does not have",
+                    key.name
+                ),
             ))
         };
         let mut b = current.to_builder();
@@ -205,21 +213,18 @@ impl Override {
             Window::Count(_) => None,
         };
         match (&self.window, self.buckets) {
-            (Some((_, WindowValue::Calls(n))), Some(_)) => {
-                let _ = n;
-                return needs("buckets", "a time window");
-            }
+            (Some((_, WindowValue::Calls(_))), Some(_)) => return needs(Field::Buckets),
             (Some((_, WindowValue::Calls(n))), None) => b = b.count_window(*n),
             (Some((_, WindowValue::Span(span))), buckets) => {
                 let buckets = buckets
                     .map(|(_, n)| n)
                     .or(current_buckets.map(|(_, n)| n))
-                    .unwrap_or(10);
+                    .unwrap_or(DEFAULT_BUCKETS);
                 b = b.time_window(*span, buckets);
             }
             (None, Some((_, buckets))) => match current_buckets {
                 Some((span, _)) => b = b.time_window(span, buckets),
-                None => return needs("buckets", "a time window"),
+                None => return needs(Field::Buckets),
             },
             (None, None) => {}
         }
@@ -232,12 +237,13 @@ impl Override {
         let slow = current.slow_calls();
         match (self.slow, self.slow_rate) {
             (Some((_, threshold)), rate) => {
-                let rate = rate.map(|(_, r)| r).or(slow.map(|s| s.rate)).unwrap_or(0.5);
+                let rate = rate.map(|(_, r)| r).or(slow.map(|s| s.rate));
+                let rate = rate.unwrap_or(DEFAULT_SLOW_RATE);
                 b = b.slow_calls(threshold, rate);
             }
             (None, Some((_, rate))) => match slow {
                 Some(s) => b = b.slow_calls(s.threshold, rate),
-                None => return needs("slow_rate", "slow"),
+                None => return needs(Field::SlowRate),
             },
             (None, None) => {}
         }
@@ -255,11 +261,11 @@ impl Override {
             (Some((_, factor)), Some((_, max))) => b = b.open_backoff(factor, max),
             (Some((_, factor)), None) => match backoff {
                 Some(old) => b = b.open_backoff(factor, old.max),
-                None => return needs("backoff", "open_max"),
+                None => return needs(Field::BackoffFactor),
             },
             (None, Some((_, max))) => match backoff {
                 Some(old) => b = b.open_backoff(old.factor, max),
-                None => return needs("open_max", "backoff"),
+                None => return needs(Field::BackoffMax),
             },
             (None, None) => {}
         }
@@ -269,12 +275,12 @@ impl Override {
                 let step = step
                     .map(|(_, s)| s)
                     .or(ramp.map(|r| r.step()))
-                    .unwrap_or(Duration::from_secs(5));
+                    .unwrap_or(DEFAULT_RAMP_STEP);
                 b = b.ramp_up(percents, step);
             }
             (None, Some((_, step))) => match ramp {
                 Some(old) => b = b.ramp_up(old.percents(), step),
-                None => return needs("ramp_step", "ramp"),
+                None => return needs(Field::RampStep),
             },
             (None, None) => {}
         }
@@ -282,43 +288,30 @@ impl Override {
             b = b.ramp_latency_guard(factor);
         }
         b.build().map(Some).map_err(|e| {
-            let key = key_of(e.field());
+            let field = e.field_id();
             // `successes` kept from the breaker is broken by the `probes` written here.
             let line = self
-                .line_of_key(key)
+                .line_of_key(field)
                 .or_else(|| {
-                    (key == "successes")
-                        .then(|| self.line_of_key("probes"))
+                    (field == Field::Successes)
+                        .then(|| self.line_of_key(Field::Probes))
                         .flatten()
                 })
                 .unwrap_or(self.line);
-            let text = e.to_string();
-            let message = match text.strip_prefix(e.field()) {
-                Some(rest) if rest.starts_with(' ') => format!("{key}{rest}"),
-                _ => format!("{key}: {text}"),
-            };
-            (line, message)
+            (line, message(&e))
         })
     }
 }
 
-/// The attribute's key of a builder field.
-fn key_of(field: &str) -> &'static str {
-    match field {
-        "window" => "window",
-        "buckets" => "buckets",
-        "min_calls" => "min",
-        "failure_rate" => "rate",
-        "slow_calls.threshold" => "slow",
-        "slow_calls.rate" => "slow_rate",
-        "open_for" => "open",
-        "probes" => "probes",
-        "successes" => "successes",
-        "open_backoff.factor" => "backoff",
-        "open_backoff.max" => "open_max",
-        "ramp_up" => "ramp",
-        "ramp_up.step" => "ramp_step",
-        _ => "ramp_guard",
+/// The error as the operator wrote the key: a rule that opens with the builder's name of the
+/// field (`min_calls must be at least 2`) is told with the key's (`min must be ...`); any
+/// other is prefixed by the key.
+fn message(e: &ConfigError) -> String {
+    let key = ConfigKey::of(e.field_id()).name;
+    let text = e.to_string();
+    match text.strip_prefix(e.field()) {
+        Some(rest) if rest.starts_with(' ') => format!("{key}{rest}"),
+        _ => format!("{key}: {text}"),
     }
 }
 
@@ -330,6 +323,94 @@ mod tests {
     fn applied(current: &Config, text: &str) -> Result<Option<Config>, (usize, String)> {
         let entries = entries(text).expect("the text parses");
         entries[0].config(current)
+    }
+
+    /// A valid TOML value of each key, for a breaker that has every key it needs.
+    fn example(key: &str) -> &'static str {
+        match key {
+            "window" => "\"20s\"",
+            "buckets" => "20",
+            "min" => "4",
+            "rate" => "0.25",
+            "slow" => "\"2s\"",
+            "slow_rate" => "0.75",
+            "open" => "\"20s\"",
+            "probes" => "4",
+            "successes" => "2",
+            "backoff" => "3.0",
+            "open_max" => "\"2m\"",
+            "ramp" => "[50, 100]",
+            "ramp_step" => "\"7s\"",
+            "ramp_guard" => "4.0",
+            _ => panic!("no example value of `{key}`: add one, so the test below covers it"),
+        }
+    }
+
+    #[test]
+    fn every_key_of_the_table_is_read_and_changes_the_configuration() {
+        let full = Config::builder()
+            .time_window(Duration::from_secs(10), 10)
+            .slow_calls(Duration::from_secs(1), 0.5)
+            .open_backoff(2.0, Duration::from_secs(60))
+            .ramp_up(&[10, 100], Duration::from_secs(5))
+            .ramp_latency_guard(3.0)
+            .build()
+            .unwrap();
+        for key in crate::config::KEYS {
+            let text = format!("[\"a\"]\n{} = {}\n", key.name, example(key.name));
+            let entry = &entries(&text).expect("every key of the table parses")[0];
+            assert_eq!(entry.line_of_key(key.field), Some(2), "{text}");
+            let changed = entry.config(&full).unwrap().expect("a value changes");
+            assert_ne!(changed, full, "{text}");
+        }
+    }
+
+    #[test]
+    fn every_needs_rule_of_the_table_refuses_the_key_alone() {
+        let mut rules = 0;
+        for key in crate::config::KEYS {
+            let Some(needs) = key.needs else { continue };
+            let text = format!("[\"a\"]\n{} = {}\n", key.name, example(key.name));
+            let message = format!(
+                "{} needs {needs}, which the breaker does not have",
+                key.name
+            );
+            assert_eq!(applied(&Config::default(), &text), Err((2, message)));
+            rules += 1;
+        }
+        assert_eq!(rules, 5);
+    }
+
+    #[test]
+    fn keys_left_out_take_the_defaults_of_the_table() {
+        use crate::config::KeyDefault;
+        fn buckets(c: &Config) -> KeyDefault {
+            match c.window() {
+                Window::Time { buckets, .. } => KeyDefault::Count(buckets),
+                Window::Count(_) => panic!("a time window was written"),
+            }
+        }
+        fn slow_rate(c: &Config) -> KeyDefault {
+            KeyDefault::Rate(c.slow_calls().expect("slow was written").rate)
+        }
+        fn ramp_step(c: &Config) -> KeyDefault {
+            KeyDefault::Span(c.ramp_up().expect("ramp was written").step())
+        }
+        let mut defaults = 0;
+        for key in crate::config::KEYS {
+            let Some(default) = key.default else { continue };
+            let (written, taken): (&str, fn(&Config) -> KeyDefault) = match key.name {
+                "buckets" => ("window = \"20s\"", buckets),
+                "slow_rate" => ("slow = \"2s\"", slow_rate),
+                "ramp_step" => ("ramp = [50, 100]", ramp_step),
+                _ => panic!("no case for the default of `{}`: add one", key.name),
+            };
+            let text = format!("[\"a\"]\n{written}\n");
+            let c = applied(&Config::default(), &text).unwrap().unwrap();
+            assert_eq!(taken(&c), default, "{text}");
+            defaults += 1;
+        }
+        assert_eq!(defaults, 3);
     }
 
     #[test]

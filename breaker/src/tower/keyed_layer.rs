@@ -1,15 +1,12 @@
-//! The keyed tower layer: one breaker per request key (an upstream host, say), bounded.
+//! [`KeyedCircuitBreakerLayer`]: one breaker per request key (an upstream host, say), bounded.
 
 use std::fmt;
-use std::fmt::Display;
 use std::hash::Hash;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use tower_layer::Layer;
-use tower_service::Service;
 
-use super::{respond, BreakerError, ClassifyResponse, DefaultClassifier, ResponseFuture};
+use super::{DefaultClassifier, KeyedCircuitBreakerService};
 use crate::keyed::Keyed;
 use crate::{Breaker, Config};
 
@@ -120,59 +117,6 @@ impl<S, F: Clone, C: Clone> Layer<S> for KeyedCircuitBreakerLayer<F, C> {
 impl<F, C: fmt::Debug> fmt::Debug for KeyedCircuitBreakerLayer<F, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KeyedCircuitBreakerLayer")
-            .field("family", &self.family)
-            .field("classifier", &self.classifier)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A service whose requests each go through the breaker of their key.
-pub struct KeyedCircuitBreakerService<S, F, C = DefaultClassifier> {
-    inner: S,
-    family: Arc<Keyed>,
-    key: F,
-    classifier: C,
-}
-
-impl<S, F, C> KeyedCircuitBreakerService<S, F, C> {
-    /// Takes `key`'s breaker out of the family, as
-    /// [`KeyedCircuitBreakerLayer::remove`] does.
-    pub fn remove<Q>(&self, key: &Q) -> Option<Arc<Breaker>>
-    where
-        Q: ?Sized + Hash + Eq + ToOwned,
-        Q::Owned: 'static,
-    {
-        self.family.remove(key)
-    }
-}
-
-impl<S, F, C, Req, K> Service<Req> for KeyedCircuitBreakerService<S, F, C>
-where
-    S: Service<Req>,
-    F: Fn(&Req) -> K,
-    K: Hash + Eq + Display + Clone + Send + Sync + 'static,
-    C: ClassifyResponse<S::Response, S::Error> + Clone,
-{
-    type Response = S::Response;
-    type Error = BreakerError<S::Error>;
-    type Future = ResponseFuture<S::Future, C>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        // As for the unkeyed service: no permit before the request is known.
-        self.inner.poll_ready(cx).map_err(BreakerError::Inner)
-    }
-
-    fn call(&mut self, request: Req) -> Self::Future {
-        let key = (self.key)(&request);
-        let admission = self.family.breaker(&key).try_acquire_owned();
-        respond(&mut self.inner, request, admission, &self.classifier)
-    }
-}
-
-impl<S: fmt::Debug, F, C: fmt::Debug> fmt::Debug for KeyedCircuitBreakerService<S, F, C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("KeyedCircuitBreakerService")
-            .field("inner", &self.inner)
             .field("family", &self.family)
             .field("classifier", &self.classifier)
             .finish_non_exhaustive()

@@ -1,0 +1,95 @@
+//! How a guarded service's results are judged: [`ClassifyResponse`] and its two defaults.
+
+use crate::{Classify, Outcome};
+
+/// Judges a service's result, response or error, for the breaker.
+///
+/// Implemented by [`DefaultClassifier`], by [`ErrorClassifier`] and by every
+/// `Fn(&Result<Res, E>) -> Outcome`.
+///
+/// ```
+/// use breaker::tower::ClassifyResponse;
+/// use breaker::Outcome;
+///
+/// // A JSON API that reports overload in a 200 body.
+/// let overloaded = |r: &Result<String, std::io::Error>| match r {
+///     Ok(body) if body.contains("\"overloaded\"") => Outcome::Failure,
+///     Ok(_) => Outcome::Success,
+///     Err(_) => Outcome::Failure,
+/// };
+/// assert_eq!(overloaded.classify(&Ok("{\"overloaded\":1}".into())), Outcome::Failure);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot judge a `Result<{Res}, {E}>` for the breaker",
+    note = "implement `breaker::Classify` for `{Res}` to use the default classifier, or pass \
+            a `Fn(&Result<{Res}, {E}>) -> breaker::Outcome` to `classify_with`"
+)]
+pub trait ClassifyResponse<Res, E> {
+    /// The outcome this result means for the breaker.
+    fn classify(&self, result: &Result<Res, E>) -> Outcome;
+}
+
+impl<F, Res, E> ClassifyResponse<Res, E> for F
+where
+    F: Fn(&Result<Res, E>) -> Outcome,
+{
+    #[inline]
+    fn classify(&self, result: &Result<Res, E>) -> Outcome {
+        self(result)
+    }
+}
+
+/// The default classifier: a response as its [`Classify`] impl says (for `http::Response<B>`,
+/// 5xx is a failure), every error of the inner service a failure.
+///
+/// Errors of a tower stack are transport errors (refused, reset, timed out), which is why
+/// they all count; answers the downstream gave arrive as responses.
+///
+/// ```
+/// use breaker::tower::{ClassifyResponse, DefaultClassifier};
+/// use breaker::Outcome;
+///
+/// let ok = http::Response::builder().status(404).body(()).unwrap();
+/// assert_eq!(DefaultClassifier.classify(&Ok::<_, ()>(ok)), Outcome::Success);
+/// assert_eq!(
+///     ClassifyResponse::<http::Response<()>, _>::classify(&DefaultClassifier, &Err(())),
+///     Outcome::Failure,
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DefaultClassifier;
+
+impl<Res: Classify, E> ClassifyResponse<Res, E> for DefaultClassifier {
+    #[inline]
+    fn classify(&self, result: &Result<Res, E>) -> Outcome {
+        match result {
+            Ok(response) => response.classify(),
+            Err(_) => Outcome::Failure,
+        }
+    }
+}
+
+/// Every response is a success; an error is judged by its own [`Classify`] impl. For services
+/// whose errors tell answers from failures, e.g. a gRPC client returning `tonic::Status`.
+///
+/// ```
+/// use breaker::tower::{ClassifyResponse, ErrorClassifier};
+/// use breaker::Outcome;
+///
+/// let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+/// let not_found = std::io::Error::from(std::io::ErrorKind::NotFound);
+/// assert_eq!(ErrorClassifier.classify(&Err::<(), _>(refused)), Outcome::Failure);
+/// assert_eq!(ErrorClassifier.classify(&Err::<(), _>(not_found)), Outcome::Success);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ErrorClassifier;
+
+impl<Res, E: Classify> ClassifyResponse<Res, E> for ErrorClassifier {
+    #[inline]
+    fn classify(&self, result: &Result<Res, E>) -> Outcome {
+        match result {
+            Ok(_) => Outcome::Success,
+            Err(e) => e.classify(),
+        }
+    }
+}
