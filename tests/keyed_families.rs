@@ -23,6 +23,11 @@ impl From<Rejected> for Down {
     }
 }
 
+/// A family takes a member held by anyone but itself for one with a call in flight; a test
+/// that reads the whole registry (a list, a metrics scrape) holds every member for a moment.
+/// The tests of this file take turns, so that none sees another's reading as a call.
+static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[circuit_breaker(name = "fam::lru", key = host, max_keys = 2)]
 async fn lru(host: &str) -> Result<(), Down> {
     let _ = host;
@@ -31,6 +36,7 @@ async fn lru(host: &str) -> Result<(), Down> {
 
 #[tokio::test]
 async fn a_full_family_evicts_the_least_recently_used_key_never_one_just_looked_up() {
+    let _turn = TURN.lock().await;
     // Where two keys tie in recency, the table's order picks the victim: a key order that
     // changes with every key's hash, so many rounds catch a tie.
     for round in 0..400 {
@@ -65,6 +71,7 @@ fn exported(name: &str, key: &str) -> bool {
 #[tokio::test]
 async fn a_removed_key_leaves_registry_and_metrics_its_live_permit_records_harmlessly_and_the_key_starts_anew(
 ) {
+    let _turn = TURN.lock().await;
     instance("10.9.0.1:80").await.unwrap();
     instance("10.9.0.2:80").await.unwrap();
     let old = registry()
@@ -109,6 +116,7 @@ async fn a_removed_key_leaves_registry_and_metrics_its_live_permit_records_harml
 
 #[test]
 fn a_removed_breaker_leaves_registry_and_metrics_and_its_name_registers_anew() {
+    let _turn = TURN.blocking_lock();
     let old = registry().register(Arc::new(Breaker::new("fam::single", Config::default())));
     let live = old.try_acquire().unwrap();
     assert!(breaker::metrics::text().contains("circuitbreaker_state{name=\"fam::single\"} 0"));
@@ -127,6 +135,7 @@ fn a_removed_breaker_leaves_registry_and_metrics_and_its_name_registers_anew() {
 
 #[tokio::test]
 async fn the_keyed_layer_removes_a_key_and_its_next_request_gets_a_new_breaker() {
+    let _turn = TURN.lock().await;
     use breaker::tower::KeyedCircuitBreakerLayer;
     use tower::{service_fn, Layer, Service, ServiceExt};
 
@@ -204,6 +213,7 @@ fn evicted(name: &str, busy: bool) -> String {
 
 #[test]
 fn a_full_family_evicts_an_idle_key_before_one_with_a_call_in_flight() {
+    let _turn = TURN.blocking_lock();
     let gate = Gate(AtomicBool::new(false));
     assert!(now(busy("a", true, None)).is_err()); // a: 1 failure of 1
     let mut in_flight = pin!(busy("a", true, Some(&gate)));
@@ -236,6 +246,7 @@ async fn all_busy(host: &str, gate: Option<&Gate>) -> Result<(), Down> {
 
 #[test]
 fn when_every_member_is_busy_the_least_recently_used_goes_and_is_counted_busy() {
+    let _turn = TURN.blocking_lock();
     let gate = Gate(AtomicBool::new(false));
     let mut a = pin!(all_busy("a", Some(&gate)));
     let mut b = pin!(all_busy("b", Some(&gate)));
