@@ -1,8 +1,6 @@
-//! Progressive recovery through the attribute: backoff of OPEN and the stepwise ramp-up,
-//! and how the ramp is logged.
+//! Progressive recovery through the attribute: backoff of OPEN and the stepwise ramp-up (how
+//! the ramp is logged is in `ramp_logs.rs`).
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker::{circuit_breaker, registry, Classify, Outcome, RejectReason, Rejected, State};
@@ -91,78 +89,4 @@ async fn attribute_backs_off_then_ramps_up() {
         Duration::from_secs(5),
         "closing reset the backoff"
     );
-}
-
-#[circuit_breaker(
-    name = "recovery::logged",
-    window = 2, min = 2, probes = 1, open = "5s",
-    ramp = [50, 100], ramp_step = "10s", ramp_guard = 2.0,
-)]
-async fn logged(latency_ms: u64, up: bool) -> Result<u32, StockError> {
-    tokio::time::sleep(Duration::from_millis(latency_ms)).await;
-    if up {
-        Ok(7)
-    } else {
-        Err(StockError::Down)
-    }
-}
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Calls `logged` `n` times, each taking `latency_ms` when admitted.
-async fn logged_calls(n: usize, latency_ms: u64) {
-    for _ in 0..n {
-        match logged(latency_ms, true).await {
-            Ok(_) | Err(StockError::Rejected(_)) => {}
-            Err(e) => panic!("{e:?}"),
-        }
-    }
-}
-
-#[tokio::test(start_paused = true)]
-async fn each_ramp_step_is_logged_and_a_held_step_warns() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .without_time()
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-
-    logged_calls(10, 10).await; // the baseline: 10 ms
-    logged(0, false).await.unwrap_err(); // 1 of 2 failed: open
-    tokio::time::advance(Duration::from_secs(5)).await;
-    logged_calls(1, 10).await; // the probe: the ramp starts at 50%
-    logged_calls(4, 100).await; // two admitted, 100 ms each
-    tokio::time::advance(Duration::from_secs(10)).await;
-    logged_calls(4, 10).await; // held: 100 ms > 2 x 10 ms; two admitted, 10 ms each
-    tokio::time::advance(Duration::from_secs(10)).await;
-    logged_calls(1, 10).await; // climbs to 100%
-    tokio::time::advance(Duration::from_secs(10)).await;
-    logged_calls(1, 10).await; // closes
-
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    let who = r#"breaker="recovery::logged" key="""#;
-    let expected = [
-        format!(" WARN breaker::trace: circuit breaker opened {who} from=closed to=open failure_rate=0.5 calls=2"),
-        format!(" INFO breaker::trace: circuit breaker state changed {who} from=open to=half_open"),
-        format!(" INFO breaker::trace: circuit breaker ramp step {who} step=0 percent=50"),
-        // The p99s are the upper bounds of their histogram buckets.
-        format!(" WARN breaker::trace: circuit breaker ramp step held by the latency guard {who} step=0 percent=50 p99=100.663296ms baseline=10.48576ms"),
-        format!(" INFO breaker::trace: circuit breaker ramp step {who} step=1 percent=100"),
-        format!(" INFO breaker::trace: circuit breaker closed {who} from=half_open to=closed"),
-    ];
-    assert_eq!(text.lines().collect::<Vec<_>>(), expected);
 }
