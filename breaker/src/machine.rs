@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::clock::LazyNow;
 use crate::config::Config;
-use crate::recovery::{RampDecision, RampNews, Recovery};
+use crate::recovery::{Ramp, RampDecision, RampNews, Recovery};
 use crate::rejected::RejectReason;
 use crate::window::{Mark, OutcomeWindow, Packed, PackedWindow, Threshold, Totals};
 use crate::State;
@@ -29,18 +29,54 @@ pub(crate) enum Admission {
 /// A state change, reported to listeners once the lock is released.
 pub(crate) type Transition = (State, State);
 
+/// Where the machine stands, each state with the data only it has.
+#[derive(Debug)]
+enum Phase {
+    Closed,
+    /// Rejecting since `since`, for the recovery's `open_for`.
+    Open {
+        since: Instant,
+    },
+    /// The trial: `in_flight` probes out (at most `probes` at once), `successes` of them
+    /// succeeded so far.
+    HalfOpen {
+        in_flight: u32,
+        successes: u32,
+    },
+    /// HALF_OPEN once the trial passed, with a ramp-up configured: a growing share of calls
+    /// is admitted, step by step.
+    Ramp(Ramp),
+    ForcedOpen,
+    Disabled,
+}
+
+impl Phase {
+    /// A trial that has not started: no probe out, none succeeded.
+    const TRIAL: Phase = Phase::HalfOpen {
+        in_flight: 0,
+        successes: 0,
+    };
+
+    fn state(&self) -> State {
+        match self {
+            Phase::Closed => State::Closed,
+            Phase::Open { .. } => State::Open,
+            Phase::HalfOpen { .. } | Phase::Ramp(_) => State::HalfOpen,
+            Phase::ForcedOpen => State::ForcedOpen,
+            Phase::Disabled => State::Disabled,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Machine {
     /// Shared by the breakers of a keyed family.
     config: Arc<Config>,
-    state: State,
+    phase: Phase,
     /// Bumped by every state change and every reset; permits carry the one they were
     /// admitted in, and results of older generations are discarded.
     generation: u64,
     window: OutcomeWindow,
-    opened_at: Instant,
-    probes_in_flight: u32,
-    probe_successes: u32,
     recovery: Recovery,
 }
 
@@ -56,16 +92,13 @@ impl Machine {
             recovery: Recovery::new(&config),
             window,
             config,
-            state: State::Closed,
+            phase: Phase::Closed,
             generation: 0,
-            opened_at: now.get(),
-            probes_in_flight: 0,
-            probe_successes: 0,
         }
     }
 
     pub(crate) fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 
     pub(crate) fn generation(&self) -> u64 {
@@ -95,7 +128,10 @@ impl Machine {
 
     /// When OPEN ends: the instant it opened and how long it lasts; `None` in other states.
     pub(crate) fn open_period(&self) -> Option<(Instant, Duration)> {
-        (self.state == State::Open).then(|| (self.opened_at, self.recovery.open_for()))
+        match self.phase {
+            Phase::Open { since } => Some((since, self.recovery.open_for())),
+            _ => None,
+        }
     }
 
     /// `failures / calls` and `slow / calls`, or `None` before `min_calls` calls completed.
@@ -112,7 +148,10 @@ impl Machine {
     }
 
     pub(crate) fn probes_in_flight(&self) -> u32 {
-        self.probes_in_flight
+        match self.phase {
+            Phase::HalfOpen { in_flight, .. } => in_flight,
+            _ => 0,
+        }
     }
 
     /// What the ramp did in the last operation, for listeners: taken under the lock by the
@@ -122,7 +161,11 @@ impl Machine {
     }
 
     pub(crate) fn admit_percent(&self) -> u32 {
-        self.recovery.admit_percent(&self.config)
+        let ramp = match &self.phase {
+            Phase::Ramp(ramp) => Some(ramp),
+            _ => None,
+        };
+        Recovery::admit_percent(ramp, &self.config)
     }
 
     pub(crate) fn config(&self) -> &Config {
@@ -159,8 +202,10 @@ impl Machine {
         if config.window() != self.config.window() {
             self.window = window;
             self.generation += 1;
-            self.probes_in_flight = 0;
-            self.probe_successes = 0;
+            if let Phase::HalfOpen { .. } = self.phase {
+                // The probes out are of the generation before: their slots are free.
+                self.phase = Phase::TRIAL;
+            }
             self.open_packed(packed);
         } else if window.packed() != self.window.packed() {
             // Same calls, another representation (slow calls were turned on or off): the
@@ -168,7 +213,7 @@ impl Machine {
             packed.seal();
             self.window = match (window, &self.window) {
                 (OutcomeWindow::Packed(n), OutcomeWindow::Count(old)) => {
-                    if self.state == State::Closed {
+                    if self.state() == State::Closed {
                         packed.open_with(self.generation, n, old.outcomes());
                     } else {
                         packed.sealed_with(n, old.outcomes());
@@ -199,16 +244,15 @@ impl Machine {
             || config.open_for() != self.config.open_for();
         self.config = Arc::new(config);
         if recovery_changed {
-            if self.recovery.ramping() {
+            if let Phase::Ramp(_) = self.phase {
                 // The ramp it was on may no longer exist: judge the recovery afresh.
                 self.generation += 1;
-                self.probes_in_flight = 0;
-                self.probe_successes = 0;
+                self.phase = Phase::TRIAL;
             }
             self.recovery = Recovery::new(&self.config);
         }
-        match self.state {
-            State::Closed => {
+        match self.phase {
+            Phase::Closed => {
                 if self.window.packed().is_some() {
                     packed.seal();
                 }
@@ -221,9 +265,7 @@ impl Machine {
             // The probe successes counted so far are kept, and judged at once under the new
             // `successes`: a trial they already pass ends now, as its last success would
             // have ended it.
-            State::HalfOpen
-                if !self.recovery.ramping() && self.probe_successes >= self.config.successes() =>
-            {
+            Phase::HalfOpen { successes, .. } if successes >= self.config.successes() => {
                 self.trial_passed(now, packed)
             }
             _ => None,
@@ -237,34 +279,36 @@ impl Machine {
         packed: &PackedWindow,
         transition: &mut Option<Transition>,
     ) -> Result<Admission, (RejectReason, Option<Duration>)> {
-        match self.state {
-            State::Closed => Ok(Admission::Counted),
-            State::Disabled => Ok(Admission::Passthrough),
-            State::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
-            State::Open if self.open_left(now.get()) > Duration::ZERO => {
-                Err((RejectReason::Open, Some(self.open_left(now.get()))))
-            }
-            State::Open => {
+        match &mut self.phase {
+            Phase::Closed => Ok(Admission::Counted),
+            Phase::Disabled => Ok(Admission::Passthrough),
+            Phase::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
+            Phase::Open { since } => {
+                let left = open_left(*since, self.recovery.open_for(), now.get());
+                if left > Duration::ZERO {
+                    return Err((RejectReason::Open, Some(left)));
+                }
                 // Lazy expiry: the first call at or after the deadline becomes a probe.
                 *transition = self.enter(State::HalfOpen, now, packed);
-                self.probes_in_flight = 1;
+                self.phase = Phase::HalfOpen {
+                    in_flight: 1,
+                    successes: 0,
+                };
                 Ok(Admission::Probe)
             }
-            State::HalfOpen if self.recovery.ramping() => {
-                match self.recovery.ramp_admit(&self.config, now.get()) {
-                    RampDecision::Admit => Ok(Admission::Ramp),
-                    RampDecision::Throttle => Err((RejectReason::Throttled, None)),
-                    RampDecision::Close => {
-                        *transition = self.enter(State::Closed, now, packed);
-                        Ok(Admission::Counted)
-                    }
+            Phase::Ramp(ramp) => match self.recovery.ramp_admit(ramp, &self.config, now.get()) {
+                RampDecision::Admit => Ok(Admission::Ramp),
+                RampDecision::Throttle => Err((RejectReason::Throttled, None)),
+                RampDecision::Close => {
+                    *transition = self.enter(State::Closed, now, packed);
+                    Ok(Admission::Counted)
                 }
-            }
-            State::HalfOpen if self.probes_in_flight < self.config.probes() => {
-                self.probes_in_flight += 1;
+            },
+            Phase::HalfOpen { in_flight, .. } if *in_flight < self.config.probes() => {
+                *in_flight += 1;
                 Ok(Admission::Probe)
             }
-            State::HalfOpen => Err((RejectReason::HalfOpenFull, None)),
+            Phase::HalfOpen { .. } => Err((RejectReason::HalfOpenFull, None)),
         }
     }
 
@@ -287,8 +331,8 @@ impl Machine {
             _ => false,
         };
         let mark = Mark { failure, slow };
-        match (self.state, admission) {
-            (State::Closed, Admission::Counted) => {
+        match (&mut self.phase, admission) {
+            (Phase::Closed, Admission::Counted) => {
                 if let Some(capacity) = self.window.packed() {
                     // Sealed in CLOSED under the lock: a result tripped it and its recorder
                     // has not taken the lock yet, or a reconfigure sealed it. Judged here as
@@ -310,7 +354,7 @@ impl Machine {
                 // The baseline is of successful calls: the failures that open a breaker are
                 // often timeouts, and would lift it to the timeout.
                 if let (Some(latency), false) = (latency, failure) {
-                    self.recovery.record_latency(latency);
+                    self.recovery.record_latency(latency, false);
                 }
                 let totals = self.window.record(mark, now);
                 if trips(&self.config, totals) {
@@ -318,23 +362,29 @@ impl Machine {
                 }
                 None
             }
-            (State::HalfOpen, Admission::Probe) => {
-                self.probes_in_flight -= 1;
+            (
+                Phase::HalfOpen {
+                    in_flight,
+                    successes,
+                },
+                Admission::Probe,
+            ) => {
+                *in_flight -= 1;
                 if mark.failure || mark.slow {
                     return self.enter(State::Open, now, packed);
                 }
-                self.probe_successes += 1;
-                if self.probe_successes < self.config.successes() {
+                *successes += 1;
+                if *successes < self.config.successes() {
                     return None;
                 }
                 self.trial_passed(now, packed)
             }
-            (State::HalfOpen, Admission::Ramp) => {
+            (Phase::Ramp(_), Admission::Ramp) => {
                 if mark.failure || mark.slow {
                     return self.enter(State::Open, now, packed);
                 }
                 if let Some(latency) = latency {
-                    self.recovery.record_latency(latency);
+                    self.recovery.record_latency(latency, true);
                 }
                 None
             }
@@ -346,27 +396,21 @@ impl Machine {
     /// Either way a new generation begins, so results of the probes still out (with
     /// `successes` below `probes`, up to `probes - successes` of them) are discarded.
     fn trial_passed(&mut self, now: &mut LazyNow<'_>, packed: &PackedWindow) -> Option<Transition> {
-        if self.recovery.start_ramp(&self.config, now.get()) {
+        if let Some(ramp) = self.recovery.start_ramp(&self.config, now.get()) {
             // Same state, new phase: results of the probes still out are stale.
             self.generation += 1;
-            self.probes_in_flight = 0;
-            self.probe_successes = 0;
+            self.phase = Phase::Ramp(ramp);
             return None;
         }
         self.enter(State::Closed, now, packed)
     }
 
-    /// Time left in OPEN; measured from the opening so that no deadline can overflow.
-    fn open_left(&self, now: Instant) -> Duration {
-        self.recovery
-            .open_for()
-            .saturating_sub(now.saturating_duration_since(self.opened_at))
-    }
-
     /// A probe that ended without a verdict (ignored or cancelled) frees its slot.
     pub(crate) fn release_probe(&mut self, generation: u64) {
-        if generation == self.generation && self.state == State::HalfOpen {
-            self.probes_in_flight -= 1;
+        if let Phase::HalfOpen { in_flight, .. } = &mut self.phase {
+            if generation == self.generation {
+                *in_flight -= 1;
+            }
         }
     }
 
@@ -387,7 +431,7 @@ impl Machine {
         now: &mut LazyNow<'_>,
         packed: &PackedWindow,
     ) -> Option<Transition> {
-        if generation != self.generation || self.state != State::Closed {
+        if generation != self.generation || self.state() != State::Closed {
             return None;
         }
         self.judge(now, packed)
@@ -424,7 +468,7 @@ impl Machine {
         now: &mut LazyNow<'_>,
         packed: &PackedWindow,
     ) -> Option<Transition> {
-        if to == self.state && to != State::Closed {
+        if to == self.state() && to != State::Closed {
             return None;
         }
         self.enter(to, now, packed)
@@ -433,7 +477,7 @@ impl Machine {
     /// Starts an empty packed window: it counts only in CLOSED, and only for the current
     /// generation; in another state it is sealed, empty until the next CLOSED.
     fn open_packed(&self, packed: &PackedWindow) {
-        match (self.window.packed(), self.state) {
+        match (self.window.packed(), self.state()) {
             (Some(capacity), State::Closed) => packed.open(self.generation, capacity),
             (Some(capacity), _) => packed.sealed_with(capacity, std::iter::empty()),
             (None, _) => packed.seal(),
@@ -446,28 +490,41 @@ impl Machine {
         now: &mut LazyNow<'_>,
         packed: &PackedWindow,
     ) -> Option<Transition> {
-        let from = self.state;
+        let from = self.state();
         // Leaving CLOSED: nothing recorded from here on counts (see `window::packed`).
         packed.seal();
-        self.state = to;
         self.generation += 1;
-        self.probes_in_flight = 0;
-        self.probe_successes = 0;
-        match to {
+        self.phase = match to {
             State::Open => {
-                self.opened_at = now.get();
                 self.recovery.on_open(&self.config, from == State::HalfOpen);
+                Phase::Open { since: now.get() }
             }
-            State::HalfOpen => {}
+            State::HalfOpen => Phase::TRIAL,
             State::Closed => {
                 self.window.clear();
-                self.open_packed(packed);
                 self.recovery.on_close(&self.config);
+                Phase::Closed
             }
-            State::ForcedOpen | State::Disabled => self.recovery.on_close(&self.config),
+            State::ForcedOpen => {
+                self.recovery.on_close(&self.config);
+                Phase::ForcedOpen
+            }
+            State::Disabled => {
+                self.recovery.on_close(&self.config);
+                Phase::Disabled
+            }
+        };
+        if to == State::Closed {
+            self.open_packed(packed);
         }
         (from != to).then_some((from, to))
     }
+}
+
+/// Time left in an OPEN that began `since` and lasts `open_for`; measured from the opening so
+/// that no deadline can overflow.
+fn open_left(since: Instant, open_for: Duration, now: Instant) -> Duration {
+    open_for.saturating_sub(now.saturating_duration_since(since))
 }
 
 /// Where a new window starts, in ticks; the clock is read only for a time window.
