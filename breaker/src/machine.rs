@@ -10,7 +10,7 @@ use crate::clock::LazyNow;
 use crate::config::Config;
 use crate::recovery::{Ramp, RampDecision, RampNews, Recovery};
 use crate::rejected::RejectReason;
-use crate::window::{Mark, OutcomeWindow, Packed, PackedWindow, Threshold, Totals};
+use crate::window::{LockedWindow, Mark, OutcomeWindow, Packed, PackedWindow, Threshold, Totals};
 use crate::State;
 
 /// How a permit was admitted; decides what its result does.
@@ -116,7 +116,7 @@ impl Machine {
         self.window.packed()
     }
 
-    /// When a packed window trips.
+    /// When a packed window trips: [`trips`] for its capacity.
     pub(crate) fn threshold(&self) -> Threshold {
         let capacity = self.window.packed().unwrap_or(0);
         Threshold::new(
@@ -136,7 +136,7 @@ impl Machine {
 
     /// `failures / calls` and `slow / calls`, or `None` before `min_calls` calls completed.
     pub(crate) fn rates(&self, totals: Totals) -> (Option<f64>, Option<f64>) {
-        if totals.calls == 0 || totals.calls < self.config.min_calls() {
+        if !judged(totals.calls, self.config.min_calls()) {
             return (None, None);
         }
         let calls = f64::from(totals.calls);
@@ -212,7 +212,7 @@ impl Machine {
             // window moves over, oldest first; slow marks are not kept in a packed window.
             packed.seal();
             self.window = match (window, &self.window) {
-                (OutcomeWindow::Packed(n), OutcomeWindow::Count(old)) => {
+                (OutcomeWindow::Packed(n), OutcomeWindow::Locked(LockedWindow::Count(old))) => {
                     if self.state() == State::Closed {
                         packed.open_with(self.generation, n, old.outcomes());
                     } else {
@@ -220,14 +220,17 @@ impl Machine {
                     }
                     OutcomeWindow::Packed(n)
                 }
-                (OutcomeWindow::Count(mut new), OutcomeWindow::Packed(capacity)) => {
+                (
+                    OutcomeWindow::Locked(LockedWindow::Count(mut new)),
+                    OutcomeWindow::Packed(capacity),
+                ) => {
                     for failure in packed.outcomes(*capacity) {
                         new.record(Mark {
                             failure,
                             slow: false,
                         });
                     }
-                    OutcomeWindow::Count(new)
+                    OutcomeWindow::Locked(LockedWindow::Count(new))
                 }
                 (window, _) => window,
             };
@@ -333,30 +336,34 @@ impl Machine {
         let mark = Mark { failure, slow };
         match (&mut self.phase, admission) {
             (Phase::Closed, Admission::Counted) => {
-                if let Some(capacity) = self.window.packed() {
-                    // Sealed in CLOSED under the lock: a result tripped it and its recorder
-                    // has not taken the lock yet, or a reconfigure sealed it. Judged here as
-                    // that recorder would: if the breaker stays closed, this result goes into
-                    // the window opened again. (Each recorder seals it at most once, and a
-                    // reconfigure holds the lock: this ends.)
-                    loop {
-                        match packed.record(generation, capacity, failure, || self.threshold()) {
-                            Packed::Counted | Packed::Stale => return None,
-                            Packed::Tripped => return self.enter(State::Open, now, packed),
-                            Packed::Sealed => {
-                                if let Some(opened) = self.judge(now, packed) {
-                                    return Some(opened);
+                let window = match &mut self.window {
+                    OutcomeWindow::Locked(window) => window,
+                    &mut OutcomeWindow::Packed(capacity) => {
+                        // Sealed in CLOSED under the lock: a result tripped it and its recorder
+                        // has not taken the lock yet, or a reconfigure sealed it. Judged here as
+                        // that recorder would: if the breaker stays closed, this result goes into
+                        // the window opened again. (Each recorder seals it at most once, and a
+                        // reconfigure holds the lock: this ends.)
+                        loop {
+                            match packed.record(generation, capacity, failure, || self.threshold())
+                            {
+                                Packed::Counted | Packed::Stale => return None,
+                                Packed::Tripped => return self.enter(State::Open, now, packed),
+                                Packed::Sealed => {
+                                    if let Some(opened) = self.judge(now, packed) {
+                                        return Some(opened);
+                                    }
                                 }
                             }
                         }
                     }
-                }
+                };
+                let totals = window.record(mark, now);
                 // The baseline is of successful calls: the failures that open a breaker are
                 // often timeouts, and would lift it to the timeout.
                 if let (Some(latency), false) = (latency, failure) {
                     self.recovery.record_latency(latency, false);
                 }
-                let totals = self.window.record(mark, now);
                 if trips(&self.config, totals) {
                     return self.enter(State::Open, now, packed);
                 }
@@ -540,21 +547,33 @@ fn times_calls(config: &Config) -> bool {
     config.slow_calls().is_some() || config.ramp_latency_guard().is_some()
 }
 
-/// Whether the window's counts open the breaker: judged only once `min_calls` calls
-/// completed, on `failures / calls` (not over the window size), with `>=`.
+/// Whether the window's counts open the breaker: its failures, or its slow calls, reach
+/// their rate (see [`reaches`]).
 fn trips(config: &Config, totals: Totals) -> bool {
-    if totals.calls == 0 || totals.calls < config.min_calls() {
-        return false;
-    }
+    let min_calls = config.min_calls();
+    reaches(
+        totals.failures,
+        totals.calls,
+        min_calls,
+        config.failure_rate(),
+    ) || config
+        .slow_calls()
+        .is_some_and(|slow| reaches(totals.slow, totals.calls, min_calls, slow.rate))
+}
+
+/// The trip rule, the one place it is written: `count` of `calls` completed calls reach
+/// `rate` once at least `min_calls` calls completed, on `count / calls` (not over the
+/// window's size), with `>=`. The packed window's [`Threshold`] is derived from it.
+#[inline]
+pub(crate) fn reaches(count: u32, calls: u32, min_calls: u32, rate: f64) -> bool {
     // Rates are in (0, 1]: a count of 0 never reaches one, and needs no division.
-    let calls = f64::from(totals.calls);
-    if totals.failures != 0 && f64::from(totals.failures) / calls >= config.failure_rate() {
-        return true;
-    }
-    match config.slow_calls() {
-        Some(slow) => totals.slow != 0 && f64::from(totals.slow) / calls >= slow.rate,
-        None => false,
-    }
+    judged(calls, min_calls) && count != 0 && f64::from(count) / f64::from(calls) >= rate
+}
+
+/// Whether a window of `calls` completed calls is judged at all.
+#[inline]
+fn judged(calls: u32, min_calls: u32) -> bool {
+    calls != 0 && calls >= min_calls
 }
 
 #[cfg(test)]
