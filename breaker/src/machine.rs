@@ -29,6 +29,14 @@ pub(crate) enum Admission {
 /// A state change, reported to listeners once the lock is released.
 pub(crate) type Transition = (State, State);
 
+/// What an operation did that listeners and logs hear of, once the lock is released.
+#[derive(Debug, Default, PartialEq)]
+#[must_use = "events are emitted by the breaker once its lock is released"]
+pub(crate) struct Events {
+    pub(crate) transition: Option<Transition>,
+    pub(crate) ramp: Option<RampNews>,
+}
+
 /// Where the machine stands, each state with the data only it has.
 #[derive(Debug)]
 enum Phase {
@@ -78,6 +86,12 @@ pub(crate) struct Machine {
     generation: u64,
     window: OutcomeWindow,
     recovery: Recovery,
+    /// The state change of the operation under way, taken with the ramp's news by
+    /// [`take_events`](Self::take_events).
+    transition: Option<Transition>,
+    /// Set by a new configuration until its owner publishes it (see
+    /// [`take_configured`](Self::take_configured)).
+    configured: bool,
 }
 
 impl Machine {
@@ -94,6 +108,8 @@ impl Machine {
             config,
             phase: Phase::Closed,
             generation: 0,
+            transition: None,
+            configured: true,
         }
     }
 
@@ -154,10 +170,19 @@ impl Machine {
         }
     }
 
-    /// What the ramp did in the last operation, for listeners: taken under the lock by the
-    /// operation's caller.
-    pub(crate) fn take_ramp_news(&mut self) -> Option<RampNews> {
-        self.recovery.take_news()
+    /// Whether the configuration changed since the last call: what the owner publishes of
+    /// it (the packed window's threshold) is then published again.
+    pub(crate) fn take_configured(&mut self) -> bool {
+        std::mem::take(&mut self.configured)
+    }
+
+    /// What the operations since the last call did, for listeners: taken under the lock,
+    /// after each operation, by its caller.
+    pub(crate) fn take_events(&mut self) -> Events {
+        Events {
+            transition: self.transition.take(),
+            ramp: self.recovery.take_news(),
+        }
     }
 
     pub(crate) fn admit_percent(&self) -> u32 {
@@ -246,6 +271,7 @@ impl Machine {
             || config.ramp_latency_guard() != self.config.ramp_latency_guard()
             || config.open_for() != self.config.open_for();
         self.config = Arc::new(config);
+        self.configured = true;
         if recovery_changed {
             if let Phase::Ramp(_) = self.phase {
                 // The ramp it was on may no longer exist: judge the recovery afresh.
@@ -275,12 +301,12 @@ impl Machine {
         }
     }
 
-    /// Decides whether a call may run now.
+    /// Decides whether a call may run now; a state change it makes is among the
+    /// [`take_events`](Self::take_events).
     pub(crate) fn acquire(
         &mut self,
         now: &mut LazyNow<'_>,
         packed: &PackedWindow,
-        transition: &mut Option<Transition>,
     ) -> Result<Admission, (RejectReason, Option<Duration>)> {
         match &mut self.phase {
             Phase::Closed => Ok(Admission::Counted),
@@ -292,7 +318,7 @@ impl Machine {
                     return Err((RejectReason::Open, Some(left)));
                 }
                 // Lazy expiry: the first call at or after the deadline becomes a probe.
-                *transition = self.enter(State::HalfOpen, now, packed);
+                self.enter(State::HalfOpen, now, packed);
                 self.phase = Phase::HalfOpen {
                     in_flight: 1,
                     successes: 0,
@@ -303,7 +329,7 @@ impl Machine {
                 RampDecision::Admit => Ok(Admission::Ramp),
                 RampDecision::Throttle => Err((RejectReason::Throttled, None)),
                 RampDecision::Close => {
-                    *transition = self.enter(State::Closed, now, packed);
+                    self.enter(State::Closed, now, packed);
                     Ok(Admission::Counted)
                 }
             },
@@ -491,6 +517,8 @@ impl Machine {
         }
     }
 
+    /// Moves to `to` in a new generation. A change of state is returned, and kept for
+    /// [`take_events`](Self::take_events).
     fn enter(
         &mut self,
         to: State,
@@ -524,7 +552,11 @@ impl Machine {
         if to == State::Closed {
             self.open_packed(packed);
         }
-        (from != to).then_some((from, to))
+        let transition = (from != to).then_some((from, to));
+        if transition.is_some() {
+            self.transition = transition;
+        }
+        transition
     }
 }
 
