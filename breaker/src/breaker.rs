@@ -660,10 +660,19 @@ impl Breaker {
         self.identity().listeners.add(Arc::new(listener));
     }
 
-    /// Reports what an operation did, with no lock held: a state change, then what the ramp
-    /// did (a step entered to listeners and logs, a step held by the latency guard to logs
-    /// only).
+    /// Reports what an operation did, with no lock held. Most operations under the lock (a
+    /// result into a locked window, a half-open admission) change no state: they return here.
+    #[inline]
     fn emit(&self, events: Events) {
+        if events.transition.is_some() || events.ramp.is_some() {
+            self.emit_now(events);
+        }
+    }
+
+    /// A state change, then what the ramp did (a step entered to listeners and logs, a step
+    /// held by the latency guard to logs only).
+    #[cold]
+    fn emit_now(&self, events: Events) {
         let listeners = &self.identity().listeners;
         if let Some((from, to)) = events.transition {
             #[cfg(feature = "tracing")]

@@ -38,24 +38,29 @@ pub(crate) struct Events {
 }
 
 /// Where the machine stands, each state with the data only it has.
+///
+/// A tag of its own, numbered as [`State::code`]: the state is read under the lock by every
+/// operation and published after it, and a tag kept in the niche of an `Instant` would take
+/// a few compares to read.
 #[derive(Debug)]
+#[repr(u8)]
 enum Phase {
-    Closed,
+    Closed = State::Closed.code() as u8,
     /// Rejecting since `since`, for the recovery's `open_for`.
     Open {
         since: Instant,
-    },
+    } = State::Open.code() as u8,
     /// The trial: `in_flight` probes out (at most `probes` at once), `successes` of them
     /// succeeded so far.
     HalfOpen {
         in_flight: u32,
         successes: u32,
-    },
+    } = State::HalfOpen.code() as u8,
+    ForcedOpen = State::ForcedOpen.code() as u8,
+    Disabled = State::Disabled.code() as u8,
     /// HALF_OPEN once the trial passed, with a ramp-up configured: a growing share of calls
     /// is admitted, step by step.
     Ramp(Ramp),
-    ForcedOpen,
-    Disabled,
 }
 
 impl Phase {

@@ -142,6 +142,10 @@ impl Shared {
     /// The one way to change the machine: locks it, runs `change`, publishes what the lock-free
     /// paths read, unlocks, and returns `change`'s result with the events to emit (with no lock
     /// held, so that a listener may call back into the breaker).
+    ///
+    /// Inline, publishing too: a result into a locked window comes here every call, and a
+    /// call out of line would move the events through memory.
+    #[inline(always)]
     pub(crate) fn transition<R>(
         &self,
         change: impl FnOnce(&mut Machine, &PackedWindow) -> R,
@@ -168,6 +172,7 @@ impl Shared {
     /// Publishes the machine to the lock-free paths: the packed window's threshold (after a
     /// new configuration), the open period, then the admission word, so that a reader of the
     /// word finds what it publishes.
+    #[inline(always)]
     fn publish(&self, m: &mut Machine) {
         let hot = &self.hot;
         if m.take_configured() {
@@ -182,15 +187,14 @@ impl Shared {
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);
         }
+        let state = m.state();
         let full_window = match m.packed_capacity() {
-            Some(_) if m.state() == State::Closed => {
-                PackedWindow::full_of_successes(m.generation())
-            }
+            Some(_) if state == State::Closed => PackedWindow::full_of_successes(m.generation()),
             _ => PackedWindow::NEVER,
         };
         hot.full_window.store(full_window, Ordering::Relaxed);
         let timed = if m.times_calls() { TIMED } else { 0 };
-        let word = stamp(m.generation()) | timed | m.state().code();
+        let word = stamp(m.generation()) | timed | state.code();
         hot.word.store(word, Ordering::Release);
     }
 
