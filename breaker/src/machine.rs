@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use crate::clock::LazyNow;
 use crate::config::Config;
-use crate::recovery::{RampDecision, RampNews, Recovery};
+use crate::recovery::{Ramp, RampDecision, RampNews, Recovery};
 use crate::rejected::RejectReason;
-use crate::window::{Mark, OutcomeWindow, Packed, PackedWindow, Threshold, Totals};
+use crate::window::{LockedWindow, Mark, OutcomeWindow, Packed, PackedWindow, Threshold, Totals};
 use crate::State;
 
 /// How a permit was admitted; decides what its result does.
@@ -29,19 +29,74 @@ pub(crate) enum Admission {
 /// A state change, reported to listeners once the lock is released.
 pub(crate) type Transition = (State, State);
 
+/// What an operation did that listeners and logs hear of, once the lock is released.
+#[derive(Debug, Default, PartialEq)]
+#[must_use = "events are emitted by the breaker once its lock is released"]
+pub(crate) struct Events {
+    pub(crate) transition: Option<Transition>,
+    pub(crate) ramp: Option<RampNews>,
+}
+
+/// Where the machine stands, each state with the data only it has.
+///
+/// A tag of its own, numbered as [`State::code`]: the state is read under the lock by every
+/// operation and published after it, and a tag kept in the niche of an `Instant` would take
+/// a few compares to read.
+#[derive(Debug)]
+#[repr(u8)]
+enum Phase {
+    Closed = State::Closed.code() as u8,
+    /// Rejecting since `since`, for the recovery's `open_for`.
+    Open {
+        since: Instant,
+    } = State::Open.code() as u8,
+    /// The trial: `in_flight` probes out (at most `probes` at once), `successes` of them
+    /// succeeded so far.
+    HalfOpen {
+        in_flight: u32,
+        successes: u32,
+    } = State::HalfOpen.code() as u8,
+    ForcedOpen = State::ForcedOpen.code() as u8,
+    Disabled = State::Disabled.code() as u8,
+    /// HALF_OPEN once the trial passed, with a ramp-up configured: a growing share of calls
+    /// is admitted, step by step.
+    Ramp(Ramp),
+}
+
+impl Phase {
+    /// A trial that has not started: no probe out, none succeeded.
+    const TRIAL: Phase = Phase::HalfOpen {
+        in_flight: 0,
+        successes: 0,
+    };
+
+    fn state(&self) -> State {
+        match self {
+            Phase::Closed => State::Closed,
+            Phase::Open { .. } => State::Open,
+            Phase::HalfOpen { .. } | Phase::Ramp(_) => State::HalfOpen,
+            Phase::ForcedOpen => State::ForcedOpen,
+            Phase::Disabled => State::Disabled,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Machine {
     /// Shared by the breakers of a keyed family.
     config: Arc<Config>,
-    state: State,
+    phase: Phase,
     /// Bumped by every state change and every reset; permits carry the one they were
     /// admitted in, and results of older generations are discarded.
     generation: u64,
     window: OutcomeWindow,
-    opened_at: Instant,
-    probes_in_flight: u32,
-    probe_successes: u32,
     recovery: Recovery,
+    /// The state change of the operation under way, taken with the ramp's news by
+    /// [`take_events`](Self::take_events).
+    transition: Option<Transition>,
+    /// Set by a new configuration until its owner publishes it (see
+    /// [`take_configured`](Self::take_configured)).
+    configured: bool,
 }
 
 impl Machine {
@@ -56,16 +111,15 @@ impl Machine {
             recovery: Recovery::new(&config),
             window,
             config,
-            state: State::Closed,
+            phase: Phase::Closed,
             generation: 0,
-            opened_at: now.get(),
-            probes_in_flight: 0,
-            probe_successes: 0,
+            transition: None,
+            configured: true,
         }
     }
 
     pub(crate) fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 
     pub(crate) fn generation(&self) -> u64 {
@@ -83,7 +137,7 @@ impl Machine {
         self.window.packed()
     }
 
-    /// When a packed window trips.
+    /// When a packed window trips: [`trips`] for its capacity.
     pub(crate) fn threshold(&self) -> Threshold {
         let capacity = self.window.packed().unwrap_or(0);
         Threshold::new(
@@ -95,12 +149,15 @@ impl Machine {
 
     /// When OPEN ends: the instant it opened and how long it lasts; `None` in other states.
     pub(crate) fn open_period(&self) -> Option<(Instant, Duration)> {
-        (self.state == State::Open).then(|| (self.opened_at, self.recovery.open_for()))
+        match self.phase {
+            Phase::Open { since } => Some((since, self.recovery.open_for())),
+            _ => None,
+        }
     }
 
     /// `failures / calls` and `slow / calls`, or `None` before `min_calls` calls completed.
     pub(crate) fn rates(&self, totals: Totals) -> (Option<f64>, Option<f64>) {
-        if totals.calls == 0 || totals.calls < self.config.min_calls() {
+        if !judged(totals.calls, self.config.min_calls()) {
             return (None, None);
         }
         let calls = f64::from(totals.calls);
@@ -112,17 +169,33 @@ impl Machine {
     }
 
     pub(crate) fn probes_in_flight(&self) -> u32 {
-        self.probes_in_flight
+        match self.phase {
+            Phase::HalfOpen { in_flight, .. } => in_flight,
+            _ => 0,
+        }
     }
 
-    /// What the ramp did in the last operation, for listeners: taken under the lock by the
-    /// operation's caller.
-    pub(crate) fn take_ramp_news(&mut self) -> Option<RampNews> {
-        self.recovery.take_news()
+    /// Whether the configuration changed since the last call: what the owner publishes of
+    /// it (the packed window's threshold) is then published again.
+    pub(crate) fn take_configured(&mut self) -> bool {
+        std::mem::take(&mut self.configured)
+    }
+
+    /// What the operations since the last call did, for listeners: taken under the lock,
+    /// after each operation, by its caller.
+    pub(crate) fn take_events(&mut self) -> Events {
+        Events {
+            transition: self.transition.take(),
+            ramp: self.recovery.take_news(),
+        }
     }
 
     pub(crate) fn admit_percent(&self) -> u32 {
-        self.recovery.admit_percent(&self.config)
+        let ramp = match &self.phase {
+            Phase::Ramp(ramp) => Some(ramp),
+            _ => None,
+        };
+        Recovery::admit_percent(ramp, &self.config)
     }
 
     pub(crate) fn config(&self) -> &Config {
@@ -159,30 +232,35 @@ impl Machine {
         if config.window() != self.config.window() {
             self.window = window;
             self.generation += 1;
-            self.probes_in_flight = 0;
-            self.probe_successes = 0;
+            if let Phase::HalfOpen { .. } = self.phase {
+                // The probes out are of the generation before: their slots are free.
+                self.phase = Phase::TRIAL;
+            }
             self.open_packed(packed);
         } else if window.packed() != self.window.packed() {
             // Same calls, another representation (slow calls were turned on or off): the
             // window moves over, oldest first; slow marks are not kept in a packed window.
             packed.seal();
             self.window = match (window, &self.window) {
-                (OutcomeWindow::Packed(n), OutcomeWindow::Count(old)) => {
-                    if self.state == State::Closed {
+                (OutcomeWindow::Packed(n), OutcomeWindow::Locked(LockedWindow::Count(old))) => {
+                    if self.state() == State::Closed {
                         packed.open_with(self.generation, n, old.outcomes());
                     } else {
                         packed.sealed_with(n, old.outcomes());
                     }
                     OutcomeWindow::Packed(n)
                 }
-                (OutcomeWindow::Count(mut new), OutcomeWindow::Packed(capacity)) => {
+                (
+                    OutcomeWindow::Locked(LockedWindow::Count(mut new)),
+                    OutcomeWindow::Packed(capacity),
+                ) => {
                     for failure in packed.outcomes(*capacity) {
                         new.record(Mark {
                             failure,
                             slow: false,
                         });
                     }
-                    OutcomeWindow::Count(new)
+                    OutcomeWindow::Locked(LockedWindow::Count(new))
                 }
                 (window, _) => window,
             };
@@ -198,17 +276,17 @@ impl Machine {
             || config.ramp_latency_guard() != self.config.ramp_latency_guard()
             || config.open_for() != self.config.open_for();
         self.config = Arc::new(config);
+        self.configured = true;
         if recovery_changed {
-            if self.recovery.ramping() {
+            if let Phase::Ramp(_) = self.phase {
                 // The ramp it was on may no longer exist: judge the recovery afresh.
                 self.generation += 1;
-                self.probes_in_flight = 0;
-                self.probe_successes = 0;
+                self.phase = Phase::TRIAL;
             }
             self.recovery = Recovery::new(&self.config);
         }
-        match self.state {
-            State::Closed => {
+        match self.phase {
+            Phase::Closed => {
                 if self.window.packed().is_some() {
                     packed.seal();
                 }
@@ -221,50 +299,50 @@ impl Machine {
             // The probe successes counted so far are kept, and judged at once under the new
             // `successes`: a trial they already pass ends now, as its last success would
             // have ended it.
-            State::HalfOpen
-                if !self.recovery.ramping() && self.probe_successes >= self.config.successes() =>
-            {
+            Phase::HalfOpen { successes, .. } if successes >= self.config.successes() => {
                 self.trial_passed(now, packed)
             }
             _ => None,
         }
     }
 
-    /// Decides whether a call may run now.
+    /// Decides whether a call may run now; a state change it makes is among the
+    /// [`take_events`](Self::take_events).
     pub(crate) fn acquire(
         &mut self,
         now: &mut LazyNow<'_>,
         packed: &PackedWindow,
-        transition: &mut Option<Transition>,
     ) -> Result<Admission, (RejectReason, Option<Duration>)> {
-        match self.state {
-            State::Closed => Ok(Admission::Counted),
-            State::Disabled => Ok(Admission::Passthrough),
-            State::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
-            State::Open if self.open_left(now.get()) > Duration::ZERO => {
-                Err((RejectReason::Open, Some(self.open_left(now.get()))))
-            }
-            State::Open => {
-                // Lazy expiry: the first call at or after the deadline becomes a probe.
-                *transition = self.enter(State::HalfOpen, now, packed);
-                self.probes_in_flight = 1;
-                Ok(Admission::Probe)
-            }
-            State::HalfOpen if self.recovery.ramping() => {
-                match self.recovery.ramp_admit(&self.config, now.get()) {
-                    RampDecision::Admit => Ok(Admission::Ramp),
-                    RampDecision::Throttle => Err((RejectReason::Throttled, None)),
-                    RampDecision::Close => {
-                        *transition = self.enter(State::Closed, now, packed);
-                        Ok(Admission::Counted)
-                    }
+        match &mut self.phase {
+            Phase::Closed => Ok(Admission::Counted),
+            Phase::Disabled => Ok(Admission::Passthrough),
+            Phase::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
+            Phase::Open { since } => {
+                let left = open_left(*since, self.recovery.open_for(), now.get());
+                if left > Duration::ZERO {
+                    return Err((RejectReason::Open, Some(left)));
                 }
-            }
-            State::HalfOpen if self.probes_in_flight < self.config.probes() => {
-                self.probes_in_flight += 1;
+                // Lazy expiry: the first call at or after the deadline becomes a probe.
+                self.enter(State::HalfOpen, now, packed);
+                self.phase = Phase::HalfOpen {
+                    in_flight: 1,
+                    successes: 0,
+                };
                 Ok(Admission::Probe)
             }
-            State::HalfOpen => Err((RejectReason::HalfOpenFull, None)),
+            Phase::Ramp(ramp) => match self.recovery.ramp_admit(ramp, &self.config, now.get()) {
+                RampDecision::Admit => Ok(Admission::Ramp),
+                RampDecision::Throttle => Err((RejectReason::Throttled, None)),
+                RampDecision::Close => {
+                    self.enter(State::Closed, now, packed);
+                    Ok(Admission::Counted)
+                }
+            },
+            Phase::HalfOpen { in_flight, .. } if *in_flight < self.config.probes() => {
+                *in_flight += 1;
+                Ok(Admission::Probe)
+            }
+            Phase::HalfOpen { .. } => Err((RejectReason::HalfOpenFull, None)),
         }
     }
 
@@ -287,54 +365,64 @@ impl Machine {
             _ => false,
         };
         let mark = Mark { failure, slow };
-        match (self.state, admission) {
-            (State::Closed, Admission::Counted) => {
-                if let Some(capacity) = self.window.packed() {
-                    // Sealed in CLOSED under the lock: a result tripped it and its recorder
-                    // has not taken the lock yet, or a reconfigure sealed it. Judged here as
-                    // that recorder would: if the breaker stays closed, this result goes into
-                    // the window opened again. (Each recorder seals it at most once, and a
-                    // reconfigure holds the lock: this ends.)
-                    loop {
-                        match packed.record(generation, capacity, failure, || self.threshold()) {
-                            Packed::Counted | Packed::Stale => return None,
-                            Packed::Tripped => return self.enter(State::Open, now, packed),
-                            Packed::Sealed => {
-                                if let Some(opened) = self.judge(now, packed) {
-                                    return Some(opened);
+        match (&mut self.phase, admission) {
+            (Phase::Closed, Admission::Counted) => {
+                let window = match &mut self.window {
+                    OutcomeWindow::Locked(window) => window,
+                    &mut OutcomeWindow::Packed(capacity) => {
+                        // Sealed in CLOSED under the lock: a result tripped it and its recorder
+                        // has not taken the lock yet, or a reconfigure sealed it. Judged here as
+                        // that recorder would: if the breaker stays closed, this result goes into
+                        // the window opened again. (Each recorder seals it at most once, and a
+                        // reconfigure holds the lock: this ends.)
+                        loop {
+                            match packed.record(generation, capacity, failure, || self.threshold())
+                            {
+                                Packed::Counted | Packed::Stale => return None,
+                                Packed::Tripped => return self.enter(State::Open, now, packed),
+                                Packed::Sealed => {
+                                    if let Some(opened) = self.judge(now, packed) {
+                                        return Some(opened);
+                                    }
                                 }
                             }
                         }
                     }
-                }
+                };
+                let totals = window.record(mark, now);
                 // The baseline is of successful calls: the failures that open a breaker are
                 // often timeouts, and would lift it to the timeout.
                 if let (Some(latency), false) = (latency, failure) {
-                    self.recovery.record_latency(latency);
+                    self.recovery.record_latency(latency, false);
                 }
-                let totals = self.window.record(mark, now);
                 if trips(&self.config, totals) {
                     return self.enter(State::Open, now, packed);
                 }
                 None
             }
-            (State::HalfOpen, Admission::Probe) => {
-                self.probes_in_flight -= 1;
+            (
+                Phase::HalfOpen {
+                    in_flight,
+                    successes,
+                },
+                Admission::Probe,
+            ) => {
+                *in_flight -= 1;
                 if mark.failure || mark.slow {
                     return self.enter(State::Open, now, packed);
                 }
-                self.probe_successes += 1;
-                if self.probe_successes < self.config.successes() {
+                *successes += 1;
+                if *successes < self.config.successes() {
                     return None;
                 }
                 self.trial_passed(now, packed)
             }
-            (State::HalfOpen, Admission::Ramp) => {
+            (Phase::Ramp(_), Admission::Ramp) => {
                 if mark.failure || mark.slow {
                     return self.enter(State::Open, now, packed);
                 }
                 if let Some(latency) = latency {
-                    self.recovery.record_latency(latency);
+                    self.recovery.record_latency(latency, true);
                 }
                 None
             }
@@ -346,27 +434,21 @@ impl Machine {
     /// Either way a new generation begins, so results of the probes still out (with
     /// `successes` below `probes`, up to `probes - successes` of them) are discarded.
     fn trial_passed(&mut self, now: &mut LazyNow<'_>, packed: &PackedWindow) -> Option<Transition> {
-        if self.recovery.start_ramp(&self.config, now.get()) {
+        if let Some(ramp) = self.recovery.start_ramp(&self.config, now.get()) {
             // Same state, new phase: results of the probes still out are stale.
             self.generation += 1;
-            self.probes_in_flight = 0;
-            self.probe_successes = 0;
+            self.phase = Phase::Ramp(ramp);
             return None;
         }
         self.enter(State::Closed, now, packed)
     }
 
-    /// Time left in OPEN; measured from the opening so that no deadline can overflow.
-    fn open_left(&self, now: Instant) -> Duration {
-        self.recovery
-            .open_for()
-            .saturating_sub(now.saturating_duration_since(self.opened_at))
-    }
-
     /// A probe that ended without a verdict (ignored or cancelled) frees its slot.
     pub(crate) fn release_probe(&mut self, generation: u64) {
-        if generation == self.generation && self.state == State::HalfOpen {
-            self.probes_in_flight -= 1;
+        if let Phase::HalfOpen { in_flight, .. } = &mut self.phase {
+            if generation == self.generation {
+                *in_flight -= 1;
+            }
         }
     }
 
@@ -387,7 +469,7 @@ impl Machine {
         now: &mut LazyNow<'_>,
         packed: &PackedWindow,
     ) -> Option<Transition> {
-        if generation != self.generation || self.state != State::Closed {
+        if generation != self.generation || self.state() != State::Closed {
             return None;
         }
         self.judge(now, packed)
@@ -424,7 +506,7 @@ impl Machine {
         now: &mut LazyNow<'_>,
         packed: &PackedWindow,
     ) -> Option<Transition> {
-        if to == self.state && to != State::Closed {
+        if to == self.state() && to != State::Closed {
             return None;
         }
         self.enter(to, now, packed)
@@ -433,41 +515,60 @@ impl Machine {
     /// Starts an empty packed window: it counts only in CLOSED, and only for the current
     /// generation; in another state it is sealed, empty until the next CLOSED.
     fn open_packed(&self, packed: &PackedWindow) {
-        match (self.window.packed(), self.state) {
+        match (self.window.packed(), self.state()) {
             (Some(capacity), State::Closed) => packed.open(self.generation, capacity),
             (Some(capacity), _) => packed.sealed_with(capacity, std::iter::empty()),
             (None, _) => packed.seal(),
         }
     }
 
+    /// Moves to `to` in a new generation. A change of state is returned, and kept for
+    /// [`take_events`](Self::take_events).
     fn enter(
         &mut self,
         to: State,
         now: &mut LazyNow<'_>,
         packed: &PackedWindow,
     ) -> Option<Transition> {
-        let from = self.state;
+        let from = self.state();
         // Leaving CLOSED: nothing recorded from here on counts (see `window::packed`).
         packed.seal();
-        self.state = to;
         self.generation += 1;
-        self.probes_in_flight = 0;
-        self.probe_successes = 0;
-        match to {
+        self.phase = match to {
             State::Open => {
-                self.opened_at = now.get();
                 self.recovery.on_open(&self.config, from == State::HalfOpen);
+                Phase::Open { since: now.get() }
             }
-            State::HalfOpen => {}
+            State::HalfOpen => Phase::TRIAL,
             State::Closed => {
                 self.window.clear();
-                self.open_packed(packed);
                 self.recovery.on_close(&self.config);
+                Phase::Closed
             }
-            State::ForcedOpen | State::Disabled => self.recovery.on_close(&self.config),
+            State::ForcedOpen => {
+                self.recovery.on_close(&self.config);
+                Phase::ForcedOpen
+            }
+            State::Disabled => {
+                self.recovery.on_close(&self.config);
+                Phase::Disabled
+            }
+        };
+        if to == State::Closed {
+            self.open_packed(packed);
         }
-        (from != to).then_some((from, to))
+        let transition = (from != to).then_some((from, to));
+        if transition.is_some() {
+            self.transition = transition;
+        }
+        transition
     }
+}
+
+/// Time left in an OPEN that began `since` and lasts `open_for`; measured from the opening so
+/// that no deadline can overflow.
+fn open_left(since: Instant, open_for: Duration, now: Instant) -> Duration {
+    open_for.saturating_sub(now.saturating_duration_since(since))
 }
 
 /// Where a new window starts, in ticks; the clock is read only for a time window.
@@ -483,113 +584,34 @@ fn times_calls(config: &Config) -> bool {
     config.slow_calls().is_some() || config.ramp_latency_guard().is_some()
 }
 
-/// Whether the window's counts open the breaker: judged only once `min_calls` calls
-/// completed, on `failures / calls` (not over the window size), with `>=`.
+/// Whether the window's counts open the breaker: its failures, or its slow calls, reach
+/// their rate (see [`reaches`]).
 fn trips(config: &Config, totals: Totals) -> bool {
-    if totals.calls == 0 || totals.calls < config.min_calls() {
-        return false;
-    }
+    let min_calls = config.min_calls();
+    reaches(
+        totals.failures,
+        totals.calls,
+        min_calls,
+        config.failure_rate(),
+    ) || config
+        .slow_calls()
+        .is_some_and(|slow| reaches(totals.slow, totals.calls, min_calls, slow.rate))
+}
+
+/// The trip rule, the one place it is written: `count` of `calls` completed calls reach
+/// `rate` once at least `min_calls` calls completed, on `count / calls` (not over the
+/// window's size), with `>=`. The packed window's [`Threshold`] is derived from it.
+#[inline]
+pub(crate) fn reaches(count: u32, calls: u32, min_calls: u32, rate: f64) -> bool {
     // Rates are in (0, 1]: a count of 0 never reaches one, and needs no division.
-    let calls = f64::from(totals.calls);
-    if totals.failures != 0 && f64::from(totals.failures) / calls >= config.failure_rate() {
-        return true;
-    }
-    match config.slow_calls() {
-        Some(slow) => totals.slow != 0 && f64::from(totals.slow) / calls >= slow.rate,
-        None => false,
-    }
+    judged(calls, min_calls) && count != 0 && f64::from(count) / f64::from(calls) >= rate
+}
+
+/// Whether a window of `calls` completed calls is judged at all.
+#[inline]
+fn judged(calls: u32, min_calls: u32) -> bool {
+    calls != 0 && calls >= min_calls
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::clock::{ClockSource, ManualClock};
-
-    #[test]
-    fn judging_waits_for_min_calls_and_uses_completed_calls() {
-        let config = Config::builder()
-            .count_window(20)
-            .min_calls(10)
-            .build()
-            .unwrap();
-        let nine = Totals {
-            calls: 9,
-            failures: 9,
-            slow: 0,
-        };
-        assert!(!trips(&config, nine));
-        let half = Totals {
-            calls: 10,
-            failures: 5,
-            slow: 0,
-        };
-        assert!(trips(&config, half), "5 of 10 at 0.5 opens: the rule is >=");
-        let below = Totals {
-            calls: 11,
-            failures: 5,
-            slow: 0,
-        };
-        assert!(!trips(&config, below));
-    }
-
-    /// A count window of 4 judged from 2 calls at `rate`: at 0.5 one failure in 2 calls
-    /// trips it, at 0.6 it does not.
-    fn at_rate(rate: f64) -> Config {
-        Config::builder()
-            .count_window(4)
-            .min_calls(2)
-            .failure_rate(rate)
-            .build()
-            .unwrap()
-    }
-
-    /// A machine with a packed window holding one success, and the threshold it judges by.
-    fn one_success(rate: f64, clock: &ClockSource, packed: &PackedWindow) -> (Machine, Threshold) {
-        let mut now = LazyNow::new(clock);
-        let m = Machine::new(Arc::new(at_rate(rate)), &mut now, packed);
-        let threshold = m.threshold();
-        assert_eq!(packed.record(0, 4, false, || threshold), Packed::Counted);
-        (m, threshold)
-    }
-
-    #[test]
-    fn a_trip_judged_under_a_threshold_raised_since_keeps_the_breaker_closed() {
-        let clock = ClockSource::custom(ManualClock::new());
-        let packed = PackedWindow::new();
-        let (mut m, at_half) = one_success(0.5, &clock, &packed);
-        let mut now = LazyNow::new(&clock);
-        assert_eq!(m.reconfigure(at_rate(0.6), &mut now, &packed), None);
-        // A failure judged under 0.5 lands on the seal the reconfigure left; under the lock
-        // it is judged under 0.6 and counted.
-        assert_eq!(packed.record(0, 4, true, || at_half), Packed::Sealed);
-        let failure = m.record(0, Admission::Counted, true, None, &mut now, &packed);
-        assert_eq!((failure, m.state()), (None, State::Closed));
-        // One that sealed the window first asks the lock to open the breaker: judged under
-        // 0.6, the window is open to results again, with every call.
-        let (mut m, at_half) = one_success(0.5, &clock, &packed);
-        assert_eq!(packed.record(0, 4, true, || at_half), Packed::Tripped);
-        assert_eq!(m.reconfigure(at_rate(0.6), &mut now, &packed), None);
-        assert_eq!(m.trip(0, &mut now, &packed), None);
-        assert_eq!((m.state(), m.generation()), (State::Closed, 0));
-        let counts = packed.totals(4);
-        assert_eq!((counts.calls, counts.failures), (2, 1));
-        assert_eq!(
-            packed.record(0, 4, false, || m.threshold()),
-            Packed::Counted
-        );
-    }
-
-    #[test]
-    fn a_failure_judged_under_a_threshold_lowered_since_opens_the_breaker() {
-        let clock = ClockSource::custom(ManualClock::new());
-        let packed = PackedWindow::new();
-        let (mut m, at_more) = one_success(0.6, &clock, &packed);
-        let mut now = LazyNow::new(&clock);
-        assert_eq!(m.reconfigure(at_rate(0.5), &mut now, &packed), None);
-        // Judged under 0.6 it would be counted without tripping: it lands on the seal and
-        // is judged under 0.5 under the lock.
-        assert_eq!(packed.record(0, 4, true, || at_more), Packed::Sealed);
-        let failure = m.record(0, Admission::Counted, true, None, &mut now, &packed);
-        assert_eq!(failure, Some((State::Closed, State::Open)));
-    }
-}
+mod tests;

@@ -33,8 +33,9 @@ pub(crate) enum RampNews {
     },
 }
 
+/// The ramp-up's progress: the data of a HALF_OPEN whose probes succeeded.
 #[derive(Debug)]
-struct Ramp {
+pub(crate) struct Ramp {
     /// At most `MAX_RAMP_STEPS`.
     step: u32,
     started: Instant,
@@ -46,7 +47,6 @@ struct Ramp {
 pub(crate) struct Recovery {
     /// How long the current (or next) OPEN lasts.
     open_for: Duration,
-    ramp: Option<Ramp>,
     /// With the latency guard on; boxed, as few breakers have one.
     guard: Option<Box<Guard>>,
     /// Taken by the breaker under the lock, after the operation that set it.
@@ -73,7 +73,6 @@ impl Recovery {
         let guarded = config.ramp_latency_guard().is_some();
         Self {
             open_for: config.open_for(),
-            ramp: None,
             guard: guarded.then(|| {
                 Box::new(Guard {
                     baseline: LatencyHistogram::new(),
@@ -90,7 +89,6 @@ impl Recovery {
 
     /// Entering OPEN: after a failed half-open trial the open duration grows by the backoff.
     pub(crate) fn on_open(&mut self, config: &Config, after_trial: bool) {
-        self.ramp = None;
         self.open_for = match config.open_backoff() {
             Some(backoff) if after_trial => {
                 let grown = self.open_for.as_secs_f64() * backoff.factor;
@@ -102,30 +100,26 @@ impl Recovery {
         };
     }
 
-    /// Entering CLOSED, or any operator action: forget the backoff and the ramp.
+    /// Entering CLOSED, or any operator action: forget the backoff.
     pub(crate) fn on_close(&mut self, config: &Config) {
-        self.ramp = None;
         self.open_for = config.open_for();
     }
 
-    /// The probes succeeded: start the ramp if one is configured.
-    pub(crate) fn start_ramp(&mut self, config: &Config, now: Instant) -> bool {
-        if config.ramp_up().is_none() {
-            return false;
-        }
-        self.ramp = Some(Ramp {
-            step: 0,
-            started: now,
-            asked: 0,
-        });
+    /// The probes succeeded: the ramp's first step, if one is configured.
+    pub(crate) fn start_ramp(&mut self, config: &Config, now: Instant) -> Option<Ramp> {
+        let steps = config.ramp_up()?;
         if let Some(guard) = &mut self.guard {
             guard.step.clear();
         }
         self.news = Some(RampNews::Step {
             step: 0,
-            percent: self.admit_percent(config),
+            percent: steps.percent(0).unwrap_or(100),
         });
-        true
+        Some(Ramp {
+            step: 0,
+            started: now,
+            asked: 0,
+        })
     }
 
     /// What the ramp did since the last time this was asked.
@@ -133,21 +127,22 @@ impl Recovery {
         self.news.take()
     }
 
-    pub(crate) fn ramping(&self) -> bool {
-        self.ramp.is_some()
-    }
-
     /// The share of calls admitted now, in percent: 100 outside the ramp.
-    pub(crate) fn admit_percent(&self, config: &Config) -> u32 {
-        match (&self.ramp, config.ramp_up()) {
+    pub(crate) fn admit_percent(ramp: Option<&Ramp>, config: &Config) -> u32 {
+        match (ramp, config.ramp_up()) {
             (Some(ramp), Some(steps)) => steps.percent(ramp.step as usize).unwrap_or(100),
             _ => 100,
         }
     }
 
     /// Decides one call during the ramp, first moving to the next step if this one is over.
-    pub(crate) fn ramp_admit(&mut self, config: &Config, now: Instant) -> RampDecision {
-        let (Some(ramp), Some(steps)) = (&mut self.ramp, config.ramp_up()) else {
+    pub(crate) fn ramp_admit(
+        &mut self,
+        ramp: &mut Ramp,
+        config: &Config,
+        now: Instant,
+    ) -> RampDecision {
+        let Some(steps) = config.ramp_up() else {
             return RampDecision::Admit;
         };
         if now.saturating_duration_since(ramp.started) >= steps.step() {
@@ -196,9 +191,9 @@ impl Recovery {
     }
 
     /// A successful call's latency: the baseline while CLOSED, the step's during the ramp.
-    pub(crate) fn record_latency(&mut self, latency: Duration) {
+    pub(crate) fn record_latency(&mut self, latency: Duration, ramping: bool) {
         if let Some(guard) = &mut self.guard {
-            let histogram = if self.ramp.is_some() {
+            let histogram = if ramping {
                 &mut guard.step
             } else {
                 &mut guard.baseline

@@ -48,12 +48,19 @@ pub(crate) mod marks {
 /// lock, and is passed in where it is needed.
 #[derive(Debug)]
 pub(crate) enum OutcomeWindow {
+    /// Kept in the machine, recorded under the lock.
+    Locked(LockedWindow),
+    /// A count window of this many calls, recorded without the lock.
+    Packed(u32),
+}
+
+/// A window the machine holds itself.
+#[derive(Debug)]
+pub(crate) enum LockedWindow {
     /// Boxed, as the time window: most breakers pack their window in a word, and a keyed
     /// family holds many breakers.
     Count(Box<CountWindow>),
     Time(Box<TimeWindow>),
-    /// A count window of this many calls, recorded without the lock.
-    Packed(u32),
 }
 
 impl OutcomeWindow {
@@ -64,10 +71,12 @@ impl OutcomeWindow {
     pub(crate) fn new(window: Window, timed: bool, origin: u64) -> Self {
         match window {
             Window::Count(n) if n <= MAX_PACKED && !timed => OutcomeWindow::Packed(n.max(1)),
-            Window::Count(n) => OutcomeWindow::Count(Box::new(CountWindow::new(n))),
-            Window::Time { span, buckets } => {
-                OutcomeWindow::Time(Box::new(TimeWindow::new(span, buckets, origin)))
+            Window::Count(n) => {
+                OutcomeWindow::Locked(LockedWindow::Count(Box::new(CountWindow::new(n))))
             }
+            Window::Time { span, buckets } => OutcomeWindow::Locked(LockedWindow::Time(Box::new(
+                TimeWindow::new(span, buckets, origin),
+            ))),
         }
     }
 
@@ -81,39 +90,14 @@ impl OutcomeWindow {
 
     /// Whether `record` and `totals` need the current time.
     pub(crate) fn needs_clock(&self) -> bool {
-        matches!(self, OutcomeWindow::Time(_))
-    }
-
-    /// Adds one completed call and returns the counts after it. Only a time window reads
-    /// the time, and only when the coarse clock cannot prove its newest bucket holds the
-    /// present; a packed window is recorded through its [`PackedWindow`].
-    #[inline]
-    pub(crate) fn record(&mut self, mark: Mark, now: &mut LazyNow<'_>) -> Totals {
-        match self {
-            OutcomeWindow::Count(w) => {
-                w.record(mark);
-                w.totals()
-            }
-            OutcomeWindow::Time(w) => {
-                if w.surely_current() {
-                    return w.record_current(mark);
-                }
-                let totals = w.record(mark, Some(now.ticks()));
-                w.pair(|start, end| now.coarse_period(start, end));
-                totals
-            }
-            OutcomeWindow::Packed(_) => {
-                debug_assert!(false, "packed windows record lock-free");
-                Totals::default()
-            }
-        }
+        matches!(self, OutcomeWindow::Locked(LockedWindow::Time(_)))
     }
 
     /// Counts of the calls in the window at `now` (ticks).
     pub(crate) fn totals(&mut self, now: Option<u64>, packed: &PackedWindow) -> Totals {
         match self {
-            OutcomeWindow::Count(w) => w.totals(),
-            OutcomeWindow::Time(w) => w.totals(now),
+            OutcomeWindow::Locked(LockedWindow::Count(w)) => w.totals(),
+            OutcomeWindow::Locked(LockedWindow::Time(w)) => w.totals(now),
             OutcomeWindow::Packed(capacity) => packed.totals(*capacity),
         }
     }
@@ -122,8 +106,8 @@ impl OutcomeWindow {
     /// holds none.
     pub(crate) fn forget_slow(&mut self) {
         match self {
-            OutcomeWindow::Count(w) => w.forget_slow(),
-            OutcomeWindow::Time(w) => w.forget_slow(),
+            OutcomeWindow::Locked(LockedWindow::Count(w)) => w.forget_slow(),
+            OutcomeWindow::Locked(LockedWindow::Time(w)) => w.forget_slow(),
             OutcomeWindow::Packed(_) => {}
         }
     }
@@ -131,9 +115,32 @@ impl OutcomeWindow {
     /// Empties the window; a packed one is emptied by [`PackedWindow::open`].
     pub(crate) fn clear(&mut self) {
         match self {
-            OutcomeWindow::Count(w) => w.clear(),
-            OutcomeWindow::Time(w) => w.clear(),
+            OutcomeWindow::Locked(LockedWindow::Count(w)) => w.clear(),
+            OutcomeWindow::Locked(LockedWindow::Time(w)) => w.clear(),
             OutcomeWindow::Packed(_) => {}
+        }
+    }
+}
+
+impl LockedWindow {
+    /// Adds one completed call and returns the counts after it. Only a time window reads
+    /// the time, and only when the coarse clock cannot prove its newest bucket holds the
+    /// present.
+    #[inline]
+    pub(crate) fn record(&mut self, mark: Mark, now: &mut LazyNow<'_>) -> Totals {
+        match self {
+            LockedWindow::Count(w) => {
+                w.record(mark);
+                w.totals()
+            }
+            LockedWindow::Time(w) => {
+                if w.surely_current() {
+                    return w.record_current(mark);
+                }
+                let totals = w.record(mark, Some(now.ticks()));
+                w.pair(|start, end| now.coarse_period(start, end));
+                totals
+            }
         }
     }
 }

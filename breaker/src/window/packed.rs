@@ -46,6 +46,7 @@
 //! misfiled, the breaker would have to go through 2^37 state changes, each under its lock,
 //! between the recorder's check of the generation and its swap, a few instructions apart.
 
+use crate::machine::reaches;
 use crate::sync::{AtomicU64, Ordering};
 
 use super::Totals;
@@ -86,7 +87,8 @@ pub(crate) enum Packed {
     Stale,
 }
 
-/// When the window's counts open the breaker; see `machine::trips`.
+/// When the window's counts open the breaker: the machine's rule ([`reaches`]), with the
+/// fewest failures that trip a full window worked out once.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Threshold {
     pub(crate) min_calls: u32,
@@ -99,9 +101,7 @@ pub(crate) struct Threshold {
 
 impl Threshold {
     pub(crate) fn new(capacity: u32, min_calls: u32, failure_rate: f64) -> Self {
-        let trips = |failures: u32| {
-            capacity >= min_calls && f64::from(failures) / f64::from(capacity) >= failure_rate
-        };
+        let trips = |failures| reaches(failures, capacity, min_calls, failure_rate);
         Self {
             min_calls,
             failure_rate,
@@ -118,8 +118,12 @@ impl Threshold {
         if word & FULL != 0 {
             return failures >= self.when_full;
         }
-        let calls = calls(word, capacity);
-        calls >= self.min_calls && f64::from(failures) / f64::from(calls) >= self.failure_rate
+        reaches(
+            failures,
+            calls(word, capacity),
+            self.min_calls,
+            self.failure_rate,
+        )
     }
 }
 

@@ -1,0 +1,172 @@
+//! How a permit's result reaches the breaker: one swap into the packed window when it can,
+//! the packed window's whole path when it must, the lock for everything else.
+
+use std::time::Instant;
+
+use crate::clock::LazyNow;
+use crate::machine::Admission;
+use crate::tally::Ending;
+use crate::window::Packed;
+use crate::{Breaker, Outcome};
+
+use super::shared::generation_of;
+
+/// What recording without the lock did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recorded {
+    /// Counted, or discarded as stale.
+    Done,
+    /// Counted, and it tripped the window: the breaker must open.
+    Tripped,
+    /// Not recorded: the lock decides.
+    Locked,
+}
+
+impl Breaker {
+    /// Reports how a permit ended; called by `Permit`. Judged first: a verdict of a CLOSED
+    /// permit with a packed window is one compare-and-swap (none for a success into a full
+    /// window of successes); then counted in the totals. Everything else takes the lock.
+    ///
+    /// Inline is only the common case: a success into a full window of successes, or one
+    /// swap that neither trips the window nor loses a race, counted by the totals' owner. It
+    /// calls no function and holds few values; anything else goes to
+    /// `complete_packed_or_locked`, which decides again from the start.
+    #[inline(always)]
+    pub(crate) fn complete(
+        &self,
+        stamp: u64,
+        admission: Admission,
+        ending: Ending,
+        started: Option<Instant>,
+    ) {
+        // No check of the admission: only CLOSED admits `Counted`, and only a CLOSED window
+        // is open, in its own generation, so a permit of another admission finds the window
+        // sealed or another generation's, or (a stale success into a full window of
+        // successes) changes nothing, as `complete_packed_or_locked` would have found.
+        if self.record_in_one_swap(stamp, ending) {
+            return self.shared.count(ending);
+        }
+        self.complete_packed_or_locked(generation_of(stamp), admission, ending, started);
+    }
+
+    /// Records a CLOSED permit's verdict into the packed window in one go, if it can: the
+    /// breaker is still in the untimed CLOSED of the permit's generation (its admission word
+    /// is the permit's [`stamp`]), the window is that generation's, the result cannot trip
+    /// it and the swap succeeds at the first try. Says whether it did; if not, nothing was
+    /// written.
+    #[inline(always)]
+    fn record_in_one_swap(&self, stamp: u64, ending: Ending) -> bool {
+        let window = self.shared.window();
+        let current = window.word();
+        let failure = match ending {
+            // A success into a full window of successes changes nothing, whatever its
+            // generation: no write, and no check of the generation needed.
+            Ending::Success => {
+                if current == self.shared.full_window() {
+                    return true;
+                }
+                false
+            }
+            Ending::Failure => true,
+            _ => return false,
+        };
+        self.shared.word() == stamp
+            && window.record_once(
+                current,
+                generation_of(stamp),
+                failure,
+                || self.shared.packed_capacity(),
+                || self.shared.when_full(),
+            )
+    }
+
+    /// Records a CLOSED permit's verdict into the packed window, if it has one and the
+    /// permit's generation is still the breaker's; a result of another generation is
+    /// discarded. Takes no lock.
+    fn record_packed(&self, generation: u64, ending: Ending) -> Recorded {
+        let failure = match ending {
+            Ending::Success => false,
+            Ending::Failure => true,
+            _ => return Recorded::Locked,
+        };
+        let capacity = self.shared.packed_capacity();
+        if capacity == 0 || generation_of(self.shared.word()) != generation {
+            return Recorded::Locked;
+        }
+        let threshold = || self.shared.threshold();
+        match self
+            .shared
+            .window()
+            .record(generation, capacity, failure, threshold)
+        {
+            Packed::Counted | Packed::Stale => Recorded::Done,
+            Packed::Tripped => Recorded::Tripped,
+            // Tripped by another result, or moved to a locked window: the lock decides.
+            Packed::Sealed => Recorded::Locked,
+        }
+    }
+
+    /// What `complete` did not record at once: the packed window's whole path (another try
+    /// after a lost race, a result that may trip the window, a stale one), the totals, then
+    /// opening the breaker for a result that tripped the window, or the locked path.
+    #[inline(never)]
+    fn complete_packed_or_locked(
+        &self,
+        generation: u64,
+        admission: Admission,
+        ending: Ending,
+        started: Option<Instant>,
+    ) {
+        let recorded = match admission {
+            Admission::Counted => self.record_packed(generation, ending),
+            _ => Recorded::Locked,
+        };
+        self.shared.count(ending);
+        match recorded {
+            Recorded::Done => {}
+            Recorded::Tripped => self.open_tripped(generation),
+            Recorded::Locked => {
+                self.record_locked(generation, admission, ending.outcome(), started)
+            }
+        }
+    }
+
+    /// Every verdict off the packed window's path: under the lock, if it still counts.
+    fn record_locked(
+        &self,
+        generation: u64,
+        admission: Admission,
+        outcome: Outcome,
+        started: Option<Instant>,
+    ) {
+        if admission == Admission::Passthrough
+            || (outcome == Outcome::Ignored && admission != Admission::Probe)
+            || generation_of(self.shared.word()) != generation
+        {
+            return;
+        }
+        let events = if outcome == Outcome::Ignored {
+            let (_, events) = self.shared.transition(|m, _| m.release_probe(generation));
+            events
+        } else {
+            let mut now = LazyNow::new(self.clock());
+            let latency = started.map(|started| now.get().saturating_duration_since(started));
+            let failure = outcome == Outcome::Failure;
+            let (_, events) = self.shared.transition(|m, packed| {
+                m.record(generation, admission, failure, latency, &mut now, packed)
+            });
+            events
+        };
+        self.emit(events);
+    }
+
+    /// This result tripped the packed window of `generation`: open the breaker.
+    #[cold]
+    fn open_tripped(&self, generation: u64) {
+        let mut now = LazyNow::new(self.clock());
+        let (_, events) = self
+            .shared
+            .transition(|m, packed| m.trip(generation, &mut now, packed));
+        self.emit(events);
+    }
+}

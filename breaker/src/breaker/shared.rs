@@ -1,0 +1,290 @@
+//! What a breaker's threads share: the machine under its lock, and the words it publishes
+//! for the paths that take no lock (the admission word, the open period, the packed window,
+//! the call totals).
+//!
+//! Only this file writes the published words from the machine: every change of the machine
+//! goes through [`Shared::transition`], which locks, changes, publishes and unlocks, and hands
+//! back the events to emit. The lock-free paths read the words through the accessors below,
+//! and write only the packed window (one swap per result) and the totals.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::clock::{ClockSource, LazyNow};
+use crate::config::Config;
+use crate::machine::{Events, Machine};
+use crate::sync::{AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::tally::{CallTotals, Ending, OwnerRow, Tally};
+use crate::window::{PackedWindow, Threshold};
+use crate::State;
+
+use super::Identity;
+
+/// The admission word: `generation << GENERATION_SHIFT | TIMED | state`.
+pub(crate) const STATE_MASK: u64 = 0b111;
+/// Set while calls are timed (slow calls, the latency guard): admission must note the start.
+pub(crate) const TIMED: u64 = 0b1000;
+const GENERATION_SHIFT: u32 = 4;
+pub(crate) const CLOSED: u64 = State::Closed.code();
+pub(crate) const OPEN: u64 = State::Open.code();
+
+const _: () = assert!(
+    CLOSED == 0,
+    "an untimed CLOSED word is its generation's stamp"
+);
+
+/// A permit's generation as the admission word of an untimed CLOSED holds it: `try_acquire`
+/// takes that word as it is, and completion compares it with the word in one instruction.
+pub(crate) const fn stamp(generation: u64) -> u64 {
+    generation << GENERATION_SHIFT
+}
+
+/// The generation of a [`stamp`], or of an admission word.
+pub(crate) const fn generation_of(stamp: u64) -> u64 {
+    stamp >> GENERATION_SHIFT
+}
+
+/// The breaker's state behind its lock and in the words published from it.
+///
+/// `hot`, `totals_row` and `counts` are written by different paths (the lock, the totals'
+/// owner, every recorder), so they are laid out at least 128 bytes apart, the breaker's own
+/// fields (`identity`, read on slow paths only) and the machine as spacing between them.
+/// Spacing rather than `CachePadded`, whose 128-byte alignment would add some 300 bytes to
+/// every breaker (and its `Arc`), a third of a keyed breaker's budget.
+#[repr(C)]
+pub(crate) struct Shared {
+    /// Read by every call, written only under the lock.
+    hot: Hot,
+    identity: Identity,
+    clock: ClockSource,
+    /// Written by the thread that owns the call totals, at every end of a call.
+    totals_row: OwnerRow,
+    machine: Mutex<Machine>,
+    /// Written by every result recorded in CLOSED (but a success into a full window of
+    /// successes), and by the totals of every call until they are striped.
+    counts: Counts,
+}
+
+// `hot`, `totals_row` and `counts` never share a cache line, nor a pair of them that the
+// hardware prefetches together, wherever the breaker is placed.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(
+        offset_of!(Shared, hot) == 0
+            && offset_of!(Shared, totals_row) >= size_of::<Hot>() + 128
+            && offset_of!(Shared, counts)
+                >= offset_of!(Shared, totals_row) + size_of::<OwnerRow>() + 128,
+        "the admission word, the owner's totals and the window word must be 128 bytes apart"
+    );
+};
+
+/// What admission and lock-free recording read; written only by [`Shared::publish`].
+struct Hot {
+    /// `generation << 4 | TIMED | state`: CLOSED admits with one atomic load.
+    word: AtomicU64,
+    /// The current OPEN as `[from, until)` in clock ticks, for rejecting without the lock;
+    /// `until` is 0 when the period cannot be told in ticks.
+    open_from: AtomicU64,
+    open_until: AtomicU64,
+    /// The same period on the coarse clock (see `clock::CoarsePeriod`); `coarse_until` is 0
+    /// when there is none.
+    coarse_from: AtomicU64,
+    coarse_until: AtomicU64,
+    /// The capacity of the packed window; 0 when the window is kept under the lock.
+    packed: AtomicU32,
+    /// The packed window's word once full of successes in the current CLOSED, which a
+    /// success leaves as it is; `PackedWindow::NEVER` in other states or windows.
+    full_window: AtomicU64,
+    /// The machine's [`Threshold`] for the packed window, field by field.
+    min_calls: AtomicU32,
+    when_full: AtomicU32,
+    /// `f64` bits.
+    failure_rate: AtomicU64,
+}
+
+struct Counts {
+    window: PackedWindow,
+    totals: Tally,
+}
+
+impl Shared {
+    pub(crate) fn new(config: Arc<Config>, clock: ClockSource, identity: Identity) -> Self {
+        let counts = Counts {
+            window: PackedWindow::new(),
+            totals: Tally::new(),
+        };
+        let mut now = LazyNow::at(&clock, clock.origin_now());
+        let machine = Machine::new(config, &mut now, &counts.window);
+        let hot = Hot {
+            word: AtomicU64::new(0),
+            open_from: AtomicU64::new(0),
+            open_until: AtomicU64::new(0),
+            coarse_from: AtomicU64::new(0),
+            coarse_until: AtomicU64::new(0),
+            packed: AtomicU32::new(0),
+            full_window: AtomicU64::new(PackedWindow::NEVER),
+            min_calls: AtomicU32::new(0),
+            when_full: AtomicU32::new(0),
+            failure_rate: AtomicU64::new(0),
+        };
+        let shared = Self {
+            hot,
+            identity,
+            clock,
+            totals_row: OwnerRow::new(),
+            machine: Mutex::new(machine),
+            counts,
+        };
+        shared.publish(&mut shared.lock());
+        shared
+    }
+
+    /// The one way to change the machine: locks it, runs `change`, publishes what the lock-free
+    /// paths read, unlocks, and returns `change`'s result with the events to emit (with no lock
+    /// held, so that a listener may call back into the breaker).
+    ///
+    /// Inline, publishing too: a result into a locked window comes here every call, and a
+    /// call out of line would move the events through memory.
+    #[inline(always)]
+    pub(crate) fn transition<R>(
+        &self,
+        change: impl FnOnce(&mut Machine, &PackedWindow) -> R,
+    ) -> (R, Events) {
+        let mut m = self.lock();
+        let out = change(&mut m, &self.counts.window);
+        self.publish(&mut m);
+        let events = m.take_events();
+        drop(m);
+        (out, events)
+    }
+
+    /// Reads the machine under its lock. `read` changes nothing that is published (a time
+    /// window moving on to the present is not).
+    pub(crate) fn inspect<R>(&self, read: impl FnOnce(&mut Machine, &PackedWindow) -> R) -> R {
+        read(&mut self.lock(), &self.counts.window)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Machine> {
+        // No user code runs under this lock: listeners are called after it is released.
+        self.machine.lock()
+    }
+
+    /// Publishes the machine to the lock-free paths: the packed window's threshold (after a
+    /// new configuration), the open period, then the admission word, so that a reader of the
+    /// word finds what it publishes.
+    #[inline(always)]
+    fn publish(&self, m: &mut Machine) {
+        let hot = &self.hot;
+        if m.take_configured() {
+            let threshold = m.threshold();
+            hot.packed
+                .store(m.packed_capacity().unwrap_or(0), Ordering::Relaxed);
+            hot.min_calls.store(threshold.min_calls, Ordering::Relaxed);
+            hot.when_full.store(threshold.when_full, Ordering::Relaxed);
+            hot.failure_rate
+                .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
+        }
+        if let Some((opened, open_for)) = m.open_period() {
+            self.publish_open_period(opened, open_for);
+        }
+        let state = m.state();
+        let full_window = match m.packed_capacity() {
+            Some(_) if state == State::Closed => PackedWindow::full_of_successes(m.generation()),
+            _ => PackedWindow::NEVER,
+        };
+        hot.full_window.store(full_window, Ordering::Relaxed);
+        let timed = if m.times_calls() { TIMED } else { 0 };
+        let word = stamp(m.generation()) | timed | state.code();
+        hot.word.store(word, Ordering::Release);
+    }
+
+    /// Stores the period of OPEN that rejection without the lock reads, in the clock's
+    /// ticks and on the coarse clock. A period the ticks cannot tell is `(0, 0)`: no clock
+    /// reading falls in it, and OPEN then rejects under the lock.
+    #[cold]
+    fn publish_open_period(&self, opened: Instant, open_for: Duration) {
+        let period = || {
+            let from = self.clock.ticks_of(opened)?;
+            let length = u64::try_from(open_for.as_nanos()).ok()?;
+            Some((from, from.checked_add(length)?))
+        };
+        let (from, until) = period().unwrap_or_default();
+        let coarse = self.clock.coarse_period(from, until).unwrap_or_default();
+        self.hot.open_from.store(from, Ordering::Release);
+        self.hot.open_until.store(until, Ordering::Release);
+        self.hot.coarse_from.store(coarse.from, Ordering::Release);
+        self.hot.coarse_until.store(coarse.until, Ordering::Release);
+    }
+
+    pub(crate) fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    pub(crate) fn clock(&self) -> &ClockSource {
+        &self.clock
+    }
+
+    /// The admission word.
+    #[inline(always)]
+    pub(crate) fn word(&self) -> u64 {
+        self.hot.word.load(Ordering::Acquire)
+    }
+
+    /// The published OPEN on the coarse clock: `until` and how to read `from`.
+    #[inline(always)]
+    pub(crate) fn coarse_period(&self) -> (u64, impl Fn() -> u64 + '_) {
+        let until = self.hot.coarse_until.load(Ordering::Acquire);
+        (until, || self.hot.coarse_from.load(Ordering::Acquire))
+    }
+
+    /// The published OPEN in clock ticks, `(from, until)`.
+    #[inline(always)]
+    pub(crate) fn open_period(&self) -> (u64, u64) {
+        let from = self.hot.open_from.load(Ordering::Acquire);
+        (from, self.hot.open_until.load(Ordering::Acquire))
+    }
+
+    /// The packed window; recorders swap its word, and only the lock opens or seals it.
+    #[inline(always)]
+    pub(crate) fn window(&self) -> &PackedWindow {
+        &self.counts.window
+    }
+
+    /// The packed window's word once full of successes in the current CLOSED.
+    #[inline(always)]
+    pub(crate) fn full_window(&self) -> u64 {
+        self.hot.full_window.load(Ordering::Relaxed)
+    }
+
+    /// The packed window's capacity; 0 when the window is kept under the lock.
+    #[inline(always)]
+    pub(crate) fn packed_capacity(&self) -> u32 {
+        self.hot.packed.load(Ordering::Relaxed)
+    }
+
+    /// The fewest failures that trip the full packed window.
+    #[inline(always)]
+    pub(crate) fn when_full(&self) -> u32 {
+        self.hot.when_full.load(Ordering::Relaxed)
+    }
+
+    /// The packed window's threshold as published.
+    pub(crate) fn threshold(&self) -> Threshold {
+        Threshold {
+            min_calls: self.hot.min_calls.load(Ordering::Relaxed),
+            failure_rate: f64::from_bits(self.hot.failure_rate.load(Ordering::Relaxed)),
+            when_full: self.when_full(),
+        }
+    }
+
+    /// Counts one end of a call in the lifetime totals.
+    #[inline(always)]
+    pub(crate) fn count(&self, ending: Ending) {
+        self.counts.totals.add(&self.totals_row, ending);
+    }
+
+    /// The lifetime totals.
+    pub(crate) fn call_totals(&self) -> CallTotals {
+        self.counts.totals.read(&self.totals_row)
+    }
+}

@@ -1,0 +1,90 @@
+use super::*;
+use crate::clock::{ClockSource, ManualClock};
+
+#[test]
+fn judging_waits_for_min_calls_and_uses_completed_calls() {
+    let config = Config::builder()
+        .count_window(20)
+        .min_calls(10)
+        .build()
+        .unwrap();
+    let nine = Totals {
+        calls: 9,
+        failures: 9,
+        slow: 0,
+    };
+    assert!(!trips(&config, nine));
+    let half = Totals {
+        calls: 10,
+        failures: 5,
+        slow: 0,
+    };
+    assert!(trips(&config, half), "5 of 10 at 0.5 opens: the rule is >=");
+    let below = Totals {
+        calls: 11,
+        failures: 5,
+        slow: 0,
+    };
+    assert!(!trips(&config, below));
+}
+
+/// A count window of 4 judged from 2 calls at `rate`: at 0.5 one failure in 2 calls
+/// trips it, at 0.6 it does not.
+fn at_rate(rate: f64) -> Config {
+    Config::builder()
+        .count_window(4)
+        .min_calls(2)
+        .failure_rate(rate)
+        .build()
+        .unwrap()
+}
+
+/// A machine with a packed window holding one success, and the threshold it judges by.
+fn one_success(rate: f64, clock: &ClockSource, packed: &PackedWindow) -> (Machine, Threshold) {
+    let mut now = LazyNow::new(clock);
+    let m = Machine::new(Arc::new(at_rate(rate)), &mut now, packed);
+    let threshold = m.threshold();
+    assert_eq!(packed.record(0, 4, false, || threshold), Packed::Counted);
+    (m, threshold)
+}
+
+#[test]
+fn a_trip_judged_under_a_threshold_raised_since_keeps_the_breaker_closed() {
+    let clock = ClockSource::custom(ManualClock::new());
+    let packed = PackedWindow::new();
+    let (mut m, at_half) = one_success(0.5, &clock, &packed);
+    let mut now = LazyNow::new(&clock);
+    assert_eq!(m.reconfigure(at_rate(0.6), &mut now, &packed), None);
+    // A failure judged under 0.5 lands on the seal the reconfigure left; under the lock
+    // it is judged under 0.6 and counted.
+    assert_eq!(packed.record(0, 4, true, || at_half), Packed::Sealed);
+    let failure = m.record(0, Admission::Counted, true, None, &mut now, &packed);
+    assert_eq!((failure, m.state()), (None, State::Closed));
+    // One that sealed the window first asks the lock to open the breaker: judged under
+    // 0.6, the window is open to results again, with every call.
+    let (mut m, at_half) = one_success(0.5, &clock, &packed);
+    assert_eq!(packed.record(0, 4, true, || at_half), Packed::Tripped);
+    assert_eq!(m.reconfigure(at_rate(0.6), &mut now, &packed), None);
+    assert_eq!(m.trip(0, &mut now, &packed), None);
+    assert_eq!((m.state(), m.generation()), (State::Closed, 0));
+    let counts = packed.totals(4);
+    assert_eq!((counts.calls, counts.failures), (2, 1));
+    assert_eq!(
+        packed.record(0, 4, false, || m.threshold()),
+        Packed::Counted
+    );
+}
+
+#[test]
+fn a_failure_judged_under_a_threshold_lowered_since_opens_the_breaker() {
+    let clock = ClockSource::custom(ManualClock::new());
+    let packed = PackedWindow::new();
+    let (mut m, at_more) = one_success(0.6, &clock, &packed);
+    let mut now = LazyNow::new(&clock);
+    assert_eq!(m.reconfigure(at_rate(0.5), &mut now, &packed), None);
+    // Judged under 0.6 it would be counted without tripping: it lands on the seal and
+    // is judged under 0.5 under the lock.
+    assert_eq!(packed.record(0, 4, true, || at_more), Packed::Sealed);
+    let failure = m.record(0, Admission::Counted, true, None, &mut now, &packed);
+    assert_eq!(failure, Some((State::Closed, State::Open)));
+}
