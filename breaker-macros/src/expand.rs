@@ -3,7 +3,7 @@
 use proc_macro2::{Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
-use syn::{AttrStyle, FnArg, ItemFn, LitStr, Pat, ReturnType, Type};
+use syn::{AttrStyle, Attribute, FnArg, ItemFn, LitStr, Pat, ReturnType, Type};
 
 use crate::args::{self, Args, Window};
 use crate::keys::{
@@ -50,9 +50,7 @@ pub(crate) fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStre
                 sig,
                 block,
             } = func;
-            let (inner_attrs, outer_attrs): (Vec<_>, Vec<_>) = attrs
-                .into_iter()
-                .partition(|a| matches!(a.style, AttrStyle::Inner(_)));
+            let (inner_attrs, outer_attrs) = inner_and_outer(attrs);
             let stmts = &block.stmts;
             quote! {
                 #e
@@ -68,6 +66,14 @@ pub(crate) fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStre
     }
 }
 
+/// The function's inner attributes (`#![...]`, which go first in the new body) and its outer
+/// ones.
+fn inner_and_outer(attrs: Vec<Attribute>) -> (Vec<Attribute>, Vec<Attribute>) {
+    attrs
+        .into_iter()
+        .partition(|a| matches!(a.style, AttrStyle::Inner(_)))
+}
+
 fn expand(args: &Args, func: ItemFn) -> TokenStream {
     let p = private_path(args);
     let ItemFn {
@@ -76,9 +82,7 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
         sig,
         block,
     } = func;
-    let (inner_attrs, outer_attrs): (Vec<_>, Vec<_>) = attrs
-        .into_iter()
-        .partition(|a| matches!(a.style, AttrStyle::Inner(_)));
+    let (inner_attrs, outer_attrs) = inner_and_outer(attrs);
 
     // Locals of the expansion: invisible to the body and to the user's names.
     let breaker = Ident::new("breaker", Span::mixed_site());
