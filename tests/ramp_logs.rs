@@ -1,11 +1,9 @@
-//! How the ramp is logged: a line per step and a warning when the latency guard holds one.
-//!
-//! Alone in its test binary: `tracing` caches callsite interest and the maximum level
-//! process-wide, and tests of other subscribers running at the same time would rebuild them
-//! under this one's feet.
+//! How the ramp is logged: a line per step and a warning when the latency guard holds one
+//! (alone in its test binary, as `support/logs.rs` says why).
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+#[path = "support/logs.rs"]
+mod logs;
+
 use std::time::Duration;
 
 use breaker::{circuit_breaker, Classify, Outcome, Rejected};
@@ -42,19 +40,6 @@ async fn logged(latency_ms: u64, up: bool) -> Result<u32, StockError> {
     }
 }
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Calls `logged` `n` times, each taking `latency_ms` when admitted.
 async fn logged_calls(n: usize, latency_ms: u64) {
     for _ in 0..n {
@@ -67,14 +52,7 @@ async fn logged_calls(n: usize, latency_ms: u64) {
 
 #[tokio::test(start_paused = true)]
 async fn each_ramp_step_is_logged_and_a_held_step_warns() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .without_time()
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _guard) = logs::capture();
 
     logged_calls(10, 10).await; // the baseline: 10 ms
     logged(0, false).await.unwrap_err(); // 1 of 2 failed: open
@@ -88,7 +66,6 @@ async fn each_ramp_step_is_logged_and_a_held_step_warns() {
     tokio::time::advance(Duration::from_secs(10)).await;
     logged_calls(1, 10).await; // closes
 
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     let who = r#"breaker="recovery::logged" key="""#;
     let expected = [
         format!(" WARN breaker::trace: circuit breaker opened {who} from=closed to=open failure_rate=0.5 calls=2"),
@@ -99,5 +76,5 @@ async fn each_ramp_step_is_logged_and_a_held_step_warns() {
         format!(" INFO breaker::trace: circuit breaker ramp step {who} step=1 percent=100"),
         format!(" INFO breaker::trace: circuit breaker closed {who} from=half_open to=closed"),
     ];
-    assert_eq!(text.lines().collect::<Vec<_>>(), expected);
+    assert_eq!(captured.lines(), expected);
 }

@@ -1,24 +1,12 @@
 //! With the default `tracing` feature, transitions are logged with the breaker's name, key
 //! and the failure rate that tripped it: a warning on open, info on close.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+#[path = "support/logs.rs"]
+mod logs;
+
 use std::time::Duration;
 
 use breaker::{circuit_breaker, Outcome};
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[derive(Debug)]
 enum Failed {
@@ -53,14 +41,7 @@ async fn fetch(host: &str, up: bool) -> Result<(), Failed> {
 
 #[tokio::test(start_paused = true)]
 async fn transitions_are_logged_with_name_key_and_rate() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .without_time()
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _guard) = logs::capture();
 
     for up in [true, false, false, false] {
         let _ = fetch("10.0.0.1:7000", up).await;
@@ -72,12 +53,11 @@ async fn transitions_are_logged_with_name_key_and_rate() {
     tokio::time::advance(Duration::from_secs(1)).await;
     fetch("10.0.0.1:7000", true).await.unwrap();
 
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     let who = r#"breaker="tracing::inventory[10.0.0.1:7000]" key="10.0.0.1:7000""#;
     let expected = [
         format!(" WARN breaker::trace: circuit breaker opened {who} from=closed to=open failure_rate=0.75 calls=4"),
         format!(" INFO breaker::trace: circuit breaker state changed {who} from=open to=half_open"),
         format!(" INFO breaker::trace: circuit breaker closed {who} from=half_open to=closed"),
     ];
-    assert_eq!(text.lines().collect::<Vec<_>>(), expected);
+    assert_eq!(captured.lines(), expected);
 }
