@@ -233,17 +233,23 @@ fn timed_call(b: &Breaker, clock: &ManualClock, latency: Duration) -> bool {
     }
 }
 
-#[test]
-fn latency_guard_holds_a_step_until_latency_comes_back() {
-    let builder = ramp().ramp_latency_guard(3.0);
-    let (b, clock) = breaker(builder);
-    let fast = Duration::from_millis(10);
-    let slow = Duration::from_millis(100);
+/// A breaker with a ramp guarded at 3 times the CLOSED p99, after 50 calls of 10 ms (the
+/// baseline), a trip and a successful probe: on the ramp's first step.
+fn guarded_ramp_on_a_10ms_baseline() -> (Breaker, ManualClock) {
+    let (b, clock) = breaker(ramp().ramp_latency_guard(3.0));
     for _ in 0..50 {
-        timed_call(&b, &clock, fast); // the CLOSED baseline: p99 about 10ms
+        timed_call(&b, &clock, Duration::from_millis(10));
     }
     trip(&b);
     probe_succeeds(&b, &clock);
+    (b, clock)
+}
+
+#[test]
+fn latency_guard_holds_a_step_until_latency_comes_back() {
+    let (b, clock) = guarded_ramp_on_a_10ms_baseline();
+    let fast = Duration::from_millis(10);
+    let slow = Duration::from_millis(100);
     assert_eq!(b.snapshot().admit_percent, 10);
 
     let mut admitted = 0;
@@ -268,13 +274,8 @@ fn latency_guard_holds_a_step_until_latency_comes_back() {
 
 #[test]
 fn latency_guard_lets_a_healthy_ramp_climb() {
-    let (b, clock) = breaker(ramp().ramp_latency_guard(3.0));
+    let (b, clock) = guarded_ramp_on_a_10ms_baseline();
     let fast = Duration::from_millis(10);
-    for _ in 0..50 {
-        timed_call(&b, &clock, fast);
-    }
-    trip(&b);
-    probe_succeeds(&b, &clock);
     for _ in 0..20 {
         timed_call(&b, &clock, Duration::from_millis(25));
     }
@@ -394,13 +395,8 @@ fn an_idle_ramp_climbs_one_step_and_sends_one_event_per_call() {
 
 #[test]
 fn a_step_held_by_the_latency_guard_sends_no_event() {
-    let (b, clock) = breaker(ramp().ramp_latency_guard(3.0));
+    let (b, clock) = guarded_ramp_on_a_10ms_baseline();
     let fast = Duration::from_millis(10);
-    for _ in 0..50 {
-        timed_call(&b, &clock, fast);
-    }
-    trip(&b);
-    probe_succeeds(&b, &clock);
     let seen = events(&b);
     let mut admitted = 0;
     while admitted < 5 {
