@@ -40,6 +40,10 @@ pub(crate) const DEFAULT_BUCKETS: u32 = 10;
 pub(crate) const DEFAULT_SLOW_RATE: f64 = 0.5;
 /// Length of a ramp step when `ramp_step` is not given (the seed design's 5 seconds).
 pub(crate) const DEFAULT_RAMP_STEP: Duration = Duration::from_secs(5);
+/// Base delay before a retry when `retry_backoff` is not given (fail once, wait 20 ms).
+pub(crate) const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(20);
+/// Retries per first attempt when `retry_budget` is not given.
+pub(crate) const DEFAULT_RETRY_BUDGET: f64 = 0.2;
 /// Bound on keyed breakers when `max_keys` is not given.
 pub(crate) const DEFAULT_MAX_KEYS: usize = 1024;
 
@@ -104,6 +108,27 @@ pub(crate) const CONFIG_KEYS: &[ConfigKey] = &[
         ..key("ramp_step", "RampStep")
     },
     key("ramp_guard", "RampGuard"),
+    key("timeout", "Timeout"),
+    key("retries", "Retries"),
+    ConfigKey {
+        default: Some(KeyDefault::Span(DEFAULT_RETRY_BACKOFF)),
+        needs: Some(Needs {
+            what: "retries",
+            hint: ", how many times a failed attempt is retried, like `retries = 2`",
+        }),
+        ..key("retry_backoff", "RetryBackoff")
+    },
+    ConfigKey {
+        default: Some(KeyDefault::Rate(DEFAULT_RETRY_BUDGET)),
+        needs: Some(Needs {
+            what: "retries",
+            hint: ", how many times a failed attempt is retried, like `retries = 2`",
+        }),
+        ..key("retry_budget", "RetryBudget")
+    },
+    key("max_concurrent", "MaxConcurrent"),
+    key("probe_timeout", "ProbeTimeout"),
+    key("shadow", "Shadow"),
 ];
 
 /// The keys only the attribute has, after the configuration keys in the docs.

@@ -5,6 +5,7 @@
 
 mod error;
 mod keys;
+mod policy;
 mod recovery;
 
 use std::time::Duration;
@@ -15,9 +16,11 @@ pub(crate) use self::keys::{
     names as key_names, DEFAULT_BUCKETS, DEFAULT_RAMP_STEP, DEFAULT_SLOW_RATE,
 };
 pub use self::keys::{ConfigKey, KeyDefault, KEYS};
+pub use self::policy::{Policy, MAX_RETRIES, MAX_RETRY_BACKOFF};
 pub use self::recovery::{Backoff, RampUp, MAX_RAMP_STEPS};
 
 use self::error::Value;
+use self::policy::DEFAULT_PROBE_TIMEOUT;
 use self::recovery::check_ramp;
 
 /// Largest count window: memory per breaker stays bounded (one byte per call).
@@ -87,6 +90,11 @@ pub struct Config {
     backoff: Option<Backoff>,
     ramp_up: Option<RampUp>,
     ramp_guard: Option<f64>,
+    policy: Policy,
+    max_concurrent: Option<u32>,
+    /// `None` follows the policy's timeout, else [`DEFAULT_PROBE_TIMEOUT`].
+    probe_timeout: Option<Duration>,
+    shadow: bool,
 }
 
 impl Config {
@@ -121,6 +129,10 @@ impl Config {
             backoff: self.backoff,
             ramp_up: self.ramp_up,
             ramp_guard: self.ramp_guard,
+            policy: self.policy,
+            max_concurrent: self.max_concurrent,
+            probe_timeout: self.probe_timeout,
+            shadow: self.shadow,
         }
     }
 
@@ -176,6 +188,31 @@ impl Config {
     pub const fn ramp_latency_guard(&self) -> Option<f64> {
         self.ramp_guard
     }
+
+    /// The timeout of each attempt and the retries of failed ones.
+    pub const fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// The bulkhead: how many calls may be in flight at once, if limited.
+    pub const fn max_concurrent(&self) -> Option<u32> {
+        self.max_concurrent
+    }
+
+    /// How long a half-open probe may run before it counts as failed: as set, else the
+    /// policy's timeout, else 60 seconds.
+    pub const fn probe_timeout(&self) -> Duration {
+        match (self.probe_timeout, self.policy.timeout) {
+            (Some(limit), _) | (None, Some(limit)) => limit,
+            (None, None) => DEFAULT_PROBE_TIMEOUT,
+        }
+    }
+
+    /// Whether the breaker only watches: it runs its state machine on every outcome, but
+    /// admits every call.
+    pub const fn shadow(&self) -> bool {
+        self.shadow
+    }
 }
 
 impl Default for Config {
@@ -216,6 +253,10 @@ pub struct ConfigBuilder {
     backoff: Option<Backoff>,
     ramp_up: Option<RampUp>,
     ramp_guard: Option<f64>,
+    policy: Policy,
+    max_concurrent: Option<u32>,
+    probe_timeout: Option<Duration>,
+    shadow: bool,
 }
 
 impl Default for ConfigBuilder {
@@ -238,6 +279,10 @@ impl ConfigBuilder {
             backoff: None,
             ramp_up: None,
             ramp_guard: None,
+            policy: Policy::NONE,
+            max_concurrent: None,
+            probe_timeout: None,
+            shadow: false,
         }
     }
 
@@ -356,6 +401,66 @@ impl ConfigBuilder {
         self
     }
 
+    /// Cancel each attempt that runs longer than `limit`, and count it as a failure (and as
+    /// slow, if slow calls are judged). Applies to calls run by
+    /// [`Breaker::run`](crate::Breaker::run) and `#[circuit_breaker]`.
+    pub const fn timeout(mut self, limit: Duration) -> Self {
+        self.policy.timeout = Some(limit);
+        self
+    }
+
+    /// Retry a call whose attempt failed (as [`Classify`](crate::Classify) judges it) up to
+    /// `retries` more times, at most 10, asking the breaker again before each retry. Applies
+    /// to calls run by [`Breaker::run`](crate::Breaker::run) and `#[circuit_breaker]`.
+    pub const fn retries(mut self, retries: u32) -> Self {
+        self.policy.retries = retries;
+        self
+    }
+
+    /// The base delay before a retry, at most 60 s: retry `n` waits a random time in
+    /// `[0, base * 2^(n-1)]` (full jitter). Default 20 ms; zero retries at once.
+    pub const fn retry_backoff(mut self, base: Duration) -> Self {
+        self.policy.backoff = base;
+        self
+    }
+
+    /// Retries may add at most `ratio` (in `[0, 1]`) times the first attempts of the last
+    /// 10 seconds, beside the [`retry_floor`](Self::retry_floor). Default 0.2.
+    pub const fn retry_budget(mut self, ratio: f64) -> Self {
+        self.policy.budget = ratio;
+        self
+    }
+
+    /// Retries per second allowed whatever the budget, so that a breaker with few calls can
+    /// still retry (over 10 seconds, ten times this many). Default 10; 0 leaves the budget
+    /// alone.
+    pub const fn retry_floor(mut self, per_second: u32) -> Self {
+        self.policy.floor = per_second;
+        self
+    }
+
+    /// The bulkhead: at most `calls` calls in flight at once (at least 1); the next is
+    /// rejected at once with [`RejectReason::Bulkhead`](crate::RejectReason::Bulkhead).
+    pub const fn max_concurrent(mut self, calls: u32) -> Self {
+        self.max_concurrent = Some(calls);
+        self
+    }
+
+    /// A half-open probe still in flight after `limit` counts as failed: the next call or
+    /// result after that reopens the breaker, and the probe's late result is discarded.
+    /// Unset, it is the [`timeout`](Self::timeout) if one is set, else 60 seconds.
+    pub const fn probe_timeout(mut self, limit: Duration) -> Self {
+        self.probe_timeout = Some(limit);
+        self
+    }
+
+    /// Watch only: run the state machine on every outcome but admit every call, counting
+    /// the calls an enforcing breaker would have rejected.
+    pub const fn shadow(mut self, shadow: bool) -> Self {
+        self.shadow = shadow;
+        self
+    }
+
     /// Validates every field and returns the configuration, or the first rule broken.
     pub const fn build(self) -> Result<Config, ConfigError> {
         let mut i = 0;
@@ -376,6 +481,10 @@ impl ConfigBuilder {
             backoff: self.backoff,
             ramp_up: self.ramp_up,
             ramp_guard: self.ramp_guard,
+            policy: self.policy,
+            max_concurrent: self.max_concurrent,
+            probe_timeout: self.probe_timeout,
+            shadow: self.shadow,
         })
     }
 
@@ -393,6 +502,9 @@ impl ConfigBuilder {
     /// each broken rule is reported at the key that breaks it.
     #[doc(hidden)]
     pub const fn check(&self, field: Field) -> Result<(), ConfigError> {
+        if let Some(result) = self.policy.check(field) {
+            return result;
+        }
         match field {
             Field::Window => match self.window {
                 Window::Count(0) => Err(ConfigError::new(
@@ -556,6 +668,25 @@ impl ConfigBuilder {
                 )),
                 _ => Ok(()),
             },
+            Field::MaxConcurrent => match self.max_concurrent {
+                Some(0) => Err(ConfigError::new(
+                    field,
+                    "max_concurrent must be at least 1",
+                    Value::U32(0),
+                )),
+                _ => Ok(()),
+            },
+            Field::ProbeTimeout => match self.probe_timeout {
+                Some(limit) if limit.is_zero() => Err(ConfigError::new(
+                    field,
+                    "probe_timeout must be greater than zero",
+                    Value::Duration(limit),
+                )),
+                _ => Ok(()),
+            },
+            // Checked by the policy above.
+            Field::Timeout | Field::Retries | Field::RetryBackoff | Field::RetryBudget => Ok(()),
+            Field::Shadow => Ok(()),
         }
     }
 }

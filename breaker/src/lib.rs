@@ -143,8 +143,8 @@ mod window;
 pub use crate::breaker::Breaker;
 pub use crate::classify::{Classify, Outcome};
 pub use crate::config::{
-    Backoff, Config, ConfigBuilder, ConfigError, RampUp, SlowCalls, Window, MAX_BUCKETS,
-    MAX_COUNT_WINDOW, MAX_RAMP_STEPS,
+    Backoff, Config, ConfigBuilder, ConfigError, Policy, RampUp, SlowCalls, Window, MAX_BUCKETS,
+    MAX_COUNT_WINDOW, MAX_RAMP_STEPS, MAX_RETRIES, MAX_RETRY_BACKOFF,
 };
 pub use crate::events::Event;
 #[cfg(feature = "http")]

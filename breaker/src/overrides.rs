@@ -63,7 +63,7 @@ use self::parse::Override;
 /// ```
 /// assert!(breaker::overrides::CONFIG_KEYS.contains(&"rate"));
 /// ```
-pub const CONFIG_KEYS: [&str; 14] = crate::config::key_names();
+pub const CONFIG_KEYS: [&str; crate::config::KEYS.len()] = crate::config::key_names();
 
 /// Overrides of breakers by name, loaded from TOML; apply them with [`Registry::apply`].
 ///

@@ -23,11 +23,18 @@ pub enum Field {
     Ramp,
     RampStep,
     RampGuard,
+    Timeout,
+    Retries,
+    RetryBackoff,
+    RetryBudget,
+    MaxConcurrent,
+    ProbeTimeout,
+    Shadow,
 }
 
 impl Field {
     /// Every field, in the order `build` checks them.
-    pub const ALL: [Field; 14] = [
+    pub const ALL: [Field; 21] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -42,6 +49,13 @@ impl Field {
         Field::Ramp,
         Field::RampStep,
         Field::RampGuard,
+        Field::Timeout,
+        Field::Retries,
+        Field::RetryBackoff,
+        Field::RetryBudget,
+        Field::MaxConcurrent,
+        Field::ProbeTimeout,
+        Field::Shadow,
     ];
 
     /// The builder's name for the field.
@@ -61,6 +75,13 @@ impl Field {
             Field::Ramp => "ramp_up",
             Field::RampStep => "ramp_up.step",
             Field::RampGuard => "ramp_latency_guard",
+            Field::Timeout => "timeout",
+            Field::Retries => "retries",
+            Field::RetryBackoff => "retry_backoff",
+            Field::RetryBudget => "retry_budget",
+            Field::MaxConcurrent => "max_concurrent",
+            Field::ProbeTimeout => "probe_timeout",
+            Field::Shadow => "shadow",
         }
     }
 }

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use super::policy::{DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET};
 use super::Field;
 
 /// One configuration key.
@@ -89,6 +90,21 @@ pub const KEYS: [ConfigKey; Field::ALL.len()] = [
         ..key("ramp_step", Field::RampStep)
     },
     key("ramp_guard", Field::RampGuard),
+    key("timeout", Field::Timeout),
+    key("retries", Field::Retries),
+    ConfigKey {
+        default: Some(KeyDefault::Span(DEFAULT_RETRY_BACKOFF)),
+        needs: Some("retries"),
+        ..key("retry_backoff", Field::RetryBackoff)
+    },
+    ConfigKey {
+        default: Some(KeyDefault::Rate(DEFAULT_RETRY_BUDGET)),
+        needs: Some("retries"),
+        ..key("retry_budget", Field::RetryBudget)
+    },
+    key("max_concurrent", Field::MaxConcurrent),
+    key("probe_timeout", Field::ProbeTimeout),
+    key("shadow", Field::Shadow),
 ];
 
 // The table holds the fields in `Field::ALL`'s order, so that `ConfigKey::of` is an index and a
