@@ -113,6 +113,7 @@
 #![warn(missing_docs, missing_debug_implementations)]
 
 mod breaker;
+mod call_site;
 mod classify;
 pub mod clock;
 mod config;

@@ -53,6 +53,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use crate::config::ConfigKey;
 use crate::keyed::{FamilyAction, Keyed};
 use crate::{Breaker, Config, Registry};
 
@@ -328,6 +329,19 @@ impl Registry {
         let config = entry
             .config(&current)
             .map_err(|(line, message)| (line, format!("breaker {:?}: {message}", entry.name)))?;
+        if let (Some(site), Some(config)) = (self.site(&entry.name), &config) {
+            if let Some(field) = site.refuses(config) {
+                let line = entry.line_of_key(field).unwrap_or(entry.line);
+                let key = ConfigKey::of(field).name;
+                let message = format!(
+                    "breaker {:?}: {key} cannot be set by an override: its #[circuit_breaker] \
+                     function was compiled without `{key}`; write `{key} = ...` in its attribute \
+                     to let overrides change it",
+                    entry.name
+                );
+                return Err((line, message));
+            }
+        }
         Ok(Change {
             target,
             config,

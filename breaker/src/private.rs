@@ -5,6 +5,8 @@ use std::fmt::Display;
 use std::hash::Hash;
 use std::sync::{Arc, OnceLock};
 
+use crate::call_site::CallSite;
+
 pub use crate::config::{ConfigBuilder, ConfigKey, Field, KeyDefault, KEYS};
 pub use crate::keyed::{FamilyAction, Keyed};
 pub use crate::{Breaker, Classify, Config, Outcome, Permit, Rejected};
@@ -105,6 +107,7 @@ impl StaticBreaker {
     fn register(&'static self, name: String) -> &'static Breaker {
         self.breaker.get_or_init(|| {
             let breaker = Arc::new(Breaker::new(name, self.config.clone()));
+            crate::registry().declare_site(breaker.name(), CallSite::of(&self.config));
             let registered = crate::registry().register(breaker);
             warn_if_differs(registered.name(), &registered.config(), &self.config);
             registered
@@ -146,6 +149,7 @@ impl StaticKeyed {
     #[cold]
     fn register(&'static self, name: String) -> &'static Keyed {
         self.family.get_or_init(|| {
+            crate::registry().declare_site(&name, CallSite::of(&self.config));
             let family = Arc::new(Keyed::new(
                 Arc::from(name),
                 self.config.clone(),

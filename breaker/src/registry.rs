@@ -9,6 +9,7 @@ use std::sync::{Arc, OnceLock};
 use crate::sync::process::Mutex;
 use crate::sync::process::RwLock;
 
+use crate::call_site::CallSite;
 use crate::keyed::Keyed;
 use crate::Breaker;
 
@@ -72,6 +73,9 @@ pub struct Registry {
     single: RwLock<BTreeMap<Arc<str>, Arc<Breaker>>>,
     keyed: RwLock<BTreeMap<Arc<str>, Arc<Keyed>>>,
     watchers: Arc<Watchers>,
+    /// What the `#[circuit_breaker]` function behind a name (a breaker's or a family's) can
+    /// do with the call policy; names registered otherwise have none.
+    sites: RwLock<BTreeMap<Arc<str>, CallSite>>,
     /// Held through a whole [`Registry::apply`]: applies to one registry run one at a time.
     #[cfg(feature = "overrides")]
     pub(crate) applying: Mutex<()>,
@@ -289,6 +293,21 @@ impl Registry {
     pub(crate) fn families(&self) -> Vec<(Arc<str>, Arc<Keyed>)> {
         let keyed = self.keyed.read();
         keyed.iter().map(|(n, k)| (n.clone(), k.clone())).collect()
+    }
+
+    /// Notes what the `#[circuit_breaker]` function registered as `name` can do with the call
+    /// policy: overrides refuse what it cannot.
+    pub(crate) fn declare_site(&self, name: &str, site: CallSite) {
+        let mut sites = self.sites.write();
+        sites.entry(Arc::from(name)).or_insert(site);
+    }
+
+    /// What the `#[circuit_breaker]` function registered as `name` can do with the call policy;
+    /// `None` for a name registered otherwise.
+    #[cfg_attr(not(feature = "overrides"), allow(dead_code))]
+    pub(crate) fn site(&self, name: &str) -> Option<CallSite> {
+        let sites = self.sites.read();
+        sites.get(name).copied()
     }
 
     /// The keyed family registered under `name`.

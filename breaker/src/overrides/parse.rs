@@ -33,6 +33,13 @@ pub(super) struct Override {
     ramp: Option<(usize, Vec<u32>)>,
     ramp_step: Option<(usize, Duration)>,
     ramp_guard: Option<(usize, f64)>,
+    timeout: Option<(usize, Duration)>,
+    retries: Option<(usize, u32)>,
+    retry_backoff: Option<(usize, Duration)>,
+    retry_budget: Option<(usize, f64)>,
+    max_concurrent: Option<(usize, u32)>,
+    probe_timeout: Option<(usize, Duration)>,
+    shadow: Option<(usize, bool)>,
     pub(super) action: Option<Action>,
 }
 
@@ -53,6 +60,13 @@ struct Raw {
     ramp: Option<Spanned<Vec<u32>>>,
     ramp_step: Option<Spanned<String>>,
     ramp_guard: Option<Spanned<f64>>,
+    timeout: Option<Spanned<String>>,
+    retries: Option<Spanned<u32>>,
+    retry_backoff: Option<Spanned<String>>,
+    retry_budget: Option<Spanned<f64>>,
+    max_concurrent: Option<Spanned<u32>>,
+    probe_timeout: Option<Spanned<String>>,
+    shadow: Option<Spanned<bool>>,
     action: Option<Spanned<Action>>,
 }
 
@@ -155,6 +169,13 @@ impl Override {
             ramp: raw.ramp.map(|v| (at(v.span()), v.into_inner())),
             ramp_step: duration(Field::RampStep, raw.ramp_step)?,
             ramp_guard: number(raw.ramp_guard),
+            timeout: duration(Field::Timeout, raw.timeout)?,
+            retries: plain(raw.retries),
+            retry_backoff: duration(Field::RetryBackoff, raw.retry_backoff)?,
+            retry_budget: number(raw.retry_budget),
+            max_concurrent: plain(raw.max_concurrent),
+            probe_timeout: duration(Field::ProbeTimeout, raw.probe_timeout)?,
+            shadow: raw.shadow.map(|v| (at(v.span()), v.into_inner())),
             action: raw.action.map(Spanned::into_inner),
             name,
         })
@@ -163,7 +184,7 @@ impl Override {
     /// The line of the value of the key that sets `field`, if the override sets it. Every
     /// field has its arm: a field added to the configuration fails to compile here until the
     /// overrides read its key.
-    fn line_of_key(&self, field: Field) -> Option<usize> {
+    pub(super) fn line_of_key(&self, field: Field) -> Option<usize> {
         match field {
             Field::Window => self.window.as_ref().map(|v| v.0),
             Field::Buckets => self.buckets.map(|v| v.0),
@@ -179,6 +200,13 @@ impl Override {
             Field::Ramp => self.ramp.as_ref().map(|v| v.0),
             Field::RampStep => self.ramp_step.map(|v| v.0),
             Field::RampGuard => self.ramp_guard.map(|v| v.0),
+            Field::Timeout => self.timeout.map(|v| v.0),
+            Field::Retries => self.retries.map(|v| v.0),
+            Field::RetryBackoff => self.retry_backoff.map(|v| v.0),
+            Field::RetryBudget => self.retry_budget.map(|v| v.0),
+            Field::MaxConcurrent => self.max_concurrent.map(|v| v.0),
+            Field::ProbeTimeout => self.probe_timeout.map(|v| v.0),
+            Field::Shadow => self.shadow.map(|v| v.0),
         }
     }
 
@@ -287,6 +315,35 @@ impl Override {
         if let Some((_, factor)) = self.ramp_guard {
             b = b.ramp_latency_guard(factor);
         }
+        if let Some((_, limit)) = self.timeout {
+            b = b.timeout(limit);
+        }
+        // The retries' backoff and budget complete retries: the breaker's, or those written here.
+        let retries = self.retries.map_or(current.policy().retries(), |(_, n)| n);
+        if let Some((_, n)) = self.retries {
+            b = b.retries(n);
+        }
+        if let Some((_, base)) = self.retry_backoff {
+            if retries == 0 {
+                return needs(Field::RetryBackoff);
+            }
+            b = b.retry_backoff(base);
+        }
+        if let Some((_, ratio)) = self.retry_budget {
+            if retries == 0 {
+                return needs(Field::RetryBudget);
+            }
+            b = b.retry_budget(ratio);
+        }
+        if let Some((_, calls)) = self.max_concurrent {
+            b = b.max_concurrent(calls);
+        }
+        if let Some((_, limit)) = self.probe_timeout {
+            b = b.probe_timeout(limit);
+        }
+        if let Some((_, shadow)) = self.shadow {
+            b = b.shadow(shadow);
+        }
         b.build().map(Some).map_err(|e| {
             let field = e.field_id();
             // `successes` kept from the breaker is broken by the `probes` written here.
@@ -342,6 +399,13 @@ mod tests {
             "ramp" => "[50, 100]",
             "ramp_step" => "\"7s\"",
             "ramp_guard" => "4.0",
+            "timeout" => "\"800ms\"",
+            "retries" => "2",
+            "retry_backoff" => "\"50ms\"",
+            "retry_budget" => "0.1",
+            "max_concurrent" => "64",
+            "probe_timeout" => "\"30s\"",
+            "shadow" => "true",
             _ => panic!("no example value of `{key}`: add one, so the test below covers it"),
         }
     }
@@ -354,6 +418,7 @@ mod tests {
             .open_backoff(2.0, Duration::from_secs(60))
             .ramp_up(&[10, 100], Duration::from_secs(5))
             .ramp_latency_guard(3.0)
+            .retries(1)
             .build()
             .unwrap();
         for key in crate::config::KEYS {
@@ -378,7 +443,7 @@ mod tests {
             assert_eq!(applied(&Config::default(), &text), Err((2, message)));
             rules += 1;
         }
-        assert_eq!(rules, 5);
+        assert_eq!(rules, 7);
     }
 
     #[test]
@@ -396,6 +461,12 @@ mod tests {
         fn ramp_step(c: &Config) -> KeyDefault {
             KeyDefault::Span(c.ramp_up().expect("ramp was written").step())
         }
+        fn retry_backoff(c: &Config) -> KeyDefault {
+            KeyDefault::Span(c.policy().retry_backoff())
+        }
+        fn retry_budget(c: &Config) -> KeyDefault {
+            KeyDefault::Rate(c.policy().retry_budget())
+        }
         let mut defaults = 0;
         for key in crate::config::KEYS {
             let Some(default) = key.default else { continue };
@@ -403,6 +474,8 @@ mod tests {
                 "buckets" => ("window = \"20s\"", buckets),
                 "slow_rate" => ("slow = \"2s\"", slow_rate),
                 "ramp_step" => ("ramp = [50, 100]", ramp_step),
+                "retry_backoff" => ("retries = 2", retry_backoff),
+                "retry_budget" => ("retries = 2", retry_budget),
                 _ => panic!("no case for the default of `{}`: add one", key.name),
             };
             let text = format!("[\"a\"]\n{written}\n");
@@ -410,7 +483,71 @@ mod tests {
             assert_eq!(taken(&c), default, "{text}");
             defaults += 1;
         }
-        assert_eq!(defaults, 3);
+        assert_eq!(defaults, 5);
+    }
+
+    #[test]
+    fn call_policy_overrides_follow_the_builder_rules_at_their_line() {
+        let cases = [
+            (
+                "[\"a\"]\nretries = 11\n",
+                (2, "retries must be at most 10, got 11"),
+            ),
+            (
+                "[\"a\"]\nretries = 1\nretry_budget = 1.5\n",
+                (3, "retry_budget must be in [0, 1], got 1.5"),
+            ),
+            (
+                "[\"a\"]\nretries = 1\nretry_backoff = \"61s\"\n",
+                (3, "retry_backoff must be at most 60s, got 61s"),
+            ),
+            (
+                "[\"a\"]\ntimeout = \"0s\"\n",
+                (2, "timeout must be greater than zero, got 0ns"),
+            ),
+            (
+                "[\"a\"]\nprobe_timeout = \"0s\"\n",
+                (2, "probe_timeout must be greater than zero, got 0ns"),
+            ),
+            (
+                "[\"a\"]\nmax_concurrent = 0\n",
+                (2, "max_concurrent must be at least 1, got 0"),
+            ),
+        ];
+        for (text, (line, message)) in cases {
+            assert_eq!(
+                applied(&Config::default(), text),
+                Err((line, message.to_owned())),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn retry_backoff_and_budget_complete_the_retries_the_breaker_has() {
+        let retried = Config::builder().retries(2).build().unwrap();
+        let c = applied(
+            &retried,
+            "[\"a\"]\nretry_budget = 0.5\nretry_backoff = \"1s\"\n",
+        )
+        .unwrap()
+        .unwrap();
+        let policy = c.policy();
+        assert_eq!(
+            (
+                policy.retries(),
+                policy.retry_budget(),
+                policy.retry_backoff()
+            ),
+            (2, 0.5, Duration::from_secs(1))
+        );
+        let c = applied(
+            &Config::default(),
+            "[\"a\"]\nshadow = true\nmax_concurrent = 8\n",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!((c.shadow(), c.max_concurrent()), (true, Some(8)));
     }
 
     #[test]
