@@ -582,6 +582,23 @@ fn tower_policy() -> impl Service<u64, Response = u64, Error = TowerPolicyError>
     retry.layer(breaker.layer_fn(time_limit.layer(svc)))
 }
 
+/// Ours configured as in the paths above, with the policy: 800ms an attempt, 2 retries, and
+/// the defaults of the rest (a backoff of 20ms with full jitter, a budget of 0.2 with a floor
+/// of 10 retries a second), all run by `Breaker::run`.
+fn ours_policy() -> Breaker {
+    let config = Config::builder()
+        .count_window(WINDOW)
+        .min_calls(MIN_CALLS)
+        .failure_rate(RATE)
+        .open_for(OPEN)
+        .probes(PROBES)
+        .timeout(ATTEMPT_TIMEOUT)
+        .retries(RETRIES)
+        .build()
+        .unwrap();
+    Breaker::with_clock("bench", config, MonotonicClock)
+}
+
 /// The whole call policy around a downstream that answers at once: one attempt, a success,
 /// no retry, no timer that fires. Every stack runs inside one current-thread tokio runtime
 /// (their timeouts and clocks need it) and is polled to completion like the `async fn` paths;
@@ -593,6 +610,18 @@ fn policy(c: &mut Criterion) {
         .unwrap();
     let _runtime = rt.enter();
     let mut g = c.benchmark_group("policy");
+    let ours = ours_policy();
+    assert_eq!(
+        block_on(ours.run(|| downstream_async(1))).unwrap().ok(),
+        Some(2)
+    );
+    g.bench_function("breaker", |b| {
+        b.iter(|| {
+            if let Ok(Ok(v)) = block_on(ours.run(|| downstream_async(black_box(1)))) {
+                black_box(v);
+            }
+        })
+    });
     let seatbelt = seatbelt_policy();
     assert_eq!(block_on(layered::Service::execute(&seatbelt, 1)), Ok(2));
     g.bench_function("seatbelt", |b| {
