@@ -29,9 +29,9 @@ mod error;
 mod timed_out;
 
 #[cfg(feature = "policy")]
-mod backoff;
+pub(crate) mod backoff;
 #[cfg(feature = "policy")]
-mod budget;
+pub(crate) mod budget;
 #[cfg(feature = "policy")]
 mod published;
 #[cfg(feature = "policy")]

@@ -218,7 +218,7 @@ impl Breaker {
     }
 
     /// The present second on the breaker's clock, as the retry budget counts it.
-    fn budget_second(&self) -> u64 {
+    pub(crate) fn budget_second(&self) -> u64 {
         second_of(LazyNow::new(self.clock()).ticks())
     }
 }
