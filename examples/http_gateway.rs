@@ -5,6 +5,11 @@
 //! address, and serves `/metrics`. The demo flips the switch and shows the breaker opening,
 //! the upstream left alone while it is open, the fallback answering, and the recovery.
 //!
+//! Then the call policy, against an upstream in process on tokio's paused clock (virtual
+//! time, exact counts, no waiting): a retry rescuing a blip, the breaker and the retry
+//! budget keeping retries from multiplying the load of a sick upstream, and the bulkhead
+//! keeping a hanging upstream from taking every worker of the gateway.
+//!
 //! `cargo run --example http_gateway`
 
 #[path = "../src/gateway.rs"]
@@ -13,10 +18,20 @@ mod gateway;
 use std::time::Duration;
 
 use breaker::registry;
-use gateway::{Client, Fault, Gateway, Upstream, BREAKER};
+use gateway::{Client, Fault, Gateway, Run, Upstream, BREAKER};
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tokio::runtime::Runtime::new()?.block_on(on_the_wire())?;
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()?
+        .block_on(in_virtual_time());
+    Ok(())
+}
+
+/// The breaker of a real upstream over loopback, on the real clock.
+async fn on_the_wire() -> Result<(), Box<dyn std::error::Error>> {
     let upstream = Upstream::start().await?;
     let gateway = Gateway::start(upstream.addr()).await?;
     let client = Client::default();
@@ -67,4 +82,40 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  {line}");
     }
     Ok(())
+}
+
+/// The call policy in virtual time: every number printed is counted by the run.
+async fn in_virtual_time() {
+    println!();
+    println!("The call policy, on tokio's paused clock:");
+
+    let blip = gateway::blip().await;
+    println!(
+        "blip: {} call, {} upstream hits, {} answered, {} failed: the first attempt failed \
+         and the retry, {}ms later, answered (breaker totals: {} failure, {} success, {} retry)",
+        blip.calls,
+        blip.hits,
+        blip.answered,
+        blip.failed,
+        blip.took.as_millis(),
+        blip.totals.failure,
+        blip.totals.success,
+        blip.totals.retries,
+    );
+
+    println!("an outage, 1,000 calls one after the other, retries = 2:");
+    for (label, breaker_on, budget) in [
+        ("breaker disabled, no retry budget", false, false),
+        ("breaker disabled, retry_budget = 0.2", false, true),
+        ("breaker on, retry_budget = 0.2", true, true),
+    ] {
+        print_storm(label, &gateway::outage(breaker_on, budget).await);
+    }
+}
+
+fn print_storm(label: &str, run: &Run) {
+    println!(
+        "  {label:>36}: {:>5} upstream hits ({} retries, {} refused by the budget, {} calls rejected)",
+        run.hits, run.totals.retries, run.totals.retry_budget_exhausted, run.rejected,
+    );
 }
