@@ -18,7 +18,7 @@ mod gateway;
 use std::time::Duration;
 
 use breaker::registry;
-use gateway::{Client, Fault, Gateway, Run, Upstream, BREAKER};
+use gateway::{Client, Fault, Gateway, Route, Run, Upstream, BREAKER, HANG_TIMEOUT, WORKERS};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokio::runtime::Runtime::new()?.block_on(on_the_wire())?;
@@ -111,6 +111,30 @@ async fn in_virtual_time() {
     ] {
         print_storm(label, &gateway::outage(breaker_on, budget).await);
     }
+
+    println!(
+        "a hanging upstream behind /book ({}s timeout), a gateway of {WORKERS} workers, \
+         50 requests 20ms apart, every fifth for /author:",
+        HANG_TIMEOUT.as_secs()
+    );
+    for (label, max_concurrent) in [("no bulkhead", None), ("max_concurrent = 4", Some(4))] {
+        let isolation = gateway::hanging_upstream(max_concurrent).await;
+        println!("  {label:>18}:");
+        print_route("/book", &isolation.book);
+        print_route("/author", &isolation.author);
+    }
+}
+
+fn print_route(path: &str, route: &Route) {
+    println!(
+        "    {path:>7}: {} requests, {} answered, {} timed out, {} rejected at once; \
+         the slowest answered after {:.3}s",
+        route.requests,
+        route.answered,
+        route.timed_out,
+        route.rejected,
+        route.slowest.as_secs_f64(),
+    );
 }
 
 fn print_storm(label: &str, run: &Run) {

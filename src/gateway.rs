@@ -346,8 +346,8 @@ impl SimUpstream {
         self.hits.load(Ordering::SeqCst)
     }
 
-    /// `GET /book/{isbn}`.
-    pub async fn book(&self, isbn: &str) -> Result<String, Unavailable> {
+    /// `GET {path}`: the path back, as the answer.
+    pub async fn get(&self, path: &str) -> Result<String, Unavailable> {
         self.hits.fetch_add(1, Ordering::SeqCst);
         let behaviour = Behaviour::from_code(self.behaviour.load(Ordering::SeqCst));
         if behaviour == Behaviour::Blip {
@@ -358,7 +358,7 @@ impl SimUpstream {
         }
         tokio::time::sleep(self.latency).await;
         match behaviour {
-            Behaviour::Healthy => Ok(format!("book {isbn}")),
+            Behaviour::Healthy => Ok(path.to_owned()),
             Behaviour::Blip | Behaviour::Down | Behaviour::Hanging => Err(Unavailable),
         }
     }
@@ -397,7 +397,7 @@ pub struct Run {
     pub took: Duration,
 }
 
-/// Runs `calls` calls of `GET /book` through `breaker`, one after the other, `every` apart
+/// Runs `calls` calls of `GET /book/978-1` through `breaker`, one after the other, `every` apart
 /// (or back to back when zero).
 pub async fn run_calls(
     breaker: &Breaker,
@@ -410,7 +410,7 @@ pub async fn run_calls(
     let (mut answered, mut failed, mut rejected) = (0, 0, 0);
     for _ in 0..calls {
         let next = tokio::time::Instant::now() + every;
-        match breaker.run(|| upstream.book("978-1")).await {
+        match breaker.run(|| upstream.get("/book/978-1")).await {
             Ok(Ok(_)) => answered += 1,
             Ok(Err(Unavailable)) | Err(CallError::TimedOut(_)) => failed += 1,
             Err(CallError::Rejected(_)) => rejected += 1,
@@ -461,4 +461,97 @@ pub async fn outage(breaker_on: bool, budget: bool) -> Run {
     }
     let upstream = SimUpstream::new(Behaviour::Down, Duration::ZERO);
     run_calls(&breaker, &upstream, 1000, Duration::ZERO).await
+}
+
+/// The gateway's workers: a request holds one from its arrival to its answer, as the
+/// threads of a servlet container do (seed 004's scenario pins them).
+pub const WORKERS: usize = 8;
+
+/// How long a call of the hanging upstream waits before it gives up.
+pub const HANG_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The answers of one route of the gateway.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Route {
+    /// Requests of this route.
+    pub requests: u64,
+    /// Answered by the upstream.
+    pub answered: u64,
+    /// Failed by the upstream.
+    pub failed: u64,
+    /// Ended by the timeout.
+    pub timed_out: u64,
+    /// Rejected by the breaker (its bulkhead, or open), answered at once by the gateway.
+    pub rejected: u64,
+    /// The longest a request of this route waited for its answer, worker included.
+    pub slowest: Duration,
+}
+
+/// The two routes of [`hanging_upstream`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Isolation {
+    /// `GET /book`, whose upstream hangs.
+    pub book: Route,
+    /// `GET /author`, whose upstream answers in 5ms.
+    pub author: Route,
+}
+
+/// Seed 004's scenario: the `/book` upstream hangs and each call waits its 5s timeout,
+/// while 50 requests arrive 20ms apart, every fifth for `/author`, whose upstream is
+/// healthy. Without a bulkhead, the hanging calls take all [`WORKERS`] and every request
+/// behind them waits; with `max_concurrent`, the call past the limit is rejected at once,
+/// its worker freed, and `/author` keeps answering.
+pub async fn hanging_upstream(max_concurrent: Option<u32>) -> Isolation {
+    let mut policy = Config::builder().timeout(HANG_TIMEOUT);
+    if let Some(calls) = max_concurrent {
+        policy = policy.max_concurrent(calls);
+    }
+    let books = Arc::new((
+        route_breaker("gateway::books", policy),
+        SimUpstream::new(Behaviour::Hanging, Duration::ZERO),
+    ));
+    let authors = Arc::new(SimUpstream::new(
+        Behaviour::Healthy,
+        Duration::from_millis(5),
+    ));
+    let workers = Arc::new(tokio::sync::Semaphore::new(WORKERS));
+    let start = tokio::time::Instant::now();
+    let mut requests = Vec::new();
+    for i in 0..50_u32 {
+        tokio::time::sleep_until(start + Duration::from_millis(20) * i).await;
+        let for_author = i % 5 == 4;
+        let (books, authors, workers) = (books.clone(), authors.clone(), workers.clone());
+        requests.push(tokio::spawn(async move {
+            let arrived = tokio::time::Instant::now();
+            let _worker = workers.acquire().await.expect("the pool is never closed");
+            let ending = if for_author {
+                Ok(authors.get("/author/1").await)
+            } else {
+                let (breaker, upstream) = &*books;
+                breaker.run(|| upstream.get("/book/978-1")).await
+            };
+            (for_author, ending, arrived.elapsed())
+        }));
+    }
+    let mut isolation = Isolation {
+        book: Route::default(),
+        author: Route::default(),
+    };
+    for request in requests {
+        let (for_author, ending, waited) = request.await.expect("no request panics");
+        let route = if for_author {
+            &mut isolation.author
+        } else {
+            &mut isolation.book
+        };
+        route.requests += 1;
+        match ending {
+            Ok(Ok(_)) => route.answered += 1,
+            Ok(Err(Unavailable)) => route.failed += 1,
+            Err(CallError::TimedOut(_)) => route.timed_out += 1,
+            Err(CallError::Rejected(_)) => route.rejected += 1,
+        }
+        route.slowest = route.slowest.max(waited);
+    }
+    isolation
 }

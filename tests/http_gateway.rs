@@ -9,7 +9,7 @@ mod gateway;
 use std::time::Duration;
 
 use breaker::{registry, State};
-use gateway::{Client, Fault, Gateway, Upstream, BREAKER};
+use gateway::{Client, Fault, Gateway, Upstream, BREAKER, HANG_TIMEOUT};
 
 /// The sample lines of `/metrics` for one breaker.
 fn samples(text: &str, labels: &str) -> Vec<String> {
@@ -179,4 +179,33 @@ async fn in_an_outage_the_open_breaker_rejects_the_retries_too() {
     );
     assert_eq!((run.failed, run.rejected), (3, 997));
     assert_eq!(run.totals.rejected, 997);
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_bulkhead_a_hanging_upstream_takes_every_worker_and_every_caller_waits() {
+    let isolation = gateway::hanging_upstream(None).await;
+    let book = &isolation.book;
+    assert_eq!((book.requests, book.answered, book.failed), (40, 0, 0));
+    assert!(book.slowest >= HANG_TIMEOUT, "{:?}", book.slowest);
+    let author = &isolation.author;
+    assert_eq!((author.requests, author.answered), (10, 10));
+    assert!(
+        author.slowest >= Duration::from_secs(4),
+        "{:?}",
+        author.slowest
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_rejects_the_call_past_its_limit_at_once_and_the_gateway_keeps_answering() {
+    let isolation = gateway::hanging_upstream(Some(4)).await;
+    let book = &isolation.book;
+    assert_eq!(
+        (book.requests, book.timed_out, book.rejected, book.answered),
+        (40, 4, 36, 0)
+    );
+    assert_eq!(book.slowest, HANG_TIMEOUT);
+    let author = &isolation.author;
+    assert_eq!((author.requests, author.answered), (10, 10));
+    assert_eq!(author.slowest, Duration::from_millis(5));
 }
