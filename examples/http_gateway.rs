@@ -87,12 +87,13 @@ async fn on_the_wire() -> Result<(), Box<dyn std::error::Error>> {
 /// The call policy in virtual time: every number printed is counted by the run.
 async fn in_virtual_time() {
     println!();
-    println!("The call policy, on tokio's paused clock:");
+    println!("The call policy, on tokio's paused clock (virtual time; every count is the run's):");
 
     let blip = gateway::blip().await;
     println!(
-        "blip: {} call, {} upstream hits, {} answered, {} failed: the first attempt failed \
-         and the retry, {}ms later, answered (breaker totals: {} failure, {} success, {} retry)",
+        "a blip, retries = 2: {} call, {} upstream hits, {} answered, {} failed: the first \
+         attempt failed, the retry {}ms later answered (breaker totals: {} failure, {} success, \
+         {} retry)",
         blip.calls,
         blip.hits,
         blip.answered,
@@ -103,7 +104,7 @@ async fn in_virtual_time() {
         blip.totals.retries,
     );
 
-    println!("an outage, 1,000 calls one after the other, retries = 2:");
+    println!("an outage, 1000 calls one after the other, retries = 2:");
     for (label, breaker_on, budget) in [
         ("breaker disabled, no retry budget", false, false),
         ("breaker disabled, retry_budget = 0.2", false, true),
@@ -113,8 +114,8 @@ async fn in_virtual_time() {
     }
 
     println!(
-        "a hanging upstream behind /book ({}s timeout), a gateway of {WORKERS} workers, \
-         50 requests 20ms apart, every fifth for /author:",
+        "a hanging upstream behind /book (each call waits its {}s timeout), a gateway of \
+         {WORKERS} workers, 50 requests 20ms apart, every fifth for /author:",
         HANG_TIMEOUT.as_secs()
     );
     for (label, max_concurrent) in [("no bulkhead", None), ("max_concurrent = 4", Some(4))] {
@@ -126,20 +127,29 @@ async fn in_virtual_time() {
 }
 
 fn print_route(path: &str, route: &Route) {
+    let rejected = if route.rejected == 0 {
+        String::new()
+    } else {
+        format!(
+            ", {} rejected (the slowest rejection after {:.3}s)",
+            route.rejected,
+            route.slowest_rejected.as_secs_f64()
+        )
+    };
     println!(
-        "    {path:>7}: {} requests, {} answered, {} timed out, {} rejected at once; \
-         the slowest answered after {:.3}s",
+        "    {path:>7}: {} requests: {} answered, {} timed out{rejected}; the slowest answer \
+         after {:.3}s",
         route.requests,
         route.answered,
         route.timed_out,
-        route.rejected,
         route.slowest.as_secs_f64(),
     );
 }
 
 fn print_storm(label: &str, run: &Run) {
     println!(
-        "  {label:>36}: {:>5} upstream hits ({} retries, {} refused by the budget, {} calls rejected)",
+        "  {label:>36}: {:>4} upstream hits ({} retries; {} calls refused a retry by the \
+         budget; {} calls rejected)",
         run.hits, run.totals.retries, run.totals.retry_budget_exhausted, run.rejected,
     );
 }

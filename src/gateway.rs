@@ -485,6 +485,8 @@ pub struct Route {
     pub rejected: u64,
     /// The longest a request of this route waited for its answer, worker included.
     pub slowest: Duration,
+    /// The longest a rejected request waited for its rejection, worker included.
+    pub slowest_rejected: Duration,
 }
 
 /// The two routes of [`hanging_upstream`].
@@ -549,7 +551,10 @@ pub async fn hanging_upstream(max_concurrent: Option<u32>) -> Isolation {
             Ok(Ok(_)) => route.answered += 1,
             Ok(Err(Unavailable)) => route.failed += 1,
             Err(CallError::TimedOut(_)) => route.timed_out += 1,
-            Err(CallError::Rejected(_)) => route.rejected += 1,
+            Err(CallError::Rejected(_)) => {
+                route.rejected += 1;
+                route.slowest_rejected = route.slowest_rejected.max(waited);
+            }
         }
         route.slowest = route.slowest.max(waited);
     }
