@@ -405,8 +405,9 @@ impl Breaker {
             Ok(admission) => Ticket::Admit {
                 stamp: stamp(generation),
                 admission,
-                // When calls are timed (slow calls, latency guard), the time a call starts.
-                started: timed.then(|| now.get()),
+                // When calls are timed (slow calls, latency guard), the time a call starts;
+                // a probe's always, for `probe_timeout` (the instant the machine noted).
+                started: (timed || admission == Admission::Probe).then(|| now.get()),
                 slot: false,
             },
             Err((reason, retry_after)) => {
@@ -423,7 +424,8 @@ impl Breaker {
     /// [`Classify`] judges it.
     ///
     /// If the future is dropped before it completes, nothing is recorded and a half-open
-    /// probe slot is freed; if it panics, a failure is recorded.
+    /// probe slot is freed; if it panics, a failure is recorded. Either way its bulkhead
+    /// slot, if it holds one, is freed.
     ///
     /// ```
     /// use std::io;
