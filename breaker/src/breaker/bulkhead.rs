@@ -198,3 +198,87 @@ impl Breaker {
         Rejected::after_nanos(name, RejectReason::Bulkhead, u64::from(limit))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::panic::{self, AssertUnwindSafe};
+
+    use crate::{Breaker, Config, RejectReason, State};
+
+    fn limited(calls: u32) -> Breaker {
+        let config = Config::builder()
+            .count_window(2)
+            .min_calls(2)
+            .max_concurrent(calls)
+            .build()
+            .unwrap();
+        Breaker::new("libraryd", config)
+    }
+
+    #[test]
+    fn a_call_holding_a_slot_admits_its_attempts_without_another() {
+        let b = limited(1);
+        let slot = b.bulkhead_slot().unwrap().expect("a bulkhead");
+        assert_eq!(b.in_flight(), 1);
+        assert_eq!(
+            b.try_acquire().unwrap_err().reason(),
+            RejectReason::Bulkhead
+        );
+        for _ in 0..3 {
+            b.try_acquire_in_slot().expect("closed").success();
+            assert_eq!(b.in_flight(), 1);
+        }
+        let s = b.snapshot();
+        assert_eq!((s.calls, s.totals.success, s.totals.rejected), (2, 3, 1));
+        drop(slot);
+        assert_eq!(b.in_flight(), 0);
+    }
+
+    #[test]
+    fn a_full_bulkhead_refuses_a_slot_and_counts_the_rejection() {
+        let b = limited(1);
+        let _held = b.try_acquire().unwrap();
+        let rejected = b.bulkhead_slot().unwrap_err();
+        assert_eq!(
+            rejected.to_string(),
+            "circuit 'libraryd' is at its limit of 1 calls in flight"
+        );
+        let t = b.snapshot().totals;
+        assert_eq!((t.rejected, t.rejected_by.bulkhead), (1, 1));
+    }
+
+    #[test]
+    fn a_breaker_without_a_bulkhead_has_no_slot_to_give() {
+        let b = Breaker::new("libraryd", Config::default());
+        assert!(b.bulkhead_slot().unwrap().is_none());
+        b.try_acquire_in_slot().expect("closed").success();
+        assert_eq!(b.in_flight(), 0);
+    }
+
+    #[test]
+    fn attempts_in_a_slot_are_judged_by_the_state() {
+        let b = limited(1);
+        let _slot = b.bulkhead_slot().unwrap().expect("a bulkhead");
+        b.try_acquire_in_slot().unwrap().failure();
+        b.try_acquire_in_slot().unwrap().failure();
+        assert_eq!(b.state(), State::Open);
+        let rejected = b.try_acquire_in_slot().unwrap_err();
+        assert_eq!(rejected.reason(), RejectReason::Open);
+        b.force_open();
+        let rejected = b.try_acquire_in_slot().unwrap_err();
+        assert_eq!(rejected.reason(), RejectReason::ForcedOpen);
+        assert_eq!(b.in_flight(), 1);
+    }
+
+    #[test]
+    fn a_slot_is_freed_while_its_call_unwinds() {
+        let b = limited(1);
+        let unwound = panic::catch_unwind(AssertUnwindSafe(|| {
+            let _slot = b.bulkhead_slot();
+            assert_eq!(b.in_flight(), 1);
+            panic::resume_unwind(Box::new("the call panicked"));
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(b.in_flight(), 0);
+    }
+}
