@@ -14,7 +14,8 @@ use crate::{Breaker, Outcome};
 /// [`failure`](Permit::failure), [`ignore`](Permit::ignore) or [`record`](Permit::record).
 ///
 /// Dropped without a result (a cancelled future), a permit records nothing and frees its
-/// half-open probe slot; dropped while its thread panics, it records a failure.
+/// half-open probe slot; dropped while its thread panics, it records a failure. A permit of
+/// a breaker with a bulkhead frees its slot however it ends.
 ///
 /// ```
 /// use breaker::{Breaker, Config};
@@ -34,6 +35,8 @@ pub struct Permit<'a> {
     stamp: u64,
     admission: Admission,
     started: Option<Instant>,
+    /// Whether it holds a bulkhead slot (in the bytes `admission` leaves).
+    slot: bool,
 }
 
 impl<'a> Permit<'a> {
@@ -42,12 +45,14 @@ impl<'a> Permit<'a> {
         stamp: u64,
         admission: Admission,
         started: Option<Instant>,
+        slot: bool,
     ) -> Self {
         Self {
             breaker,
             stamp,
             admission,
             started,
+            slot,
         }
     }
 
@@ -74,6 +79,9 @@ impl<'a> Permit<'a> {
     pub fn record(self, outcome: Outcome) {
         // Settled here: `Drop`, which reports a permit dropped without a result, must not run.
         let permit = ManuallyDrop::new(self);
+        if permit.slot {
+            permit.breaker.free_slot();
+        }
         permit.breaker.complete(
             permit.stamp,
             permit.admission,
@@ -95,6 +103,9 @@ fn abandoned() -> Ending {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
+        if self.slot {
+            self.breaker.free_slot();
+        }
         self.breaker
             .complete(self.stamp, self.admission, abandoned(), self.started);
     }
@@ -110,6 +121,7 @@ impl Permit<'_> {
             stamp: permit.stamp,
             admission: permit.admission,
             started: permit.started,
+            slot: permit.slot,
             settled: false,
         }
     }
@@ -135,6 +147,7 @@ pub struct OwnedPermit {
     stamp: u64,
     admission: Admission,
     started: Option<Instant>,
+    slot: bool,
     /// Set once the result is reported, so that `Drop` only releases the breaker.
     settled: bool,
 }
@@ -158,6 +171,9 @@ impl OwnedPermit {
     /// Reports `outcome`.
     pub fn record(mut self, outcome: Outcome) {
         self.settled = true;
+        if self.slot {
+            self.breaker.free_slot();
+        }
         self.breaker.complete(
             self.stamp,
             self.admission,
@@ -176,6 +192,9 @@ impl Drop for OwnedPermit {
     fn drop(&mut self) {
         if self.settled {
             return;
+        }
+        if self.slot {
+            self.breaker.free_slot();
         }
         self.breaker
             .complete(self.stamp, self.admission, abandoned(), self.started);

@@ -145,17 +145,19 @@ impl Breaker {
         {
             return;
         }
-        let events = if outcome == Outcome::Ignored {
-            let (_, events) = self.shared.transition(|m, _| m.release_probe(generation));
-            events
+        let mut now = LazyNow::new(self.clock());
+        if started.is_some() {
+            // A timed call's latency, or a probe's age: read before the lock, not under it.
+            now.get();
+        }
+        let (_, events) = if outcome == Outcome::Ignored {
+            self.shared
+                .transition(|m, packed| m.release_probe(generation, started, &mut now, packed))
         } else {
-            let mut now = LazyNow::new(self.clock());
-            let latency = started.map(|started| now.get().saturating_duration_since(started));
             let failure = outcome == Outcome::Failure;
-            let (_, events) = self.shared.transition(|m, packed| {
-                m.record(generation, admission, failure, latency, &mut now, packed)
-            });
-            events
+            self.shared.transition(|m, packed| {
+                m.record(generation, admission, failure, started, &mut now, packed)
+            })
         };
         self.emit(events);
     }

@@ -5,7 +5,8 @@
 //! Only this file writes the published words from the machine: every change of the machine
 //! goes through [`Shared::transition`], which locks, changes, publishes and unlocks, and hands
 //! back the events to emit. The lock-free paths read the words through the accessors below,
-//! and write only the packed window (one swap per result) and the totals.
+//! and write only the packed window (one swap per result), the totals and the bulkhead's
+//! count of calls in flight.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,11 +21,13 @@ use crate::State;
 
 use super::Identity;
 
-/// The admission word: `generation << GENERATION_SHIFT | TIMED | state`.
+/// The admission word: `generation << GENERATION_SHIFT | LIMITED | TIMED | state`.
 pub(crate) const STATE_MASK: u64 = 0b111;
 /// Set while calls are timed (slow calls, the latency guard): admission must note the start.
 pub(crate) const TIMED: u64 = 0b1000;
-const GENERATION_SHIFT: u32 = 4;
+/// Set while the configuration has a bulkhead (`max_concurrent`): admission must take a slot.
+pub(crate) const LIMITED: u64 = 0b1_0000;
+const GENERATION_SHIFT: u32 = 5;
 pub(crate) const CLOSED: u64 = State::Closed.code();
 pub(crate) const OPEN: u64 = State::Open.code();
 
@@ -33,8 +36,9 @@ const _: () = assert!(
     "an untimed CLOSED word is its generation's stamp"
 );
 
-/// A permit's generation as the admission word of an untimed CLOSED holds it: `try_acquire`
-/// takes that word as it is, and completion compares it with the word in one instruction.
+/// A permit's generation as the admission word of an untimed, unlimited CLOSED holds it:
+/// `try_acquire` takes that word as it is, and completion compares it with the word in one
+/// instruction. (A permit of a limited CLOSED carries `stamp | LIMITED`, the word it read.)
 pub(crate) const fn stamp(generation: u64) -> u64 {
     generation << GENERATION_SHIFT
 }
@@ -80,7 +84,7 @@ const _: () = {
 
 /// What admission and lock-free recording read; written only by [`Shared::publish`].
 struct Hot {
-    /// `generation << 4 | TIMED | state`: CLOSED admits with one atomic load.
+    /// `generation << 5 | LIMITED | TIMED | state`: CLOSED admits with one atomic load.
     word: AtomicU64,
     /// The current OPEN as `[from, until)` in clock ticks, for rejecting without the lock;
     /// `until` is 0 when the period cannot be told in ticks.
@@ -100,11 +104,17 @@ struct Hot {
     when_full: AtomicU32,
     /// `f64` bits.
     failure_rate: AtomicU64,
+    /// The bulkhead's limit of calls in flight; 0 for none. (In the 4 bytes the fields above
+    /// leave before the end of the struct's alignment.)
+    max_concurrent: AtomicU32,
 }
 
 struct Counts {
     window: PackedWindow,
     totals: Tally,
+    /// Calls holding a bulkhead slot, written by every call of a limited breaker: beside
+    /// the window word that its results write too.
+    in_flight: AtomicU32,
 }
 
 impl Shared {
@@ -112,6 +122,7 @@ impl Shared {
         let counts = Counts {
             window: PackedWindow::new(),
             totals: Tally::new(),
+            in_flight: AtomicU32::new(0),
         };
         let mut now = LazyNow::at(&clock, clock.origin_now());
         let machine = Machine::new(config, &mut now, &counts.window);
@@ -126,6 +137,7 @@ impl Shared {
             min_calls: AtomicU32::new(0),
             when_full: AtomicU32::new(0),
             failure_rate: AtomicU64::new(0),
+            max_concurrent: AtomicU32::new(0),
         };
         let shared = Self {
             hot,
@@ -169,9 +181,9 @@ impl Shared {
         self.machine.lock()
     }
 
-    /// Publishes the machine to the lock-free paths: the packed window's threshold (after a
-    /// new configuration), the open period, then the admission word, so that a reader of the
-    /// word finds what it publishes.
+    /// Publishes the machine to the lock-free paths: the packed window's threshold and the
+    /// bulkhead's limit (after a new configuration), the open period, then the admission
+    /// word, so that a reader of the word finds what it publishes.
     #[inline(always)]
     fn publish(&self, m: &mut Machine) {
         let hot = &self.hot;
@@ -185,6 +197,8 @@ impl Shared {
                 .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
             #[cfg(feature = "policy")]
             self.identity.policy.publish(&m.config().policy());
+            hot.max_concurrent
+                .store(m.config().max_concurrent().unwrap_or(0), Ordering::Relaxed);
         }
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);
@@ -196,7 +210,12 @@ impl Shared {
         };
         hot.full_window.store(full_window, Ordering::Relaxed);
         let timed = if m.times_calls() { TIMED } else { 0 };
-        let word = stamp(m.generation()) | timed | state.code();
+        let limited = if m.config().max_concurrent().is_some() {
+            LIMITED
+        } else {
+            0
+        };
+        let word = stamp(m.generation()) | limited | timed | state.code();
         hot.word.store(word, Ordering::Release);
     }
 
@@ -277,6 +296,18 @@ impl Shared {
             failure_rate: f64::from_bits(self.hot.failure_rate.load(Ordering::Relaxed)),
             when_full: self.when_full(),
         }
+    }
+
+    /// The bulkhead's limit of calls in flight, 0 for none.
+    #[inline(always)]
+    pub(crate) fn max_concurrent(&self) -> u32 {
+        self.hot.max_concurrent.load(Ordering::Relaxed)
+    }
+
+    /// The count of calls holding a bulkhead slot; only `breaker/bulkhead.rs` changes it.
+    #[inline(always)]
+    pub(crate) fn in_flight(&self) -> &AtomicU32 {
+        &self.counts.in_flight
     }
 
     /// Counts one end of a call in the lifetime totals.

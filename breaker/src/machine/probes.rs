@@ -1,0 +1,50 @@
+//! The probes a HALF_OPEN trial has out, by the instant each started: how many, and whether
+//! one has run past `probe_timeout` (a hung probe, which fails the trial).
+
+use std::time::{Duration, Instant};
+
+/// The start of every probe in flight, and whether calls were timed when it started (only
+/// such a probe can be slow). The machine keeps one across trials, emptied when a trial
+/// ends, so that its buffer grows once and later trials allocate nothing.
+#[derive(Debug, Default)]
+pub(super) struct Probes {
+    started: Vec<(Instant, bool)>,
+}
+
+impl Probes {
+    /// Probes in flight (at most `probes`, a `u32`).
+    pub(super) fn count(&self) -> u32 {
+        u32::try_from(self.started.len()).unwrap_or(u32::MAX)
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.started.is_empty()
+    }
+
+    /// A probe admitted at `at`, `timed` if calls were.
+    pub(super) fn start(&mut self, at: Instant, timed: bool) {
+        self.started.push((at, timed));
+    }
+
+    /// The probe admitted at `at` ended; whether it was timed. Probes admitted at the same
+    /// instant are alike (calls are timed or not under the lock that admits them): any one
+    /// of them goes.
+    pub(super) fn end(&mut self, at: Instant) -> bool {
+        match self.started.iter().position(|&(started, _)| started == at) {
+            Some(i) => self.started.swap_remove(i).1,
+            None => false,
+        }
+    }
+
+    /// The trial ended: its probes still out are stale.
+    pub(super) fn clear(&mut self) {
+        self.started.clear();
+    }
+
+    /// Whether a probe out has run for `limit` or longer at `now`.
+    pub(super) fn hung(&self, limit: Duration, now: Instant) -> bool {
+        self.started
+            .iter()
+            .any(|&(started, _)| now.saturating_duration_since(started) >= limit)
+    }
+}
