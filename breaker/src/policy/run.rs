@@ -89,7 +89,8 @@ impl Breaker {
     ///    a rejection ends the call with [`CallError::Rejected`], counted in the rejected
     ///    totals only, never as a failure nor a retry;
     /// 3. the attempt runs under the timeout: past it, it is dropped and recorded as a
-    ///    failure (and slow, when slow calls are judged);
+    ///    failure (and slow, when slow calls are judged). The timer starts when the attempt
+    ///    first waits, so an attempt ready at its first poll makes no timer;
     /// 4. its output is judged and recorded;
     /// 5. only a [`Outcome::Failure`] is retried (never a success, a business error the
     ///    classifier calls a success, nor an ignored outcome), while retries remain and the
@@ -108,6 +109,18 @@ impl Breaker {
     /// [`CallTotals`](crate::CallTotals) counts the retries made and the failures returned
     /// because the budget was exhausted. A breaker without `retries` never touches its
     /// budget.
+    ///
+    /// The budget is the rule of Finagle's and Envoy's retry budgets and of tower's
+    /// `TpsBudget`, with two differences. It is exact: the ratio is kept in parts per billion
+    /// and compared in integers, so 0.3 allows 3 retries per 10 first attempts, where
+    /// `TpsBudget` withdraws `1 / ratio` tokens rounded down to an integer per retry, which
+    /// allows a third. And it counts on the breaker's own clock, the one its window and open
+    /// period read, so a [`ManualClock`](crate::clock::ManualClock) drives it as well as
+    /// tokio's paused clock does; `TpsBudget` reads only tokio's. seatbelt and
+    /// tower-resilience have no budget, and their retry, breaker and timeout layers share no
+    /// state: whether a retry asks the breaker, and whether a rejection is retried, depends on
+    /// how the layers are stacked and on the user's recovery function. Here the order is the
+    /// runner's.
     ///
     /// ```
     /// use std::io;
