@@ -634,7 +634,18 @@ fn call(b: &Breaker, outcome: Option<Outcome>, seen: &mut CallTotals) {
                 None => drop(permit),
             }
         }
-        Err(_) => seen.rejected += 1,
+        Err(rejected) => {
+            seen.rejected += 1;
+            let by = &mut seen.rejected_by;
+            *match rejected.reason() {
+                RejectReason::Open => &mut by.open,
+                RejectReason::HalfOpenFull => &mut by.half_open_full,
+                RejectReason::ForcedOpen => &mut by.forced_open,
+                RejectReason::Throttled => &mut by.throttled,
+                RejectReason::Bulkhead => &mut by.bulkhead,
+                other => panic!("rejected by {other:?}"),
+            } += 1;
+        }
     }
 }
 
@@ -675,6 +686,12 @@ fn totals_count_every_ending_exactly_once() {
             expected.ignored += seen.ignored;
             expected.cancelled += seen.cancelled;
             expected.rejected += seen.rejected;
+            let (by, seen_by) = (&mut expected.rejected_by, seen.rejected_by);
+            by.open += seen_by.open;
+            by.half_open_full += seen_by.half_open_full;
+            by.forced_open += seen_by.forced_open;
+            by.throttled += seen_by.throttled;
+            by.bulkhead += seen_by.bulkhead;
         }
 
         let s = b.snapshot();
@@ -682,7 +699,17 @@ fn totals_count_every_ending_exactly_once() {
         assert_eq!(totals, expected);
         assert_eq!(s.state, State::Open);
         assert_eq!(totals.admitted() + totals.rejected, 6);
-        let each = |t: CallTotals| [t.success, t.failure, t.ignored, t.cancelled, t.rejected];
+        let each = |t: CallTotals| {
+            let by = t.rejected_by;
+            [
+                t.success,
+                t.failure,
+                t.ignored,
+                t.cancelled,
+                t.rejected,
+                by.open,
+            ]
+        };
         for (now, then) in each(totals).into_iter().zip(each(during)) {
             assert!(
                 then <= now,
