@@ -402,14 +402,20 @@ impl Breaker {
         });
         self.emit(events);
         match admitted {
-            Ok(admission) => Ticket::Admit {
-                stamp: stamp(generation),
-                admission,
-                // When calls are timed (slow calls, latency guard), the time a call starts;
-                // a probe's always, for `probe_timeout` (the instant the machine noted).
-                started: (timed || admission == Admission::Probe).then(|| now.get()),
-                slot: false,
-            },
+            Ok(admission) => {
+                let probe = admission == Admission::Probe;
+                Ticket::Admit {
+                    // A timed probe says so in its stamp, which no admission word equals (a
+                    // probe's result never takes the one swap): its start is noted untimed
+                    // too, for `probe_timeout`.
+                    stamp: stamp(generation) | if probe && timed { TIMED } else { 0 },
+                    admission,
+                    // When calls are timed (slow calls, latency guard), the time a call
+                    // starts; a probe's always (the instant the machine noted).
+                    started: (timed || probe).then(|| now.get()),
+                    slot: false,
+                }
+            }
             Err((reason, retry_after)) => {
                 self.shared.count(Ending::rejected(reason));
                 Ticket::Reject {

@@ -38,7 +38,8 @@ const _: () = assert!(
 
 /// A permit's generation as the admission word of an untimed, unlimited CLOSED holds it:
 /// `try_acquire` takes that word as it is, and completion compares it with the word in one
-/// instruction. (A permit of a limited CLOSED carries `stamp | LIMITED`, the word it read.)
+/// instruction. (A permit of a limited CLOSED carries `stamp | LIMITED`, the word it read; a
+/// timed probe `stamp | TIMED`.)
 pub(crate) const fn stamp(generation: u64) -> u64 {
     generation << GENERATION_SHIFT
 }

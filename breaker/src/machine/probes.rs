@@ -3,12 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-/// The start of every probe in flight, and whether calls were timed when it started (only
-/// such a probe can be slow). The machine keeps one across trials, emptied when a trial
-/// ends, so that its buffer grows once and later trials allocate nothing.
+/// The start of every probe in flight. The machine keeps one across trials, emptied when a
+/// trial ends, so that its buffer grows once and later trials allocate nothing.
 #[derive(Debug, Default)]
 pub(super) struct Probes {
-    started: Vec<(Instant, bool)>,
+    started: Vec<Instant>,
 }
 
 impl Probes {
@@ -21,18 +20,16 @@ impl Probes {
         self.started.is_empty()
     }
 
-    /// A probe admitted at `at`, `timed` if calls were.
-    pub(super) fn start(&mut self, at: Instant, timed: bool) {
-        self.started.push((at, timed));
+    /// A probe admitted at `at`.
+    pub(super) fn start(&mut self, at: Instant) {
+        self.started.push(at);
     }
 
-    /// The probe admitted at `at` ended; whether it was timed. Probes admitted at the same
-    /// instant are alike (calls are timed or not under the lock that admits them): any one
-    /// of them goes.
-    pub(super) fn end(&mut self, at: Instant) -> bool {
-        match self.started.iter().position(|&(started, _)| started == at) {
-            Some(i) => self.started.swap_remove(i).1,
-            None => false,
+    /// The probe admitted at `at` ended. Probes admitted at the same instant hang at the
+    /// same instant: any one of them goes.
+    pub(super) fn end(&mut self, at: Instant) {
+        if let Some(i) = self.started.iter().position(|&started| started == at) {
+            self.started.swap_remove(i);
         }
     }
 
@@ -45,6 +42,6 @@ impl Probes {
     pub(super) fn hung(&self, limit: Duration, now: Instant) -> bool {
         self.started
             .iter()
-            .any(|&(started, _)| now.saturating_duration_since(started) >= limit)
+            .any(|&started| now.saturating_duration_since(started) >= limit)
     }
 }
