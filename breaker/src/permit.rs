@@ -75,7 +75,9 @@ impl<'a> Permit<'a> {
     }
 
     /// Reports `outcome`.
-    #[inline]
+    // Always inline: the common result is a few instructions (see `Breaker::complete`), and
+    // a call would cost more than they do.
+    #[inline(always)]
     pub fn record(self, outcome: Outcome) {
         // Settled here: `Drop`, which reports a permit dropped without a result, must not run.
         let permit = ManuallyDrop::new(self);
