@@ -945,6 +945,48 @@ fn bulkhead_slot_racing_a_trip_is_freed_whichever_rejects() {
     });
 }
 
+/// The limit is removed while a caller takes a slot, and a success after the removal opens
+/// the window full of successes again (a reconfiguration leaves a CLOSED window sealed
+/// until a result judges it): the caller holds a slot the breaker sees, or gives it back on
+/// seeing the limit gone. Its success lands in the full window either way, and frees any
+/// slot it holds.
+#[test]
+fn bulkhead_limit_removed_racing_a_call_leaves_no_slot_held() {
+    check(|| {
+        let config = |limit: Option<u32>| {
+            let builder = Config::builder()
+                .count_window(2)
+                .min_calls(2)
+                .open_for(OPEN_FOR);
+            match limit {
+                Some(calls) => builder.max_concurrent(calls),
+                None => builder,
+            }
+            .build()
+            .unwrap()
+        };
+        let b = Arc::new(Breaker::with_clock(
+            "libraryd",
+            config(Some(1)),
+            ManualClock::new(),
+        ));
+        b.try_acquire().unwrap().success();
+        b.try_acquire().unwrap().success();
+
+        let caller = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.try_acquire().expect("no other call").success())
+        };
+        b.reconfigure(config(None));
+        b.try_acquire().unwrap().success();
+        caller.join().unwrap();
+
+        assert_eq!(b.in_flight(), 0);
+        let s = b.snapshot();
+        assert_eq!((s.state, s.calls, s.totals.success), (State::Closed, 2, 4));
+    });
+}
+
 // 10. A hung probe's late result.
 
 /// One probe, out for `probe_timeout` when its late success races another call: whichever

@@ -9,7 +9,7 @@ use crate::tally::Ending;
 use crate::window::Packed;
 use crate::{Breaker, Outcome};
 
-use super::shared::{generation_of, TIMED};
+use super::shared::{generation_of, IN_SLOT, STATE_MASK, TIMED};
 
 /// What recording without the lock did.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -42,7 +42,9 @@ impl Breaker {
         // No check of the admission: only CLOSED admits `Counted`, and only a CLOSED window
         // is open, in its own generation, so a permit of another admission finds the window
         // sealed or another generation's, or (a stale success into a full window of
-        // successes) changes nothing, as `complete_packed_or_locked` would have found.
+        // successes) changes nothing, as `complete_packed_or_locked` would have found. Nor of
+        // a bulkhead slot: a permit that holds one never equals the word, and no full window
+        // is published while it may be held (see `bulkhead.rs`).
         if self.record_in_one_swap(stamp, ending) {
             return self.shared.count(ending);
         }
@@ -117,6 +119,9 @@ impl Breaker {
         ending: Ending,
         started: Option<Instant>,
     ) {
+        if stamp & STATE_MASK == IN_SLOT {
+            self.free_slot();
+        }
         let generation = generation_of(stamp);
         let recorded = match admission {
             Admission::Counted => self.record_packed(generation, ending),
