@@ -99,8 +99,6 @@ enum Ticket {
         stamp: u64,
         admission: Admission,
         started: Option<Instant>,
-        /// Whether the permit holds a bulkhead slot, to free when it ends.
-        slot: bool,
     },
     /// Already counted in the totals. `detail`: the limit of a bulkhead rejection; for
     /// others the time left in nanoseconds, `retry_nanos(None)` for none.
@@ -239,7 +237,8 @@ impl Breaker {
     /// bulkhead is asked first: a full one rejects with [`RejectReason::Bulkhead`], whatever
     /// the state. An admitted call holds a slot until its permit ends (a result, a drop, a
     /// panic); a call the state rejects holds none. That costs an atomic read-modify-write
-    /// when the call is admitted and another when it ends (none for a rejection in OPEN).
+    /// when the call is admitted and another when it ends (none for a rejection in OPEN), and
+    /// its result takes the packed window's full path rather than the one swap.
     ///
     /// ```
     /// use breaker::{Breaker, Config};
@@ -265,7 +264,7 @@ impl Breaker {
     /// permit carries it as it is.
     #[inline(always)]
     fn admit_closed(&self, word: u64) -> Permit<'_> {
-        Permit::new(self, word, Admission::Counted, None, false)
+        Permit::new(self, word, Admission::Counted, None)
     }
 
     /// Makes the caller's permit or rejection from what a path off the untimed CLOSED one
@@ -279,8 +278,7 @@ impl Breaker {
                 stamp,
                 admission,
                 started,
-                slot,
-            } => Ok(Permit::new(self, stamp, admission, started, slot)),
+            } => Ok(Permit::new(self, stamp, admission, started)),
             Ticket::Reject { reason, detail } => Err(Rejected::after_nanos(
                 self.identity().rejected_name.clone(),
                 reason,
@@ -326,14 +324,12 @@ impl Breaker {
                     stamp: word & !TIMED,
                     admission: Admission::Counted,
                     started: timed.then(|| self.clock().now()),
-                    slot: false,
                 }
             }
             State::Disabled => Ticket::Admit {
                 stamp: stamp(generation_of(word)),
                 admission: Admission::Passthrough,
                 started: None,
-                slot: false,
             },
             _ => self.admit_locked(),
         }
@@ -413,14 +409,19 @@ impl Breaker {
         });
         self.emit(events);
         match admitted {
-            Ok(admission) => Ticket::Admit {
-                stamp: stamp(generation),
-                admission,
-                // When calls are timed (slow calls, latency guard), the time a call starts;
-                // a probe's always, for `probe_timeout` (the instant the machine noted).
-                started: (timed || admission == Admission::Probe).then(|| now.get()),
-                slot: false,
-            },
+            Ok(admission) => {
+                let probe = admission == Admission::Probe;
+                Ticket::Admit {
+                    // A timed probe says so in its stamp, which no admission word equals (a
+                    // probe's result never takes the one swap): its start is noted untimed
+                    // too, for `probe_timeout`.
+                    stamp: stamp(generation) | if probe && timed { TIMED } else { 0 },
+                    admission,
+                    // When calls are timed (slow calls, latency guard), the time a call
+                    // starts; a probe's always (the instant the machine noted).
+                    started: (timed || probe).then(|| now.get()),
+                }
+            }
             Err((reason, retry_after)) => {
                 self.shared.count(Ending::rejected(reason));
                 Ticket::Reject {

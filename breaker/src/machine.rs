@@ -326,7 +326,7 @@ impl Machine {
                 }
                 // Lazy expiry: the first call at or after the deadline becomes a probe.
                 self.enter(State::HalfOpen, now, packed);
-                self.probes.start(now.get(), self.times_calls());
+                self.probes.start(now.get());
                 Ok(Admission::Probe)
             }
             Phase::Ramp(ramp) => match self.recovery.ramp_admit(ramp, &self.config, now.get()) {
@@ -345,7 +345,7 @@ impl Machine {
                 if self.probes.count() >= self.config.probes() {
                     return Err((RejectReason::HalfOpenFull, None));
                 }
-                self.probes.start(now.get(), self.times_calls());
+                self.probes.start(now.get());
                 Ok(Admission::Probe)
             }
         }
@@ -357,21 +357,25 @@ impl Machine {
         !self.probes.is_empty() && self.probes.hung(self.config.probe_timeout(), now.get())
     }
 
-    /// Applies the result of a permit admitted in `generation`, which `started` when calls
-    /// were timed, or when it is a probe (timed or not, as its [`Probes`] entry says).
+    /// Applies the result of a permit admitted in `generation` at `started`, known when the
+    /// call is `timed` (slow calls, latency guard) and for every probe.
+    #[allow(clippy::too_many_arguments)] // each is a part of the result, or where it lands
     pub(crate) fn record(
         &mut self,
         generation: u64,
         admission: Admission,
         failure: bool,
         started: Option<Instant>,
+        timed: bool,
         now: &mut LazyNow<'_>,
         packed: &PackedWindow,
     ) -> Option<Transition> {
         if generation != self.generation {
             return None;
         }
-        let latency = started.map(|started| now.get().saturating_duration_since(started));
+        let latency = started
+            .filter(|_| timed)
+            .map(|started| now.get().saturating_duration_since(started));
         let slow = match (self.config.slow_calls(), latency) {
             (Some(slow), Some(latency)) => latency > slow.threshold,
             _ => false,
@@ -417,8 +421,10 @@ impl Machine {
                 if self.probe_hung(now) {
                     return self.enter(State::Open, now, packed);
                 }
-                let timed = started.is_some_and(|started| self.probes.end(started));
-                if mark.failure || (mark.slow && timed) {
+                if let Some(started) = started {
+                    self.probes.end(started);
+                }
+                if mark.failure || mark.slow {
                     return self.enter(State::Open, now, packed);
                 }
                 let Phase::HalfOpen { successes } = &mut self.phase else {

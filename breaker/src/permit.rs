@@ -35,8 +35,6 @@ pub struct Permit<'a> {
     stamp: u64,
     admission: Admission,
     started: Option<Instant>,
-    /// Whether it holds a bulkhead slot (in the bytes `admission` leaves).
-    slot: bool,
 }
 
 impl<'a> Permit<'a> {
@@ -45,14 +43,12 @@ impl<'a> Permit<'a> {
         stamp: u64,
         admission: Admission,
         started: Option<Instant>,
-        slot: bool,
     ) -> Self {
         Self {
             breaker,
             stamp,
             admission,
             started,
-            slot,
         }
     }
 
@@ -79,9 +75,6 @@ impl<'a> Permit<'a> {
     pub fn record(self, outcome: Outcome) {
         // Settled here: `Drop`, which reports a permit dropped without a result, must not run.
         let permit = ManuallyDrop::new(self);
-        if permit.slot {
-            permit.breaker.free_slot();
-        }
         permit.breaker.complete(
             permit.stamp,
             permit.admission,
@@ -103,9 +96,6 @@ fn abandoned() -> Ending {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        if self.slot {
-            self.breaker.free_slot();
-        }
         self.breaker
             .complete(self.stamp, self.admission, abandoned(), self.started);
     }
@@ -121,7 +111,6 @@ impl Permit<'_> {
             stamp: permit.stamp,
             admission: permit.admission,
             started: permit.started,
-            slot: permit.slot,
             settled: false,
         }
     }
@@ -147,7 +136,6 @@ pub struct OwnedPermit {
     stamp: u64,
     admission: Admission,
     started: Option<Instant>,
-    slot: bool,
     /// Set once the result is reported, so that `Drop` only releases the breaker.
     settled: bool,
 }
@@ -171,9 +159,6 @@ impl OwnedPermit {
     /// Reports `outcome`.
     pub fn record(mut self, outcome: Outcome) {
         self.settled = true;
-        if self.slot {
-            self.breaker.free_slot();
-        }
         self.breaker.complete(
             self.stamp,
             self.admission,
@@ -192,9 +177,6 @@ impl Drop for OwnedPermit {
     fn drop(&mut self) {
         if self.settled {
             return;
-        }
-        if self.slot {
-            self.breaker.free_slot();
         }
         self.breaker
             .complete(self.stamp, self.admission, abandoned(), self.started);

@@ -308,6 +308,39 @@ fn reconfiguring_the_limit_keeps_the_count_of_calls_in_flight() {
 }
 
 #[test]
+fn a_slot_held_as_the_limit_is_removed_is_freed_by_a_success_into_a_full_window() {
+    let config = |limit: Option<u32>| {
+        let builder = Config::builder().count_window(2).min_calls(2);
+        match limit {
+            Some(calls) => builder.max_concurrent(calls),
+            None => builder,
+        }
+        .build()
+        .unwrap()
+    };
+    let (b, _clock) = breaker(config(Some(1)));
+    b.try_acquire().unwrap().success();
+    b.try_acquire().unwrap().success();
+    let held = b.try_acquire().unwrap();
+    // Unlimited now, its window full of successes: the held call's success changes nothing
+    // in the window, and still frees its slot.
+    b.reconfigure(config(None));
+    assert_eq!(b.in_flight(), 1);
+    held.success();
+    assert_eq!(b.in_flight(), 0);
+    for _ in 0..3 {
+        b.try_acquire().unwrap().success();
+    }
+    let s = b.snapshot();
+    assert_eq!((s.calls, s.failures, s.totals.success), (2, 0, 6));
+    b.reconfigure(config(Some(1)));
+    let again = b.try_acquire().unwrap();
+    assert_eq!((b.in_flight(), rejection(&b)), (1, RejectReason::Bulkhead));
+    again.success();
+    assert_eq!(b.in_flight(), 0);
+}
+
+#[test]
 fn a_breaker_without_a_bulkhead_has_no_calls_in_flight_to_count() {
     let (b, _clock) = breaker(Config::default());
     let held: Vec<_> = (0..100).map(|_| b.try_acquire().unwrap()).collect();

@@ -634,7 +634,18 @@ fn call(b: &Breaker, outcome: Option<Outcome>, seen: &mut CallTotals) {
                 None => drop(permit),
             }
         }
-        Err(_) => seen.rejected += 1,
+        Err(rejected) => {
+            seen.rejected += 1;
+            let by = &mut seen.rejected_by;
+            *match rejected.reason() {
+                RejectReason::Open => &mut by.open,
+                RejectReason::HalfOpenFull => &mut by.half_open_full,
+                RejectReason::ForcedOpen => &mut by.forced_open,
+                RejectReason::Throttled => &mut by.throttled,
+                RejectReason::Bulkhead => &mut by.bulkhead,
+                other => panic!("rejected by {other:?}"),
+            } += 1;
+        }
     }
 }
 
@@ -675,6 +686,12 @@ fn totals_count_every_ending_exactly_once() {
             expected.ignored += seen.ignored;
             expected.cancelled += seen.cancelled;
             expected.rejected += seen.rejected;
+            let (by, seen_by) = (&mut expected.rejected_by, seen.rejected_by);
+            by.open += seen_by.open;
+            by.half_open_full += seen_by.half_open_full;
+            by.forced_open += seen_by.forced_open;
+            by.throttled += seen_by.throttled;
+            by.bulkhead += seen_by.bulkhead;
         }
 
         let s = b.snapshot();
@@ -682,7 +699,17 @@ fn totals_count_every_ending_exactly_once() {
         assert_eq!(totals, expected);
         assert_eq!(s.state, State::Open);
         assert_eq!(totals.admitted() + totals.rejected, 6);
-        let each = |t: CallTotals| [t.success, t.failure, t.ignored, t.cancelled, t.rejected];
+        let each = |t: CallTotals| {
+            let by = t.rejected_by;
+            [
+                t.success,
+                t.failure,
+                t.ignored,
+                t.cancelled,
+                t.rejected,
+                by.open,
+            ]
+        };
         for (now, then) in each(totals).into_iter().zip(each(during)) {
             assert!(
                 then <= now,
@@ -915,6 +942,48 @@ fn bulkhead_slot_racing_a_trip_is_freed_whichever_rejects() {
             }
             Some(other) => panic!("rejected by {other:?}"),
         }
+    });
+}
+
+/// The limit is removed while a caller takes a slot, and a success after the removal opens
+/// the window full of successes again (a reconfiguration leaves a CLOSED window sealed
+/// until a result judges it): the caller holds a slot the breaker sees, or gives it back on
+/// seeing the limit gone. Its success lands in the full window either way, and frees any
+/// slot it holds.
+#[test]
+fn bulkhead_limit_removed_racing_a_call_leaves_no_slot_held() {
+    check(|| {
+        let config = |limit: Option<u32>| {
+            let builder = Config::builder()
+                .count_window(2)
+                .min_calls(2)
+                .open_for(OPEN_FOR);
+            match limit {
+                Some(calls) => builder.max_concurrent(calls),
+                None => builder,
+            }
+            .build()
+            .unwrap()
+        };
+        let b = Arc::new(Breaker::with_clock(
+            "libraryd",
+            config(Some(1)),
+            ManualClock::new(),
+        ));
+        b.try_acquire().unwrap().success();
+        b.try_acquire().unwrap().success();
+
+        let caller = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.try_acquire().expect("no other call").success())
+        };
+        b.reconfigure(config(None));
+        b.try_acquire().unwrap().success();
+        caller.join().unwrap();
+
+        assert_eq!(b.in_flight(), 0);
+        let s = b.snapshot();
+        assert_eq!((s.state, s.calls, s.totals.success), (State::Closed, 2, 4));
     });
 }
 

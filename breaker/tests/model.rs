@@ -756,3 +756,30 @@ fn model_hung_probes_reopen_with_backoff_and_their_late_results_are_stale() {
         ],
     );
 }
+
+/// Found by the fuzz target: two probes admitted at one instant, one while slow calls were
+/// judged and one while they were not, each keep their own timing.
+#[test]
+fn model_probes_admitted_at_one_instant_keep_their_own_timing() {
+    use Op::*;
+    let spec = Spec {
+        slow: Some((250, 0.5)),
+        ..count_spec(1, 1, 2)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Failure(0),
+            Advance(1000),
+            Acquire,
+            ToggleSlow,
+            Acquire,
+            ToggleSlow,
+            SlowSuccess(0),
+            Acquire,
+            SlowSuccess(1),
+            Acquire,
+        ],
+    );
+}

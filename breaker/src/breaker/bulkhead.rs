@@ -3,10 +3,22 @@
 //! is published with the configuration, and the admission word's `LIMITED` bit sends every
 //! call of a limited breaker here, off the one-load path of the unlimited CLOSED.
 //!
-//! A slot is taken before the state is asked, and freed when the state rejects; a permit
-//! that holds one frees it when it ends (`permit.rs`). A count, not a set: a reconfiguration
-//! that changes or removes the limit leaves the calls already in flight counted until they
-//! end, and the new limit applies to the calls after it.
+//! A slot is taken before the state is asked, and freed when the state rejects. A permit
+//! that holds one says so in its stamp (`IN_SLOT`), which no admission word equals: its
+//! result always leaves `complete`'s inline path, and frees the slot on the path out of line
+//! (`complete.rs`), however the permit ends. So the unlimited paths carry no test of a slot.
+//! A count, not a set: a reconfiguration that changes or removes the limit leaves the calls
+//! already in flight counted until they end, and the new limit applies to the calls after it.
+//!
+//! The one inline path that does not compare the stamp, a success into a full window of
+//! successes, is never published while a slot may be held (`Shared::publish`). A limit
+//! removed while calls take slots is the race: `publish` stores the limit, then swaps the
+//! count (a swap that changes nothing); a call swaps the count, then reads the limit. Swaps
+//! of one word are in one order, each reading the one before with acquire and release: if
+//! the call's comes first, `publish` sees its slot; if `publish`'s does, the call sees the
+//! limit gone and gives its slot back. A holder's reading of the full window comes before
+//! its swap that frees the slot, so before any `publish` that sees the slot freed, or the
+//! one the last holder makes after a limit was removed (`free_slot`).
 
 use std::fmt;
 
@@ -15,7 +27,7 @@ use crate::sync::Ordering;
 use crate::tally::Ending;
 use crate::{Breaker, Permit, RejectReason, Rejected};
 
-use super::shared::{CLOSED, OPEN, STATE_MASK, TIMED};
+use super::shared::{CLOSED, IN_SLOT, OPEN, STATE_MASK, TIMED};
 use super::Ticket;
 
 /// A bulkhead slot held for a whole call: its attempts ask the breaker with
@@ -98,7 +110,7 @@ impl Breaker {
         let word = self.shared.word();
         if word & (STATE_MASK | TIMED) == CLOSED {
             // The word as read: the permit's result may then take the one swap.
-            return Ok(Permit::new(self, word, Admission::Counted, None, false));
+            return Ok(Permit::new(self, word, Admission::Counted, None));
         }
         self.permit_or_rejected(self.admit_in_slot(word))
     }
@@ -126,8 +138,8 @@ impl Breaker {
         self.in_new_slot(|| self.admit_in_state(word, false))
     }
 
-    /// Takes a slot, then lets `admit` decide: its permit holds the slot, its rejection
-    /// frees it. A full bulkhead rejects without asking `admit`.
+    /// Takes a slot, then lets `admit` decide: its permit holds the slot (its stamp marked
+    /// `IN_SLOT`), its rejection frees it. A full bulkhead rejects without asking `admit`.
     #[inline(always)]
     pub(super) fn in_new_slot(&self, admit: impl FnOnce() -> Ticket) -> Ticket {
         match self.take_slot() {
@@ -139,12 +151,10 @@ impl Breaker {
                     stamp,
                     admission,
                     started,
-                    slot: _,
                 } => Ticket::Admit {
-                    stamp,
+                    stamp: stamp | IN_SLOT,
                     admission,
                     started,
-                    slot: true,
                 },
                 rejected => {
                     self.free_slot();
@@ -156,6 +166,8 @@ impl Breaker {
 
     /// Takes a slot if the count is below the limit. The count never exceeds the limit it
     /// was taken under: it only grows by a compare-and-swap from below it.
+    ///
+    /// A slot taken as the limit is removed is given back (see the module's notes).
     fn take_slot(&self) -> Taken {
         let limit = self.shared.max_concurrent();
         if limit == 0 {
@@ -167,18 +179,33 @@ impl Breaker {
             if held >= limit {
                 return Taken::Full(limit);
             }
-            match count.compare_exchange_weak(held, held + 1, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => return Taken::Slot,
+            match count.compare_exchange_weak(held, held + 1, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => break,
                 Err(now) => held = now,
             }
         }
+        if self.shared.limit_after_swap() == 0 {
+            self.free_slot();
+            return Taken::Unlimited;
+        }
+        Taken::Slot
     }
 
-    /// Frees a slot taken by [`take_slot`](Self::take_slot).
+    /// Frees a slot taken by [`take_slot`](Self::take_slot). The last slot held under a
+    /// limit removed since publishes the breaker again, so that a success into a full window
+    /// is settled inline again.
     #[inline(never)]
     pub(crate) fn free_slot(&self) {
-        self.shared.in_flight().fetch_sub(1, Ordering::Relaxed);
+        let held = self.shared.in_flight().fetch_sub(1, Ordering::AcqRel);
+        if held == 1 && self.shared.limit_after_swap() == 0 {
+            self.publish_again();
+        }
+    }
+
+    #[cold]
+    fn publish_again(&self) {
+        let ((), events) = self.shared.transition(|_, _| ());
+        self.emit(events);
     }
 
     /// Counts a rejection by a full bulkhead of `limit` slots, and tells it.

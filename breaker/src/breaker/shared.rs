@@ -28,6 +28,15 @@ pub(crate) const TIMED: u64 = 0b1000;
 /// Set while the configuration has a bulkhead (`max_concurrent`): admission must take a slot.
 pub(crate) const LIMITED: u64 = 0b1_0000;
 const GENERATION_SHIFT: u32 = 5;
+/// The state bits of the stamp of a permit that holds a bulkhead slot: no state has this
+/// code, so no admission word equals the stamp, and its result always leaves `complete`'s
+/// inline path for the one that frees the slot.
+pub(crate) const IN_SLOT: u64 = 0b111;
+
+const _: () = assert!(
+    IN_SLOT > State::Disabled.code(),
+    "no state has the code of a slot holder's stamp"
+);
 pub(crate) const CLOSED: u64 = State::Closed.code();
 pub(crate) const OPEN: u64 = State::Open.code();
 
@@ -38,7 +47,8 @@ const _: () = assert!(
 
 /// A permit's generation as the admission word of an untimed, unlimited CLOSED holds it:
 /// `try_acquire` takes that word as it is, and completion compares it with the word in one
-/// instruction. (A permit of a limited CLOSED carries `stamp | LIMITED`, the word it read.)
+/// instruction. (A permit that holds a bulkhead slot carries `stamp | IN_SLOT`, and a timed
+/// probe `stamp | TIMED`.)
 pub(crate) const fn stamp(generation: u64) -> u64 {
     generation << GENERATION_SHIFT
 }
@@ -197,24 +207,31 @@ impl Shared {
                 .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
             #[cfg(feature = "policy")]
             self.identity.policy.publish(&m.config().policy());
+            // Before the count is swapped below: see `breaker/bulkhead.rs`.
             hot.max_concurrent
-                .store(m.config().max_concurrent().unwrap_or(0), Ordering::Relaxed);
+                .store(m.config().max_concurrent().unwrap_or(0), Ordering::Release);
         }
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);
         }
         let state = m.state();
-        let full_window = match m.packed_capacity() {
-            Some(_) if state == State::Closed => PackedWindow::full_of_successes(m.generation()),
-            _ => PackedWindow::NEVER,
-        };
-        hot.full_window.store(full_window, Ordering::Relaxed);
-        let timed = if m.times_calls() { TIMED } else { 0 };
         let limited = if m.config().max_concurrent().is_some() {
             LIMITED
         } else {
             0
         };
+        // A success into a full window of successes is settled inline without a look at its
+        // permit, so never while a permit may hold a bulkhead slot that it must free: not
+        // while limited, nor while slots taken under a limit removed since are held (the last
+        // of them publishes again when it frees its slot, see `Breaker::free_slot`).
+        let full_window = match m.packed_capacity() {
+            Some(_) if state == State::Closed && limited == 0 && self.slots_free() => {
+                PackedWindow::full_of_successes(m.generation())
+            }
+            _ => PackedWindow::NEVER,
+        };
+        hot.full_window.store(full_window, Ordering::Relaxed);
+        let timed = if m.times_calls() { TIMED } else { 0 };
         let word = stamp(m.generation()) | limited | timed | state.code();
         hot.word.store(word, Ordering::Release);
     }
@@ -302,6 +319,20 @@ impl Shared {
     #[inline(always)]
     pub(crate) fn max_concurrent(&self) -> u32 {
         self.hot.max_concurrent.load(Ordering::Relaxed)
+    }
+
+    /// The bulkhead's limit, read after a swap of the count: at least the limit of the last
+    /// `publish` whose swap of the count came before it (see `breaker/bulkhead.rs`).
+    pub(crate) fn limit_after_swap(&self) -> u32 {
+        self.hot.max_concurrent.load(Ordering::Acquire)
+    }
+
+    /// Whether no call holds a bulkhead slot. A swap that changes nothing, not a load: swaps
+    /// of one word are in one order, so this one comes before or after each call's, and the
+    /// limit stored before it reaches a call whose swap comes after (`breaker/bulkhead.rs`).
+    /// Read only in the few publishes of a CLOSED with a packed window.
+    fn slots_free(&self) -> bool {
+        self.counts.in_flight.fetch_add(0, Ordering::AcqRel) == 0
     }
 
     /// The count of calls holding a bulkhead slot; only `breaker/bulkhead.rs` changes it.

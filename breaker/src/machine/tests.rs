@@ -58,7 +58,7 @@ fn a_trip_judged_under_a_threshold_raised_since_keeps_the_breaker_closed() {
     // A failure judged under 0.5 lands on the seal the reconfigure left; under the lock
     // it is judged under 0.6 and counted.
     assert_eq!(packed.record(0, 4, true, || at_half), Packed::Sealed);
-    let failure = m.record(0, Admission::Counted, true, None, &mut now, &packed);
+    let failure = m.record(0, Admission::Counted, true, None, false, &mut now, &packed);
     assert_eq!((failure, m.state()), (None, State::Closed));
     // One that sealed the window first asks the lock to open the breaker: judged under
     // 0.6, the window is open to results again, with every call.
@@ -85,7 +85,7 @@ fn a_failure_judged_under_a_threshold_lowered_since_opens_the_breaker() {
     // Judged under 0.6 it would be counted without tripping: it lands on the seal and
     // is judged under 0.5 under the lock.
     assert_eq!(packed.record(0, 4, true, || at_more), Packed::Sealed);
-    let failure = m.record(0, Admission::Counted, true, None, &mut now, &packed);
+    let failure = m.record(0, Admission::Counted, true, None, false, &mut now, &packed);
     assert_eq!(failure, Some((State::Closed, State::Open)));
 }
 
@@ -122,6 +122,14 @@ fn a_probe_out_for_probe_timeout_fails_its_trial_at_the_next_call_or_result() {
     assert_eq!((m.state(), m.probes_in_flight()), (State::Open, 0));
     // Its late success is of the trial that ended.
     let first = Some(origin + Duration::from_secs(5));
-    let late = m.record(trial, Admission::Probe, false, first, &mut at(36), &packed);
+    let late = m.record(
+        trial,
+        Admission::Probe,
+        false,
+        first,
+        false,
+        &mut at(36),
+        &packed,
+    );
     assert_eq!((late, m.state()), (None, State::Open));
 }
