@@ -5,10 +5,31 @@ use std::time::Duration;
 
 use crate::{Breaker, State};
 
-pub(crate) fn transition(breaker: &Breaker, from: State, to: State) {
+pub(crate) fn transition(breaker: &Breaker, from: State, to: State, shadow: bool) {
     let s = breaker.snapshot();
     let name = breaker.name();
     let key = breaker.key().unwrap_or("");
+    if shadow {
+        // A breaker that only watches tells what it would do, and does nothing alarming.
+        let would = match to {
+            State::Open | State::ForcedOpen => {
+                "circuit breaker would open (shadow: calls still admitted)"
+            }
+            State::Closed => "circuit breaker would close (shadow)",
+            State::HalfOpen | State::Disabled => "circuit breaker would change state (shadow)",
+        };
+        return tracing::info!(
+            breaker = name,
+            key,
+            %from,
+            %to,
+            shadow,
+            failure_rate = s.failure_rate,
+            slow_call_rate = s.slow_call_rate,
+            calls = s.calls,
+            "{would}"
+        );
+    }
     match to {
         State::Open | State::ForcedOpen => tracing::warn!(
             breaker = name,

@@ -100,6 +100,8 @@ struct Hot {
     when_full: AtomicU32,
     /// `f64` bits.
     failure_rate: AtomicU64,
+    /// 1 while the configuration is a shadow's: rejections admit instead.
+    shadow: AtomicU32,
 }
 
 struct Counts {
@@ -126,6 +128,7 @@ impl Shared {
             min_calls: AtomicU32::new(0),
             when_full: AtomicU32::new(0),
             failure_rate: AtomicU64::new(0),
+            shadow: AtomicU32::new(0),
         };
         let shared = Self {
             hot,
@@ -183,6 +186,8 @@ impl Shared {
             hot.when_full.store(threshold.when_full, Ordering::Relaxed);
             hot.failure_rate
                 .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
+            hot.shadow
+                .store(u32::from(m.config().shadow()), Ordering::Relaxed);
         }
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);
@@ -260,6 +265,12 @@ impl Shared {
     #[inline(always)]
     pub(crate) fn packed_capacity(&self) -> u32 {
         self.hot.packed.load(Ordering::Relaxed)
+    }
+
+    /// Whether the breaker only watches: what it would reject, it admits.
+    #[inline(always)]
+    pub(crate) fn shadow(&self) -> bool {
+        self.hot.shadow.load(Ordering::Relaxed) != 0
     }
 
     /// The fewest failures that trip the full packed window.
