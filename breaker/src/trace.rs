@@ -10,25 +10,37 @@ pub(crate) fn transition(breaker: &Breaker, from: State, to: State, shadow: bool
     let name = breaker.name();
     let key = breaker.key().unwrap_or("");
     if shadow {
-        // A breaker that only watches tells what it would do, and does nothing alarming.
-        let would = match to {
-            State::Open | State::ForcedOpen => {
+        // A breaker that only watches tells what it would do, and changes nothing for the
+        // calls: no warning.
+        return match to {
+            State::Open | State::ForcedOpen => tracing::info!(
+                breaker = name,
+                key,
+                %from,
+                %to,
+                shadow,
+                failure_rate = s.failure_rate,
+                slow_call_rate = s.slow_call_rate,
+                calls = s.calls,
                 "circuit breaker would open (shadow: calls still admitted)"
-            }
-            State::Closed => "circuit breaker would close (shadow)",
-            State::HalfOpen | State::Disabled => "circuit breaker would change state (shadow)",
+            ),
+            State::Closed => tracing::info!(
+                breaker = name,
+                key,
+                %from,
+                %to,
+                shadow,
+                "circuit breaker would close (shadow)"
+            ),
+            State::HalfOpen | State::Disabled => tracing::info!(
+                breaker = name,
+                key,
+                %from,
+                %to,
+                shadow,
+                "circuit breaker would change state (shadow)"
+            ),
         };
-        return tracing::info!(
-            breaker = name,
-            key,
-            %from,
-            %to,
-            shadow,
-            failure_rate = s.failure_rate,
-            slow_call_rate = s.slow_call_rate,
-            calls = s.calls,
-            "{would}"
-        );
     }
     match to {
         State::Open | State::ForcedOpen => tracing::warn!(

@@ -50,7 +50,11 @@ fn a_shadow_breaker_opens_and_recovers_as_an_enforcing_one_but_admits_every_call
     assert_eq!(b.state(), State::HalfOpen);
     // The probe slot is taken: an enforcing breaker would reject this one too.
     b.try_acquire().expect("a shadow admits").failure();
-    assert_eq!(b.state(), State::HalfOpen, "a shadowed failure is not a probe's");
+    assert_eq!(
+        b.state(),
+        State::HalfOpen,
+        "a shadowed failure is not a probe's"
+    );
     probe.success();
     assert_eq!(b.state(), State::Closed);
     assert_eq!(b.snapshot().totals.shadow_rejected, 4);
