@@ -5,6 +5,8 @@
 //! and `complete.rs` which path a result takes. `docs/design.md` shows the whole flow.
 
 mod complete;
+#[cfg(feature = "recording")]
+mod recorder;
 mod shared;
 
 use std::fmt;
@@ -84,6 +86,8 @@ pub(crate) struct Identity {
     /// The name as rejections carry it.
     rejected_name: Name,
     listeners: Listeners,
+    #[cfg(feature = "recording")]
+    recorder: recorder::Recorder,
 }
 
 /// What admission off the fast path decided: the parts of a [`Permit`] or a [`Rejected`].
@@ -120,6 +124,8 @@ impl Breaker {
             name,
             key_at,
             listeners: Listeners::default(),
+            #[cfg(feature = "recording")]
+            recorder: recorder::Recorder::default(),
         };
         Self {
             shared: Shared::new(config, clock, identity),
@@ -288,7 +294,7 @@ impl Breaker {
             State::Disabled => Ticket::Admit {
                 generation: generation_of(word),
                 admission: Admission::Passthrough,
-                started: None,
+                started: self.shared.recording().then(|| self.clock().now()),
             },
             _ => self.admit_locked(),
         }
@@ -341,6 +347,10 @@ impl Breaker {
         if self.shared.shadow() {
             return self.admit_shadow(generation_of(self.shared.word()));
         }
+        #[cfg(feature = "recording")]
+        if self.shared.recording() {
+            self.record_rejection(RejectReason::Open);
+        }
         self.shared.count(Ending::Rejected);
         Ticket::Reject {
             reason: RejectReason::Open,
@@ -368,11 +378,14 @@ impl Breaker {
             Ok(admission) => Ticket::Admit {
                 generation,
                 admission,
-                // When calls are timed (slow calls, latency guard), the time a call starts.
-                started: timed.then(|| now.get()),
+                // When calls are timed (slow calls, latency guard, a recording), the time a
+                // call starts.
+                started: (timed || self.shared.recording()).then(|| now.get()),
             },
             Err(_) if shadow => self.admit_shadow(generation),
             Err((reason, retry_after)) => {
+                #[cfg(feature = "recording")]
+                self.record_rejection(reason);
                 self.shared.count(Ending::Rejected);
                 Ticket::Reject {
                     reason,
@@ -393,7 +406,8 @@ impl Breaker {
         Ticket::Admit {
             generation,
             admission: Admission::Passthrough,
-            started: None,
+            // The call runs: a recording keeps its real outcome.
+            started: self.shared.recording().then(|| self.clock().now()),
         }
     }
 
