@@ -5,6 +5,8 @@
 //! and `complete.rs` which path a result takes. `docs/design.md` shows the whole flow.
 
 mod complete;
+#[cfg(feature = "recording")]
+mod recorder;
 mod shared;
 
 use std::fmt;
@@ -84,6 +86,8 @@ pub(crate) struct Identity {
     /// The name as rejections carry it.
     rejected_name: Name,
     listeners: Listeners,
+    #[cfg(feature = "recording")]
+    recorder: recorder::Recorder,
 }
 
 /// What admission off the fast path decided: the parts of a [`Permit`] or a [`Rejected`].
@@ -120,6 +124,8 @@ impl Breaker {
             name,
             key_at,
             listeners: Listeners::default(),
+            #[cfg(feature = "recording")]
+            recorder: recorder::Recorder::default(),
         };
         Self {
             shared: Shared::new(config, clock, identity),
@@ -288,7 +294,7 @@ impl Breaker {
             State::Disabled => Ticket::Admit {
                 generation: generation_of(word),
                 admission: Admission::Passthrough,
-                started: None,
+                started: self.shared.recording().then(|| self.clock().now()),
             },
             _ => self.admit_locked(),
         }
@@ -334,9 +340,17 @@ impl Breaker {
         self.count_open_rejection(until - now)
     }
 
-    /// Counts a rejection in OPEN with `left` nanoseconds to go, and tells it.
+    /// Counts a rejection in OPEN with `left` nanoseconds to go, and tells it; a shadow
+    /// breaker admits instead.
     #[inline(always)]
     fn count_open_rejection(&self, left: u64) -> Ticket {
+        if self.shared.shadow() {
+            return self.admit_shadow(generation_of(self.shared.word()));
+        }
+        #[cfg(feature = "recording")]
+        if self.shared.recording() {
+            self.record_rejection(RejectReason::Open);
+        }
         self.shared.count(Ending::Rejected);
         Ticket::Reject {
             reason: RejectReason::Open,
@@ -349,25 +363,51 @@ impl Breaker {
     #[cold]
     fn admit_locked(&self) -> Ticket {
         let mut now = LazyNow::new(self.clock());
-        let ((admitted, generation, timed), events) = self.shared.transition(|m, packed| {
-            let admitted = m.acquire(&mut now, packed);
-            (admitted, m.generation(), m.times_calls())
-        });
+        let ((admitted, generation, timed, shadow), events) =
+            self.shared.transition(|m, packed| {
+                let admitted = m.acquire(&mut now, packed);
+                (
+                    admitted,
+                    m.generation(),
+                    m.times_calls(),
+                    m.config().shadow(),
+                )
+            });
         self.emit(events);
         match admitted {
             Ok(admission) => Ticket::Admit {
                 generation,
                 admission,
-                // When calls are timed (slow calls, latency guard), the time a call starts.
-                started: timed.then(|| now.get()),
+                // When calls are timed (slow calls, latency guard, a recording), the time a
+                // call starts.
+                started: (timed || self.shared.recording()).then(|| now.get()),
             },
+            Err(_) if shadow => self.admit_shadow(generation),
             Err((reason, retry_after)) => {
+                #[cfg(feature = "recording")]
+                self.record_rejection(reason);
                 self.shared.count(Ending::Rejected);
                 Ticket::Reject {
                     reason,
                     left: retry_nanos(retry_after),
                 }
             }
+        }
+    }
+
+    /// Admits, as a shadow breaker does, a call the machine rejected in `generation`: counted
+    /// as a shadow rejection, and its result recorded nowhere but the totals, so that the
+    /// machine moves exactly as an enforcing breaker's would. (The generation is that of the
+    /// rejecting state: any CLOSED after it has a later one, whose window the result cannot
+    /// enter.)
+    #[cold]
+    fn admit_shadow(&self, generation: u64) -> Ticket {
+        self.shared.count(Ending::ShadowRejected);
+        Ticket::Admit {
+            generation,
+            admission: Admission::Passthrough,
+            // The call runs: a recording keeps its real outcome.
+            started: self.shared.recording().then(|| self.clock().now()),
         }
     }
 
@@ -516,16 +556,21 @@ impl Breaker {
     #[cold]
     fn emit_now(&self, events: Events) {
         let listeners = &self.identity().listeners;
+        let shadow = self.shared.shadow();
         if let Some((from, to)) = events.transition {
             #[cfg(feature = "tracing")]
-            crate::trace::transition(self, from, to);
-            listeners.emit(&Event::StateTransition { from, to });
+            crate::trace::transition(self, from, to, shadow);
+            listeners.emit(&Event::StateTransition { from, to, shadow });
         }
         match events.ramp {
             Some(RampNews::Step { step, percent }) => {
                 #[cfg(feature = "tracing")]
                 crate::trace::ramp_step(self, step, percent);
-                listeners.emit(&Event::RampStep { step, percent });
+                listeners.emit(&Event::RampStep {
+                    step,
+                    percent,
+                    shadow,
+                });
             }
             #[cfg(feature = "tracing")]
             Some(RampNews::Held {

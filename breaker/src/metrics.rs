@@ -309,7 +309,7 @@ impl Transitions {
         let counts = Counts::default();
         let listened = counts.clone();
         breaker.on_event(move |event| match *event {
-            Event::StateTransition { from, to } => {
+            Event::StateTransition { from, to, .. } => {
                 let mut counts = listened.lock();
                 *counts.entry((from.code(), to.code())).or_insert(0) += 1;
             }

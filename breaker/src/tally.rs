@@ -24,9 +24,12 @@ pub(crate) enum Ending {
     /// Dropped without a result (a cancelled future), not while panicking.
     Cancelled,
     Rejected,
+    /// Admitted by a shadow breaker where an enforcing one would have rejected it; the call
+    /// then ends as any other, and is counted again by how.
+    ShadowRejected,
 }
 
-const ENDINGS: usize = 5;
+const ENDINGS: usize = 6;
 
 impl Ending {
     /// The outcome the window sees: a cancelled call is not judged.
@@ -34,7 +37,9 @@ impl Ending {
         match self {
             Ending::Success => Outcome::Success,
             Ending::Failure => Outcome::Failure,
-            Ending::Ignored | Ending::Cancelled | Ending::Rejected => Outcome::Ignored,
+            Ending::Ignored | Ending::Cancelled | Ending::Rejected | Ending::ShadowRejected => {
+                Outcome::Ignored
+            }
         }
     }
 }
@@ -85,6 +90,9 @@ pub struct CallTotals {
     pub cancelled: u64,
     /// Calls the breaker rejected.
     pub rejected: u64,
+    /// Calls a shadow breaker ([`Config::shadow`](crate::Config::shadow)) admitted where an
+    /// enforcing one would have rejected them; they are also counted by how they ended.
+    pub shadow_rejected: u64,
 }
 
 impl CallTotals {
@@ -196,13 +204,14 @@ impl Tally {
                 *sum += counter.load(Ordering::Relaxed);
             }
         }
-        let [success, failure, ignored, cancelled, rejected] = sums;
+        let [success, failure, ignored, cancelled, rejected, shadow_rejected] = sums;
         CallTotals {
             success,
             failure,
             ignored,
             cancelled,
             rejected,
+            shadow_rejected,
         }
     }
 }

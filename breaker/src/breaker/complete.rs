@@ -122,6 +122,10 @@ impl Breaker {
             _ => Recorded::Locked,
         };
         self.shared.count(ending);
+        #[cfg(feature = "recording")]
+        if let Some(started) = started {
+            self.record_end(started, ending);
+        }
         match recorded {
             Recorded::Done => {}
             Recorded::Tripped => self.open_tripped(generation),

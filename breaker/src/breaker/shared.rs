@@ -100,6 +100,12 @@ struct Hot {
     when_full: AtomicU32,
     /// `f64` bits.
     failure_rate: AtomicU64,
+    /// 1 while the configuration is a shadow's: rejections admit instead.
+    shadow: AtomicU32,
+    /// 1 while calls are recorded (`Breaker::record`): calls are then timed, and rejections
+    /// recorded.
+    #[cfg(feature = "recording")]
+    recording: AtomicU32,
 }
 
 struct Counts {
@@ -126,6 +132,9 @@ impl Shared {
             min_calls: AtomicU32::new(0),
             when_full: AtomicU32::new(0),
             failure_rate: AtomicU64::new(0),
+            shadow: AtomicU32::new(0),
+            #[cfg(feature = "recording")]
+            recording: AtomicU32::new(0),
         };
         let shared = Self {
             hot,
@@ -183,17 +192,27 @@ impl Shared {
             hot.when_full.store(threshold.when_full, Ordering::Relaxed);
             hot.failure_rate
                 .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
+            hot.shadow
+                .store(u32::from(m.config().shadow()), Ordering::Relaxed);
         }
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);
         }
         let state = m.state();
+        let recording = self.recording();
+        // A recorded success must reach the recorder: none is left out as changing nothing.
         let full_window = match m.packed_capacity() {
-            Some(_) if state == State::Closed => PackedWindow::full_of_successes(m.generation()),
+            Some(_) if state == State::Closed && !recording => {
+                PackedWindow::full_of_successes(m.generation())
+            }
             _ => PackedWindow::NEVER,
         };
         hot.full_window.store(full_window, Ordering::Relaxed);
-        let timed = if m.times_calls() { TIMED } else { 0 };
+        let timed = if m.times_calls() || recording {
+            TIMED
+        } else {
+            0
+        };
         let word = stamp(m.generation()) | timed | state.code();
         hot.word.store(word, Ordering::Release);
     }
@@ -260,6 +279,29 @@ impl Shared {
     #[inline(always)]
     pub(crate) fn packed_capacity(&self) -> u32 {
         self.hot.packed.load(Ordering::Relaxed)
+    }
+
+    /// Whether the breaker only watches: what it would reject, it admits.
+    #[inline(always)]
+    pub(crate) fn shadow(&self) -> bool {
+        self.hot.shadow.load(Ordering::Relaxed) != 0
+    }
+
+    /// Whether calls are recorded: they must note their start, and rejections be recorded.
+    #[inline(always)]
+    pub(crate) fn recording(&self) -> bool {
+        #[cfg(feature = "recording")]
+        return self.hot.recording.load(Ordering::Relaxed) != 0;
+        #[cfg(not(feature = "recording"))]
+        false
+    }
+
+    /// Starts or stops timing calls for a recording, and publishes it in the admission word.
+    #[cfg(feature = "recording")]
+    pub(crate) fn set_recording(&self, on: bool) {
+        self.hot.recording.store(u32::from(on), Ordering::Relaxed);
+        let ((), none) = self.transition(|_, _| ());
+        drop(none);
     }
 
     /// The fewest failures that trip the full packed window.
