@@ -7,8 +7,8 @@ use syn::{AttrStyle, Attribute, FnArg, ItemFn, LitStr, Pat, ReturnType, Type};
 
 use crate::args::{self, Args, Window};
 use crate::keys::{
-    CONFIG_KEYS, DEFAULT_BUCKETS, DEFAULT_MAX_KEYS, DEFAULT_RAMP_STEP, DEFAULT_SLOW_RATE,
-    TIME_WINDOW,
+    CONFIG_KEYS, DEFAULT_BUCKETS, DEFAULT_MAX_KEYS, DEFAULT_RAMP_STEP, DEFAULT_RETRY_BACKOFF,
+    DEFAULT_RETRY_BUDGET, DEFAULT_SLOW_RATE, TIME_WINDOW,
 };
 use crate::validate;
 
@@ -281,6 +281,36 @@ fn builder(args: &Args, p: &TokenStream) -> TokenStream {
         let factor = float(guard.value);
         b = quote!(#b.ramp_latency_guard(#factor));
     }
+    if let Some(timeout) = &args.timeout {
+        let limit = duration(timeout.value);
+        b = quote!(#b.timeout(#limit));
+    }
+    if let Some(retries) = &args.retries {
+        let count = retries.value;
+        let base = duration(
+            args.retry_backoff
+                .as_ref()
+                .map_or(DEFAULT_RETRY_BACKOFF, |d| d.value),
+        );
+        let budget = float(
+            args.retry_budget
+                .as_ref()
+                .map_or(DEFAULT_RETRY_BUDGET, |r| r.value),
+        );
+        b = quote!(#b.retries(#count).retry_backoff(#base).retry_budget(#budget));
+    }
+    if let Some(calls) = &args.max_concurrent {
+        let calls = calls.value;
+        b = quote!(#b.max_concurrent(#calls));
+    }
+    if let Some(limit) = &args.probe_timeout {
+        let limit = duration(limit.value);
+        b = quote!(#b.probe_timeout(#limit));
+    }
+    if let Some(shadow) = &args.shadow {
+        let shadow = shadow.value;
+        b = quote!(#b.shadow(#shadow));
+    }
     b
 }
 
@@ -424,6 +454,13 @@ mod tests {
             "ramp" => "[50, 100]",
             "ramp_step" => "\"7s\"",
             "ramp_guard" => "4.0",
+            "timeout" => "\"800ms\"",
+            "retries" => "2",
+            "retry_backoff" => "\"50ms\"",
+            "retry_budget" => "0.5",
+            "max_concurrent" => "64",
+            "probe_timeout" => "\"30s\"",
+            "shadow" => "true",
             _ => panic!("no example value of `{key}`: add one, so the tests cover it"),
         }
     }
@@ -479,7 +516,7 @@ mod tests {
             );
             rules += 1;
         }
-        assert_eq!(rules, 5);
+        assert_eq!(rules, 7);
     }
 
     #[test]
