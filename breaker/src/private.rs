@@ -70,6 +70,20 @@ const fn checks_every_field(checked: &[Field]) -> bool {
     true
 }
 
+/// Fails compilation at the `timeout` or `retries` key of an attribute when this crate was
+/// built without the `policy` feature, which runs them.
+#[cfg(not(feature = "policy"))]
+pub const fn needs_policy_feature() {
+    panic!(
+        "`timeout` and `retries` need the `policy` feature of breaker: \
+         enable it (it is on by default) or remove the key"
+    );
+}
+
+/// With the `policy` feature, `timeout` and `retries` are run: nothing to refuse.
+#[cfg(feature = "policy")]
+pub const fn needs_policy_feature() {}
+
 /// The registry name of a method: its type's path without generic arguments, then the method.
 pub fn method_name(self_type: &str, method: &str) -> String {
     let path = self_type.trim_start_matches(['&', '*']);
