@@ -3,7 +3,7 @@
 use proc_macro2::{Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
-use syn::{AttrStyle, Attribute, FnArg, ItemFn, LitStr, Pat, ReturnType, Type};
+use syn::{AttrStyle, Attribute, FnArg, ItemFn, LitStr, Pat, ReturnType, Signature, Token, Type};
 
 use crate::args::{self, Args, Window};
 use crate::keys::{
@@ -110,10 +110,13 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
     };
     let out_binding = annotated(&out);
 
-    let classify = match &args.classify {
+    // `subject` is the result, or with `borrow` a reference to it.
+    let classify_of = |subject: &Ident, borrow: bool| match &args.classify {
         Some(path) => {
             let path = &path.value;
-            quote_spanned!(path_span(path)=> #path(&#out))
+            let span = path_span(path);
+            let borrow = borrow.then(|| quote_spanned!(span=> &));
+            quote_spanned!(span=> #path(#borrow #subject))
         }
         None => {
             let classify = match &ret_ty {
@@ -121,9 +124,11 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
                 None => quote!(#p::Classify::classify),
             };
             let classify = respan(classify, ret_span);
-            quote!(#classify(&#out))
+            let borrow = borrow.then(|| quote!(&));
+            quote!(#classify(#borrow #subject))
         }
     };
+    let classify = classify_of(&out, true);
 
     let on_rejected = match &args.fallback {
         Some(fallback) => {
@@ -193,22 +198,115 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
         }
     };
 
+    if args.timeout.is_none() && args.retries.is_none() {
+        return quote! {
+            #(#outer_attrs)*
+            #vis #sig {
+                #(#inner_attrs)*
+                #acquire
+                let #admission = #breaker.try_acquire();
+                match #admission {
+                    ::core::result::Result::Ok(#permit) => {
+                        let #out_binding = async move #block.await;
+                        #permit.record(#classify);
+                        #out
+                    }
+                    ::core::result::Result::Err(#rejected) => #on_rejected,
+                }
+            }
+        };
+    }
+
+    // The call policy: the runtime asks the breaker before each attempt and runs it under the
+    // timeout. An attempt is the body in an `async move` block of its own, as above.
+    let result = Ident::new("result", Span::mixed_site());
+    let timed_out = Ident::new("timed_out", Span::mixed_site());
+    let attempt = match &ret_ty {
+        Some(ty) => quote! {
+            async move {
+                let #out: #ty = async move #block.await;
+                #out
+            }
+        },
+        None => quote!(async move #block),
+    };
+    let judge = {
+        let subject = match &ret_ty {
+            Some(ty) => quote!(#out: &#ty),
+            None => quote!(#out),
+        };
+        let classify = classify_of(&out, false);
+        quote!(|#subject| #classify)
+    };
+    let run = if args.retries.is_some() {
+        // Each attempt borrows `self` and gets its own copy of the other arguments.
+        let reused = typed_arguments(&sig).map(|(ident, mutability)| {
+            let reuse = quote_spanned!(ident.span()=> #p::Reuse::reuse(&#ident));
+            quote! {
+                #[allow(unused_variables, unused_mut)]
+                let #mutability #ident = #reuse;
+            }
+        });
+        quote! {
+            #p::run(
+                &*#breaker,
+                || {
+                    #(#reused)*
+                    #attempt
+                },
+                #judge,
+            )
+        }
+    } else {
+        quote!(#p::run_once(&*#breaker, #attempt, #judge))
+    };
+    let on_timed_out = match &ret_ty {
+        Some(ty) => {
+            quote_spanned!(ret_span=> <#ty as #p::FromTimedOut>::from_timed_out(#timed_out))
+        }
+        None => quote_spanned!(ret_span=> #p::FromTimedOut::from_timed_out(#timed_out)),
+    };
+    let sig = outer_signature(args, sig);
     quote! {
         #(#outer_attrs)*
         #vis #sig {
             #(#inner_attrs)*
             #acquire
-            let #admission = #breaker.try_acquire();
-            match #admission {
-                ::core::result::Result::Ok(#permit) => {
-                    let #out_binding = async move #block.await;
-                    #permit.record(#classify);
-                    #out
-                }
-                ::core::result::Result::Err(#rejected) => #on_rejected,
+            let #result = #run.await;
+            match #result {
+                ::core::result::Result::Ok(#out) => #out,
+                ::core::result::Result::Err(#p::CallError::Rejected(#rejected)) => #on_rejected,
+                ::core::result::Result::Err(#p::CallError::TimedOut(#timed_out)) => #on_timed_out,
             }
         }
     }
+}
+
+/// The typed arguments' names, with their `mut` if any: [`validate`] made sure they are plain
+/// names.
+fn typed_arguments(sig: &Signature) -> impl Iterator<Item = (&Ident, Option<Token![mut]>)> {
+    sig.inputs.iter().filter_map(|arg| match arg {
+        FnArg::Typed(typed) => match &*typed.pat {
+            Pat::Ident(p) => Some((&p.ident, p.mutability)),
+            _ => None,
+        },
+        FnArg::Receiver(_) => None,
+    })
+}
+
+/// The signature as written, except that with `retries` an argument's `mut` moves to the
+/// copy each attempt gets: the argument itself is only lent to them.
+fn outer_signature(args: &Args, mut sig: Signature) -> Signature {
+    if args.retries.is_some() {
+        for arg in &mut sig.inputs {
+            if let FnArg::Typed(typed) = arg {
+                if let Pat::Ident(p) = &mut *typed.pat {
+                    p.mutability = None;
+                }
+            }
+        }
+    }
+    sig
 }
 
 /// `::breaker::__private`, or its path under the renamed runtime crate.
@@ -339,6 +437,17 @@ fn checks(args: &Args, p: &TokenStream) -> TokenStream {
                 None => check,
             }
         })
+        .chain(policy_feature_checks(args, p))
+        .collect()
+}
+
+/// `timeout` and `retries` are run by the runtime's `policy` feature: without it, each is
+/// refused at its key.
+fn policy_feature_checks(args: &Args, p: &TokenStream) -> Vec<TokenStream> {
+    let keys = [args.spans_of("timeout"), args.spans_of("retries")];
+    keys.into_iter()
+        .flatten()
+        .map(|(_, key_span)| respan(quote!(const _: () = #p::needs_policy_feature();), key_span))
         .collect()
 }
 
@@ -351,7 +460,7 @@ fn checked_fields(p: &TokenStream) -> TokenStream {
 }
 
 /// A closure giving the registry name, called once, on the first call.
-fn registry_name(args: &Args, sig: &syn::Signature) -> TokenStream {
+fn registry_name(args: &Args, sig: &Signature) -> TokenStream {
     let ident = LitStr::new(&sig.ident.unraw().to_string(), sig.ident.span());
     if let Some(name) = &args.name {
         let name = &name.value;
