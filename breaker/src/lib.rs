@@ -126,6 +126,7 @@ pub mod metrics;
 #[cfg(feature = "overrides")]
 pub mod overrides;
 mod permit;
+mod policy;
 #[cfg(feature = "recording")]
 pub mod recording;
 mod recovery;
@@ -150,6 +151,7 @@ pub use crate::events::Event;
 #[cfg(feature = "http")]
 pub use crate::integrations::http::StatusClassifier;
 pub use crate::permit::{OwnedPermit, Permit};
+pub use crate::policy::{CallError, TimedOut};
 pub use crate::registry::{registry, Entry, Registry};
 pub use crate::rejected::{RejectReason, Rejected};
 pub use crate::state::{Snapshot, State};

@@ -85,6 +85,13 @@ pub struct CallTotals {
     pub cancelled: u64,
     /// Calls the breaker rejected.
     pub rejected: u64,
+    /// Retries made by [`Breaker::run`](crate::Breaker::run) (and the attribute's
+    /// `retries`): attempts after a failed one that the breaker admitted. Each is counted in
+    /// the endings above too.
+    pub retries: u64,
+    /// Failed calls returned without a retry they had left, because the retry budget was
+    /// exhausted.
+    pub retry_budget_exhausted: u64,
 }
 
 impl CallTotals {
@@ -203,6 +210,8 @@ impl Tally {
             ignored,
             cancelled,
             rejected,
+            retries: 0,
+            retry_budget_exhausted: 0,
         }
     }
 }

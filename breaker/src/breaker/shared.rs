@@ -183,6 +183,8 @@ impl Shared {
             hot.when_full.store(threshold.when_full, Ordering::Relaxed);
             hot.failure_rate
                 .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
+            #[cfg(feature = "policy")]
+            self.identity.policy.publish(&m.config().policy());
         }
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);
