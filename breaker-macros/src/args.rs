@@ -73,6 +73,13 @@ pub(crate) struct Args {
 }
 
 impl Args {
+    /// Whether the body gets copies of the arguments: with `retries` each attempt needs its
+    /// own, and with `timeout` and `fallback` the body's future is made before the breaker is
+    /// asked, while a rejected call still passes the arguments to the fallback.
+    pub(crate) fn copies_arguments(&self) -> bool {
+        self.retries.is_some() || (self.timeout.is_some() && self.fallback.is_some())
+    }
+
     /// The spans of the configuration key `name`'s value and of the key, if written.
     pub(crate) fn spans_of(&self, name: &str) -> Option<(Span, Span)> {
         fn at<T>(s: &Option<Spanned<T>>) -> Option<(Span, Span)> {

@@ -238,20 +238,33 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
         let classify = classify_of(&out, false);
         quote!(|#subject| #classify)
     };
-    let run = if args.retries.is_some() {
-        // Each attempt borrows `self` and gets its own copy of the other arguments.
-        let reused = typed_arguments(&sig).map(|(ident, mutability)| {
+    // The body borrows `self` and gets its own copy of the other arguments.
+    let copies: Vec<TokenStream> = typed_arguments(&sig)
+        .map(|(ident, mutability)| {
             let reuse = quote_spanned!(ident.span()=> #p::Reuse::reuse(&#ident));
             quote! {
                 #[allow(unused_variables, unused_mut)]
                 let #mutability #ident = #reuse;
             }
-        });
+        })
+        .collect();
+    let run = if args.retries.is_some() {
         quote! {
             #p::run(
                 &*#breaker,
                 || {
-                    #(#reused)*
+                    #(#copies)*
+                    #attempt
+                },
+                #judge,
+            )
+        }
+    } else if args.copies_arguments() {
+        quote! {
+            #p::run_once(
+                &*#breaker,
+                {
+                    #(#copies)*
                     #attempt
                 },
                 #judge,
@@ -294,10 +307,10 @@ fn typed_arguments(sig: &Signature) -> impl Iterator<Item = (&Ident, Option<Toke
     })
 }
 
-/// The signature as written, except that with `retries` an argument's `mut` moves to the
-/// copy each attempt gets: the argument itself is only lent to them.
+/// The signature as written, except that an argument's `mut` moves to the copy the body
+/// gets, when it gets one: the argument itself is only lent.
 fn outer_signature(args: &Args, mut sig: Signature) -> Signature {
-    if args.retries.is_some() {
+    if args.copies_arguments() {
         for arg in &mut sig.inputs {
             if let FnArg::Typed(typed) = arg {
                 if let Pat::Ident(p) = &mut *typed.pat {
@@ -542,111 +555,4 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::keys::TIME_WINDOW;
-
-    /// A valid value of each configuration key, as the attribute takes it.
-    fn example(key: &str) -> &'static str {
-        match key {
-            "window" => "\"10s\"",
-            "buckets" => "20",
-            "min" => "4",
-            "rate" => "0.25",
-            "slow" => "\"2s\"",
-            "slow_rate" => "0.75",
-            "open" => "\"20s\"",
-            "probes" => "4",
-            "successes" => "2",
-            "backoff" => "3.0",
-            "open_max" => "\"2m\"",
-            "ramp" => "[50, 100]",
-            "ramp_step" => "\"7s\"",
-            "ramp_guard" => "4.0",
-            "timeout" => "\"800ms\"",
-            "retries" => "2",
-            "retry_backoff" => "\"50ms\"",
-            "retry_budget" => "0.5",
-            "max_concurrent" => "64",
-            "probe_timeout" => "\"30s\"",
-            "shadow" => "true",
-            _ => panic!("no example value of `{key}`: add one, so the tests cover it"),
-        }
-    }
-
-    /// The key a key needs, written with its example value; empty if it needs none.
-    fn needed(key: &crate::keys::ConfigKey) -> String {
-        match key.needs.as_ref().map(|n| n.what) {
-            Some(TIME_WINDOW) => "window = \"10s\"".to_owned(),
-            Some(other) => format!("{other} = {}", example(other)),
-            None => String::new(),
-        }
-    }
-
-    fn parsed(text: &str) -> (Args, Vec<syn::Error>) {
-        let mut errors = Vec::new();
-        let args = args::parse(text.parse().unwrap(), &mut errors);
-        (args, errors)
-    }
-
-    #[test]
-    fn every_configuration_key_is_parsed_and_reaches_the_builder() {
-        let p = quote!(::breaker::__private);
-        for key in CONFIG_KEYS {
-            let base = needed(key);
-            let text = format!("{base}, {} = {}", key.name, example(key.name));
-            let (with, errors) = parsed(text.trim_start_matches(", "));
-            assert!(errors.is_empty(), "{text}");
-            assert!(with.spans_of(key.name).is_some(), "{text}");
-            let (without, _) = parsed(&base);
-            assert_ne!(
-                builder(&with, &p).to_string(),
-                builder(&without, &p).to_string(),
-                "{text}"
-            );
-        }
-    }
-
-    #[test]
-    fn every_needs_rule_of_the_table_refuses_the_key_alone() {
-        let func: ItemFn = syn::parse_quote!(
-            async fn f() {}
-        );
-        let mut rules = 0;
-        for key in CONFIG_KEYS.iter().filter(|k| k.needs.is_some()) {
-            let text = format!("{} = {}", key.name, example(key.name));
-            let (args, mut errors) = parsed(&text);
-            validate::validate(&args, &func, &mut errors);
-            let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            assert_eq!(messages.len(), 1, "{text}: {messages:?}");
-            assert!(
-                messages[0].starts_with(&format!("`{}` needs ", key.name)),
-                "{text}: {messages:?}"
-            );
-            rules += 1;
-        }
-        assert_eq!(rules, 7);
-    }
-
-    #[test]
-    fn every_field_of_the_table_is_checked_and_handed_to_the_runtime() {
-        let p = quote!(::breaker::__private);
-        let (args, _) = parsed("");
-        let fields = |tokens: TokenStream| -> Vec<String> {
-            let text = tokens.to_string();
-            text.split("Field ::")
-                .skip(1)
-                .map(|rest| {
-                    let rest = rest.trim_start();
-                    let end = rest
-                        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                        .unwrap_or(rest.len());
-                    rest[..end].to_owned()
-                })
-                .collect()
-        };
-        let table: Vec<String> = CONFIG_KEYS.iter().map(|k| k.field.to_owned()).collect();
-        assert_eq!(fields(checks(&args, &p)), table);
-        assert_eq!(fields(checked_fields(&p)), table);
-    }
-}
+mod tests;

@@ -3,7 +3,7 @@
 //! Rules on values (`rate` in (0, 1], `min` at most `window`, ...) are not here: the runtime's
 //! `ConfigBuilder` owns them, and the expansion has the compiler evaluate them in a `const`.
 
-use syn::{Error, FnArg, ItemFn, Pat, PatType, Receiver, Type};
+use syn::{Error, FnArg, ItemFn, Pat, PatType, Type};
 
 use crate::args::{Args, Window};
 use crate::keys::{CONFIG_KEYS, TIME_WINDOW};
@@ -51,22 +51,71 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
             }
         }
     }
-    if args.retries.is_some() {
-        retried_arguments(func, args.fallback.is_none(), errors);
+    if let Some(copies) = Copies::of(args) {
+        copied_arguments(func, &copies, args.fallback.is_none(), errors);
     }
 }
 
-/// Each attempt runs the body anew: it borrows `self` and gets its own copy of every other
-/// argument, which a `&mut` or a destructured argument cannot give.
-fn retried_arguments(func: &ItemFn, check_names: bool, errors: &mut Vec<Error>) {
+/// Why the body gets copies of the arguments, for the errors.
+struct Copies {
+    /// The keys that make it so.
+    keys: &'static str,
+    /// Why `self` must be shared.
+    receiver: &'static str,
+    /// Why the arguments must be copied.
+    arguments: &'static str,
+    /// What `self` by value would be moved into.
+    first: &'static str,
+    /// What a `&mut` cannot be lent to.
+    lent: &'static str,
+}
+
+impl Copies {
+    fn of(args: &Args) -> Option<Copies> {
+        if args.retries.is_some() {
+            Some(Copies {
+                keys: "`retries`",
+                receiver: "each attempt runs the body anew",
+                arguments: "each attempt runs the body anew",
+                first: "the first attempt",
+                lent: "more than one attempt",
+            })
+        } else if args.timeout.is_some() && args.fallback.is_some() {
+            // The body's future is made before the breaker is asked, and a rejected call
+            // still needs the arguments for the fallback.
+            Some(Copies {
+                keys: "`timeout` and `fallback`",
+                receiver: "the body and the fallback both get `self`",
+                arguments: "the body and the fallback both get the arguments",
+                first: "the body",
+                lent: "both",
+            })
+        } else {
+            None
+        }
+    }
+}
+
+/// The body borrows `self` and gets its own copy of every other argument, which a `&mut` or
+/// a destructured argument cannot give.
+fn copied_arguments(func: &ItemFn, copies: &Copies, check_names: bool, errors: &mut Vec<Error>) {
+    let Copies {
+        keys,
+        receiver: shared,
+        arguments,
+        first,
+        lent,
+    } = copies;
     if let Some(receiver) = func.sig.receiver() {
-        if let Some(why) = receiver_refused(receiver) {
+        let why = match &*receiver.ty {
+            Type::Reference(r) if r.mutability.is_none() => None,
+            Type::Reference(_) => Some(format!("`&mut self` cannot be lent to {lent}")),
+            _ => Some(format!("`self` taken by value would be moved into {first}")),
+        };
+        if let Some(why) = why {
             errors.push(Error::new_spanned(
                 receiver,
-                format!(
-                    "with `retries`, each attempt runs the body anew and borrows `self`, \
-                     so the receiver must be `&self`: {why}"
-                ),
+                format!("with {keys}, {shared}, so the receiver must be `&self`: {why}"),
             ));
         }
     }
@@ -75,27 +124,20 @@ fn retried_arguments(func: &ItemFn, check_names: bool, errors: &mut Vec<Error>) 
         if check_names && !has_plain_name(typed) {
             errors.push(Error::new_spanned(
                 &typed.pat,
-                "with `retries`, every argument needs a plain name, to be passed to each attempt",
+                format!(
+                    "with {keys}, every argument needs a plain name, to be passed to each attempt"
+                ),
             ));
         }
-        if let Type::Reference(r) = &*typed.ty {
-            if r.mutability.is_some() {
-                errors.push(Error::new_spanned(
-                    &typed.ty,
-                    "with `retries`, each attempt runs the body anew, and a `&mut` argument \
-                     cannot be lent to more than one of them: pass a `&` reference or an \
-                     owned `Clone` value",
-                ));
-            }
+        if matches!(&*typed.ty, Type::Reference(r) if r.mutability.is_some()) {
+            errors.push(Error::new_spanned(
+                &typed.ty,
+                format!(
+                    "with {keys}, {arguments}, and a `&mut` argument cannot be \
+                     lent to {lent}: pass a `&` reference or an owned `Clone` value"
+                ),
+            ));
         }
-    }
-}
-
-fn receiver_refused(receiver: &Receiver) -> Option<&'static str> {
-    match &*receiver.ty {
-        Type::Reference(r) if r.mutability.is_none() => None,
-        Type::Reference(_) => Some("`&mut self` cannot be lent to more than one attempt"),
-        _ => Some("`self` taken by value would be moved into the first attempt"),
     }
 }
 
