@@ -422,6 +422,43 @@ use proc_macro::TokenStream;
 /// }
 /// ```
 ///
+/// With `timeout` or `retries`, the call goes through the breaker's policy runner instead
+/// ([`Breaker::run_with`](../breaker/struct.Breaker.html#method.run_with)); with `retries`,
+/// each attempt gets its own copy of the arguments:
+///
+/// ```
+/// # use breaker::{Breaker, CallError, Classify, Config, Outcome, Rejected, TimedOut};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<TimedOut> for LibError { fn from(_: TimedOut) -> Self { LibError } }
+/// # async fn degraded(isbn: &str, rejected: Rejected) -> Result<String, LibError> { Ok(String::new()) }
+/// # fn breaker() -> &'static Breaker { unimplemented!() }
+/// // #[circuit_breaker(timeout = "800ms", retries = 2, fallback = degraded)]
+/// async fn get_book(isbn: &str) -> Result<String, LibError> {
+///     let breaker: &Breaker = breaker(); // registered on the first call, as above
+///     let result = breaker
+///         .run_with(
+///             || {
+///                 let isbn = Clone::clone(&isbn);
+///                 async move {
+///                     let out: Result<String, LibError> = async move {
+///                         Err(LibError) // the body
+///                     }
+///                     .await;
+///                     out
+///                 }
+///             },
+///             |out: &Result<String, LibError>| Classify::classify(out),
+///         )
+///         .await;
+///     match result {
+///         Ok(out) => out,
+///         Err(CallError::Rejected(rejected)) => degraded(isbn, rejected).await,
+///         Err(CallError::TimedOut(timed_out)) => Err(LibError::from(timed_out)),
+///     }
+/// }
+/// ```
+///
 /// # Compile errors
 ///
 /// Every error in the attribute is reported at once, at the key or value that causes it:
