@@ -234,6 +234,21 @@ async fn an_attempt_past_its_timeout_is_a_failure_never_a_cancellation() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn an_attempt_within_its_timeout_returns_its_output() {
+    let b = breaker("policy::in_time", Config::builder().timeout(TIMEOUT));
+    let start = Instant::now();
+    let out = b
+        .run(|| async {
+            sleep(TIMEOUT - Duration::from_millis(1)).await;
+            Ok::<_, io::Error>("Dune")
+        })
+        .await;
+    assert_eq!(out.unwrap().unwrap(), "Dune");
+    assert_eq!(start.elapsed(), TIMEOUT - Duration::from_millis(1));
+    assert_eq!(b.snapshot().totals.success, 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_timed_out_attempt_counts_as_slow_when_slow_calls_are_judged() {
     let policy = Config::builder()
         .timeout(TIMEOUT)

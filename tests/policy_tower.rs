@@ -178,3 +178,38 @@ async fn a_timeout_inside_the_layer_is_a_failure_and_retried() {
     let t = b.snapshot().totals;
     assert_eq!((t.failure, t.cancelled, t.retries), (2, 0, 1));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_concurrency_limit_outside_the_retries_holds_one_slot_for_the_whole_call() {
+    let policy = Config::builder().retries(1).retry_backoff(Duration::ZERO);
+    let b = breaker("tower_retry::limited", policy);
+    let hits = Arc::new(AtomicU32::new(0));
+    let counted = hits.clone();
+    let svc = ServiceBuilder::new()
+        .load_shed()
+        .concurrency_limit(1)
+        .layer(RetryLayer::new(RetryFailures::new(b.clone())))
+        .layer(CircuitBreakerLayer::new(b.clone()))
+        .service(tower::service_fn(move |()| {
+            let n = counted.fetch_add(1, Ordering::SeqCst);
+            async move {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                let status = if n == 0 { 503 } else { 200 };
+                Ok::<_, Infallible>(Response::builder().status(status).body(()).unwrap())
+            }
+        }));
+    let first = svc.clone().oneshot(());
+    // While the first call is in its retry, a second one is shed at once, not queued.
+    let second = async {
+        tokio::time::sleep(Duration::from_millis(15)).await;
+        svc.clone().oneshot(()).await
+    };
+    let (first, second) = tokio::join!(first, second);
+    assert_eq!(first.unwrap().status(), 200);
+    assert!(second
+        .unwrap_err()
+        .is::<tower::load_shed::error::Overloaded>());
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    let t = b.snapshot().totals;
+    assert_eq!((t.admitted(), t.rejected, t.retries), (2, 0, 1));
+}

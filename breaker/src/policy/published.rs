@@ -4,17 +4,29 @@
 
 use std::time::Duration;
 
-use crate::sync::{AtomicU64, OnceLock, Ordering};
+// std's, not the model checker's: made with every breaker, and not among the paths the
+// loom models check.
 use crate::{CallTotals, Policy};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use super::budget::{Limit, RetryBudget, PPB};
 
-/// What a call reads of its breaker's policy.
+/// What a call reads of its breaker's policy. Durations stay in nanoseconds until needed:
+/// a call that never waits never divides them into a `Duration`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Plan {
-    pub(crate) timeout: Option<Duration>,
+    /// The timeout in nanoseconds, 0 for none.
+    pub(crate) timeout: u64,
     pub(crate) retries: u32,
-    pub(crate) backoff: Duration,
+    backoff: u64,
+}
+
+impl Plan {
+    /// The base delay before a retry.
+    pub(crate) fn backoff(&self) -> Duration {
+        Duration::from_nanos(self.backoff)
+    }
 }
 
 /// A breaker's published policy and retry budget (a field of the breaker's `Identity`).
@@ -70,9 +82,9 @@ impl PolicyState {
         let timeout = self.timeout.load(Ordering::Acquire);
         let retries = self.retries.load(Ordering::Acquire);
         Plan {
-            timeout: (timeout != 0).then(|| Duration::from_nanos(timeout)),
+            timeout,
             retries: (retries & RETRIES_MASK) as u32,
-            backoff: Duration::from_nanos(retries >> RETRIES_BITS),
+            backoff: retries >> RETRIES_BITS,
         }
     }
 
@@ -88,6 +100,12 @@ impl PolicyState {
     /// The retry budget, made on first use.
     pub(crate) fn budget(&self) -> &RetryBudget {
         self.state.get_or_init(|| Box::new(RetryBudget::new()))
+    }
+
+    /// Whether a call made the budget.
+    #[cfg(test)]
+    pub(crate) fn budget_made(&self) -> bool {
+        self.state.get().is_some()
     }
 
     /// `totals` with the retries made and the budget's refusals since the breaker was made.
@@ -118,14 +136,10 @@ mod tests {
             .unwrap();
         let state = PolicyState::new();
         state.publish(&config.policy());
-        assert_eq!(
-            state.plan(),
-            Plan {
-                timeout: Some(Duration::from_millis(800)),
-                retries: 10,
-                backoff: Duration::from_secs(60),
-            }
-        );
+        let plan = state.plan();
+        assert_eq!(plan.timeout, 800_000_000);
+        assert_eq!(plan.retries, 10);
+        assert_eq!(plan.backoff(), Duration::from_secs(60));
         assert_eq!(
             state.limit(),
             Limit {
@@ -134,7 +148,7 @@ mod tests {
             }
         );
         state.publish(&Config::default().policy());
-        assert_eq!(state.plan().timeout, None);
+        assert_eq!(state.plan().timeout, 0);
         assert_eq!(state.plan().retries, 0);
         assert_eq!(state.limit().ppb, 200_000_000);
     }

@@ -1,6 +1,8 @@
 //! [`Breaker::run`]: one call under the breaker's current policy, attempt by attempt.
 
-use std::future::Future;
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use crate::clock::LazyNow;
@@ -13,8 +15,8 @@ use super::budget::second_of;
 enum Attempted<T> {
     /// It completed with this output, judged so.
     Output(T, Outcome),
-    /// It ran past this limit and was cancelled.
-    TimedOut(Duration),
+    /// It ran past this limit (in nanoseconds) and was cancelled.
+    TimedOut(u64),
 }
 
 impl<T> Attempted<T> {
@@ -29,9 +31,10 @@ impl<T> Attempted<T> {
     fn into_result(self, breaker: &Breaker) -> Result<T, CallError> {
         match self {
             Attempted::Output(output, _) => Ok(output),
-            Attempted::TimedOut(limit) => {
-                Err(CallError::TimedOut(TimedOut::new(breaker.name(), limit)))
-            }
+            Attempted::TimedOut(limit) => Err(CallError::TimedOut(TimedOut::new(
+                breaker.name(),
+                Duration::from_nanos(limit),
+            ))),
         }
     }
 }
@@ -39,21 +42,33 @@ impl<T> Attempted<T> {
 /// Runs one admitted attempt under `timeout` and records how it ended: an attempt past the
 /// limit is dropped and recorded as a failure (its latency, the limit, counts as slow when
 /// slow calls are judged), never as a cancelled call.
+///
+/// `timeout` is in nanoseconds, 0 for none. The timer starts when the attempt first waits:
+/// an attempt ready at its first poll (a cached answer, a value already in a channel) reads
+/// no clock and makes no timer.
 async fn attempt<Fut: Future>(
     permit: Permit<'_>,
     future: Fut,
-    timeout: Option<Duration>,
+    timeout: u64,
     classify: impl FnOnce(&Fut::Output) -> Outcome,
 ) -> Attempted<Fut::Output> {
     let output = match timeout {
-        None => future.await,
-        Some(limit) => match tokio::time::timeout(limit, future).await {
-            Ok(output) => output,
-            Err(_) => {
-                permit.failure();
-                return Attempted::TimedOut(limit);
+        0 => future.await,
+        limit => {
+            let mut future = pin!(future);
+            match poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await {
+                Poll::Ready(output) => output,
+                Poll::Pending => {
+                    match tokio::time::timeout(Duration::from_nanos(limit), future).await {
+                        Ok(output) => output,
+                        Err(_) => {
+                            permit.failure();
+                            return Attempted::TimedOut(limit);
+                        }
+                    }
+                }
             }
-        },
+        }
     };
     let outcome = classify(&output);
     permit.record(outcome);
@@ -74,7 +89,8 @@ impl Breaker {
     ///    a rejection ends the call with [`CallError::Rejected`], counted in the rejected
     ///    totals only, never as a failure nor a retry;
     /// 3. the attempt runs under the timeout: past it, it is dropped and recorded as a
-    ///    failure (and slow, when slow calls are judged);
+    ///    failure (and slow, when slow calls are judged). The timer starts when the attempt
+    ///    first waits, so an attempt ready at its first poll makes no timer;
     /// 4. its output is judged and recorded;
     /// 5. only a [`Outcome::Failure`] is retried (never a success, a business error the
     ///    classifier calls a success, nor an ignored outcome), while retries remain and the
@@ -93,6 +109,18 @@ impl Breaker {
     /// [`CallTotals`](crate::CallTotals) counts the retries made and the failures returned
     /// because the budget was exhausted. A breaker without `retries` never touches its
     /// budget.
+    ///
+    /// The budget is the rule of Finagle's and Envoy's retry budgets and of tower's
+    /// `TpsBudget`, with two differences. It is exact: the ratio is kept in parts per billion
+    /// and compared in integers, so 0.3 allows 3 retries per 10 first attempts, where
+    /// `TpsBudget` withdraws `1 / ratio` tokens rounded down to an integer per retry, which
+    /// allows a third. And it counts on the breaker's own clock, the one its window and open
+    /// period read, so a [`ManualClock`](crate::clock::ManualClock) drives it as well as
+    /// tokio's paused clock does; `TpsBudget` reads only tokio's. seatbelt and
+    /// tower-resilience have no budget, and their retry, breaker and timeout layers share no
+    /// state: whether a retry asks the breaker, and whether a rejection is retried, depends on
+    /// how the layers are stacked and on the user's recovery function. Here the order is the
+    /// runner's.
     ///
     /// ```
     /// use std::io;
@@ -168,25 +196,24 @@ impl Breaker {
         let plan = state.plan();
         let _slot = self.bulkhead_slot()?;
         let mut permit = self.try_acquire_in_slot()?;
-        if plan.retries == 0 {
-            return self::attempt(permit, attempt(), plan.timeout, classify)
-                .await
-                .into_result(self);
+        // A call without retries never touches the budget.
+        let budget = (plan.retries > 0).then(|| state.budget());
+        if let Some(budget) = budget {
+            budget.deposit(self.budget_second());
         }
-        let budget = state.budget();
-        budget.deposit(self.budget_second());
         let mut retry = 0;
         loop {
             let ended = self::attempt(permit, attempt(), plan.timeout, &mut classify).await;
-            if !ended.failed() || retry == plan.retries {
-                return ended.into_result(self);
-            }
+            let budget = match budget {
+                Some(budget) if ended.failed() && retry < plan.retries => budget,
+                _ => return ended.into_result(self),
+            };
             let Some(withdrawal) = budget.withdraw(self.budget_second(), state.limit()) else {
                 return ended.into_result(self);
             };
             drop(ended);
             retry += 1;
-            backoff::wait(plan.backoff, retry).await;
+            backoff::wait(plan.backoff(), retry).await;
             permit = match self.try_acquire_in_slot() {
                 Ok(permit) => permit,
                 Err(rejected) => {
@@ -220,5 +247,24 @@ impl Breaker {
     /// The present second on the breaker's clock, as the retry budget counts it.
     pub(crate) fn budget_second(&self) -> u64 {
         second_of(LazyNow::new(self.clock()).ticks())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Breaker, Config};
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_call_without_retries_never_makes_the_budget() {
+        let config = Config::builder().timeout(Duration::from_secs(1)).build();
+        let b = Breaker::new("run::no_budget", config.unwrap());
+        let down = || async { Err::<(), _>(std::io::Error::other("down")) };
+        assert!(matches!(b.run(down).await, Ok(Err(_))));
+        assert!(!b.policy_state().budget_made());
+        let retried = Config::builder().retries(1).retry_backoff(Duration::ZERO);
+        b.reconfigure(retried.build().unwrap());
+        assert!(matches!(b.run(down).await, Ok(Err(_))));
+        assert!(b.policy_state().budget_made());
     }
 }

@@ -150,7 +150,10 @@ where
         }
         self.withdrawal = Some(budget.withdraw(self.breaker.budget_second(), state.limit())?);
         self.retried += 1;
-        Some(RetryDelay::new(backoff::delay(plan.backoff, self.retried)))
+        Some(RetryDelay::new(backoff::delay(
+            plan.backoff(),
+            self.retried,
+        )))
     }
 
     fn clone_request(&mut self, req: &Req) -> Option<Req> {
