@@ -473,6 +473,56 @@ fn keyed(c: &mut Criterion) {
     g.finish();
 }
 
+// ---- the call policy ----
+
+/// Ours under a policy, on the production clock.
+fn ours_with(policy: breaker::ConfigBuilder) -> Breaker {
+    let config = policy
+        .count_window(WINDOW)
+        .min_calls(MIN_CALLS)
+        .failure_rate(RATE)
+        .open_for(OPEN)
+        .probes(PROBES)
+        .build()
+        .unwrap();
+    Breaker::with_clock("bench::policy", config, MonotonicClock)
+}
+
+/// `Breaker::run` on a ready future that succeeds, so no retry: the cost of the policy
+/// itself, with and without a timeout and retries.
+fn policy(c: &mut Criterion) {
+    let mut g = c.benchmark_group("policy");
+    // A timeout needs tokio's timer: the runtime is entered, and the future still polled
+    // here, with nothing to wait for.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _entered = runtime.enter();
+    let timeout = Duration::from_millis(800);
+    let cases = [
+        ("run, no timeout, no retries", Config::builder()),
+        ("run, retries 2", Config::builder().retries(2)),
+        ("run, timeout", Config::builder().timeout(timeout)),
+        (
+            "run, timeout and retries 2",
+            Config::builder().timeout(timeout).retries(2),
+        ),
+    ];
+    for (name, policy) in cases {
+        let b = ours_with(policy);
+        g.bench_function(name, |bench| {
+            bench.iter(|| {
+                let out = block_on(b.run(|| downstream_async(black_box(1))));
+                if let Ok(Ok(v)) = out {
+                    black_box(v);
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .warm_up_time(Duration::from_secs(1))
@@ -483,6 +533,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = peers;
     config = config();
-    targets = closed_success, closed_mixed, open, two_threads, time_window, attribute, keyed
+    targets = closed_success, closed_mixed, open, two_threads, time_window, attribute, keyed, policy
 }
 criterion_main!(peers);

@@ -88,6 +88,9 @@ pub(crate) struct Identity {
     listeners: Listeners,
     #[cfg(feature = "recording")]
     recorder: recorder::Recorder,
+    /// The call policy as each call reads it, and the retry budget.
+    #[cfg(feature = "policy")]
+    policy: crate::policy::PolicyState,
 }
 
 /// What admission off the fast path decided: the parts of a [`Permit`] or a [`Rejected`].
@@ -126,6 +129,8 @@ impl Breaker {
             listeners: Listeners::default(),
             #[cfg(feature = "recording")]
             recorder: recorder::Recorder::default(),
+            #[cfg(feature = "policy")]
+            policy: crate::policy::PolicyState::new(),
         };
         Self {
             shared: Shared::new(config, clock, identity),
@@ -144,8 +149,14 @@ impl Breaker {
         self.shared.identity()
     }
 
-    fn clock(&self) -> &ClockSource {
+    pub(crate) fn clock(&self) -> &ClockSource {
         self.shared.clock()
+    }
+
+    /// The call policy's published values and retry budget (see `policy.rs`).
+    #[cfg(feature = "policy")]
+    pub(crate) fn policy_state(&self) -> &crate::policy::PolicyState {
+        &self.identity().policy
     }
 
     /// The breaker's name.
@@ -512,6 +523,8 @@ impl Breaker {
     /// [`CallTotals`](crate::CallTotals).
     pub fn snapshot(&self) -> Snapshot {
         let totals_since = self.shared.call_totals();
+        #[cfg(feature = "policy")]
+        let totals_since = self.policy_state().add_totals(totals_since);
         let mut now = LazyNow::new(self.clock());
         let (totals, (failure_rate, slow_call_rate), state, admit_percent) =
             self.shared.inspect(|m, packed| {

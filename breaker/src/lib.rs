@@ -69,6 +69,42 @@
 //! # });
 //! ```
 //!
+//! # The call policy
+//!
+//! With the `policy` feature (on by default), [`Breaker::run`] runs a call the way the
+//! breaker needs it, under the breaker's current configuration: each attempt asks the breaker
+//! first, runs under the `timeout` (past it, it is cancelled and recorded as a failure, and
+//! the caller gets a [`TimedOut`]), and only a failure is retried, up to `retries` times,
+//! after an exponential backoff with full jitter, within a retry budget per breaker (at most
+//! `retry_budget` retries per first attempt of the last 10 seconds, plus a floor a second).
+//! A rejection ends the call with [`CallError::Rejected`]: it is never retried nor counted as
+//! a failure. Waits and timeouts are on tokio's clock.
+//!
+//! ```
+//! use std::io;
+//! use std::time::Duration;
+//! use breaker::{Breaker, CallError, Config};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
+//! #     .build().unwrap().block_on(async {
+//! let config = Config::builder()
+//!     .timeout(Duration::from_millis(800))
+//!     .retries(2)
+//!     .retry_backoff(Duration::from_millis(20))
+//!     .build()?;
+//! let b = Breaker::new("libraryd", config);
+//! let hung = b.run(|| async {
+//!     std::future::pending::<()>().await;
+//!     Ok::<_, io::Error>("Dune")
+//! });
+//! let Err(CallError::TimedOut(timed_out)) = hung.await else { unreachable!() };
+//! assert_eq!(timed_out.to_string(), "call to 'libraryd' timed out after 800ms");
+//! let totals = b.snapshot().totals;
+//! assert_eq!((totals.failure, totals.retries), (3, 2));
+//! # Ok::<(), breaker::ConfigError>(())
+//! # }).unwrap();
+//! ```
+//!
 //! # The rules
 //!
 //! - The window counts **completed** calls only; rejected calls never enter it.
@@ -80,26 +116,35 @@
 //!   so a late success can never close a breaker that just opened.
 //! - OPEN expires lazily on the next call; there is no timer thread.
 //! - Only downstream failures count, as [`Classify`] says; business errors are successes.
+//! - The breaker is asked before **every** attempt of a retried call, and a rejected attempt
+//!   is never a failure; only failures are retried, within a budget.
 //!
 //! # Features
 //!
 //! - `tracing` (default): logs every state transition (a warning when a breaker opens, info
 //!   when it closes) with the breaker's name, key and failure rate, and a warning when two
 //!   `#[circuit_breaker]` functions share a name with different configurations.
+//! - `policy` (default): [`Breaker::run`] and [`Breaker::run_with`], the call policy above
+//!   (tokio's timer, and `fastrand` for the jitter). Without it, [`TimedOut`] and
+//!   [`CallError`] remain, and the breaker is untouched.
 //! - `test-util`: the default clock follows tokio's, so `tokio::time::pause()` and
 //!   `tokio::time::advance()` drive every breaker. Enable it in `[dev-dependencies]`.
 //! - `tower`: [`tower::CircuitBreakerLayer`], a layer guarding any `Service` with one shared
 //!   breaker, judging responses as well as errors (an HTTP 503 is a failure).
+//! - `tower-retry`: `tower::RetryFailures`, a policy for tower's `Retry` outside that layer
+//!   that retries failures only, never a rejection, within the breaker's budget.
 //! - `http`: [`Classify`] for `http::StatusCode` and `http::Response<B>` (5xx are failures),
 //!   and [`StatusClassifier`] to count 429 Too Many Requests too.
 //! - `tonic` (tonic 0.14): [`Classify`] for `tonic::Status` (UNAVAILABLE, DEADLINE_EXCEEDED,
 //!   INTERNAL are failures; NOT_FOUND, INVALID_ARGUMENT and other business codes are
 //!   answers), and `From<Rejected>` for it: UNAVAILABLE with the rejection's text and
-//!   `grpc-retry-pushback-ms`, so `#[circuit_breaker]` guards a service method as it is.
+//!   `grpc-retry-pushback-ms`, so `#[circuit_breaker]` guards a service method as it is;
+//!   `From<TimedOut>` (DEADLINE_EXCEEDED) and `From<CallError>` too.
 //! - `tonic013`: the same for tonic 0.13.
 //! - `axum` (axum 0.8): [`Rejected`] is an `IntoResponse`, 503 Service Unavailable with
 //!   `Retry-After`, and `axum::response::Response` is `From<Rejected>`, so
-//!   `#[circuit_breaker]` guards a handler returning `Result<T, Response>` as it is.
+//!   `#[circuit_breaker]` guards a handler returning `Result<T, Response>` as it is;
+//!   [`TimedOut`] answers 504 Gateway Timeout, and [`CallError`] either.
 //! - `reqwest`: [`Classify`] for `reqwest::Error` (timeouts, connect errors, 5xx statuses).
 //!   A `reqwest::Error` cannot be made from a [`Rejected`]: a function returning it takes a
 //!   `fallback`, or returns an error of its own with `impl From<Rejected>`.
@@ -127,6 +172,7 @@ pub mod metrics;
 #[cfg(feature = "overrides")]
 pub mod overrides;
 mod permit;
+mod policy;
 #[cfg(feature = "recording")]
 pub mod recording;
 mod recovery;
@@ -151,6 +197,7 @@ pub use crate::events::Event;
 #[cfg(feature = "http")]
 pub use crate::integrations::http::StatusClassifier;
 pub use crate::permit::{OwnedPermit, Permit};
+pub use crate::policy::{CallError, TimedOut};
 pub use crate::registry::{registry, Entry, Registry};
 pub use crate::rejected::{RejectReason, Rejected};
 pub use crate::state::{Snapshot, State};

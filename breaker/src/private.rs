@@ -9,7 +9,7 @@ use crate::call_site::CallSite;
 
 pub use crate::config::{ConfigBuilder, ConfigKey, Field, KeyDefault, KEYS};
 pub use crate::keyed::{FamilyAction, Keyed};
-pub use crate::{Breaker, Classify, Config, Outcome, Permit, Rejected};
+pub use crate::{Breaker, CallError, Classify, Config, Outcome, Permit, Rejected, TimedOut};
 
 /// Fails compilation with the rule `field` breaks, when the attribute's `const` evaluates it.
 pub const fn check(builder: ConfigBuilder, field: Field) {
@@ -71,6 +71,20 @@ const fn checks_every_field(checked: &[Field]) -> bool {
     }
     true
 }
+
+/// Fails compilation at the `timeout` or `retries` key of an attribute when this crate was
+/// built without the `policy` feature, which runs them.
+#[cfg(not(feature = "policy"))]
+pub const fn needs_policy_feature() {
+    panic!(
+        "`timeout` and `retries` need the `policy` feature of breaker: \
+         enable it (it is on by default) or remove the key"
+    );
+}
+
+/// With the `policy` feature, `timeout` and `retries` are run: nothing to refuse.
+#[cfg(feature = "policy")]
+pub const fn needs_policy_feature() {}
 
 /// The registry name of a method: its type's path without generic arguments, then the method.
 pub fn method_name(self_type: &str, method: &str) -> String {
@@ -249,6 +263,76 @@ impl<T, E: From<Rejected>> FromRejected for Result<T, E> {
     }
 }
 
+/// A call with `retries`: every attempt asks `breaker`, under its current policy (see
+/// [`Breaker::run_with`]).
+#[cfg(feature = "policy")]
+#[inline]
+pub async fn run<F, Fut, C>(
+    breaker: &Breaker,
+    attempt: F,
+    classify: C,
+) -> Result<Fut::Output, CallError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future,
+    C: FnMut(&Fut::Output) -> Outcome,
+{
+    breaker.run_with(attempt, classify).await
+}
+
+/// A call with `timeout` and no `retries`: one attempt, the body's future itself.
+#[cfg(feature = "policy")]
+#[inline]
+pub async fn run_once<Fut, C>(
+    breaker: &Breaker,
+    future: Fut,
+    classify: C,
+) -> Result<Fut::Output, CallError>
+where
+    Fut: std::future::Future,
+    C: FnOnce(&Fut::Output) -> Outcome,
+{
+    breaker.run_once(future, classify).await
+}
+
+/// The value returned for an attempt that timed out.
+#[diagnostic::on_unimplemented(
+    message = "a timed-out call cannot be returned as `{Self}`: with `timeout`, its error type needs `From<breaker::TimedOut>`",
+    label = "this return type cannot carry `breaker::TimedOut`",
+    note = "return `Result<T, E>` and add `impl From<breaker::TimedOut> for E`"
+)]
+pub trait FromTimedOut {
+    fn from_timed_out(timed_out: TimedOut) -> Self;
+}
+
+// Not recommended, as `FromRejected`'s impl: a missing `From<TimedOut>` is reported with the
+// message above.
+#[diagnostic::do_not_recommend]
+impl<T, E: From<TimedOut>> FromTimedOut for Result<T, E> {
+    #[inline]
+    fn from_timed_out(timed_out: TimedOut) -> Self {
+        Err(E::from(timed_out))
+    }
+}
+
+/// An argument given to each attempt of a retried function anew.
+#[diagnostic::on_unimplemented(
+    message = "with `retries`, `{Self}` is passed to each attempt anew: it must be `Clone` (or `Copy`, or a reference)",
+    label = "this argument is not `Clone`",
+    note = "take the argument by reference, or implement `Clone` for it"
+)]
+pub trait Reuse {
+    fn reuse(&self) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: Clone> Reuse for T {
+    #[inline]
+    fn reuse(&self) -> Self {
+        self.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,5 +356,22 @@ mod tests {
             "app::Client::get"
         );
         assert_eq!(method_name("&app::Client", "get"), "app::Client::get");
+    }
+
+    #[test]
+    fn a_timeout_becomes_the_error_of_a_result() {
+        let t = TimedOut::new("libraryd", std::time::Duration::from_millis(800));
+        let out: Result<u32, CallError> = FromTimedOut::from_timed_out(t.clone());
+        assert_eq!(out.unwrap_err().timed_out(), Some(&t));
+    }
+
+    #[test]
+    fn reused_arguments_are_clones() {
+        let isbn = String::from("978-1");
+        let again = Reuse::reuse(&isbn);
+        assert_eq!(again, isbn);
+        let by_ref: &str = "978-2";
+        let again: &str = Reuse::reuse(&by_ref);
+        assert!(std::ptr::eq(again, by_ref));
     }
 }

@@ -93,6 +93,13 @@ pub struct CallTotals {
     /// Calls a shadow breaker ([`Config::shadow`](crate::Config::shadow)) admitted where an
     /// enforcing one would have rejected them; they are also counted by how they ended.
     pub shadow_rejected: u64,
+    /// Retries made by [`Breaker::run`](crate::Breaker::run) (and the attribute's
+    /// `retries`): attempts after a failed one that the breaker admitted. Each is counted in
+    /// the endings above too.
+    pub retries: u64,
+    /// Failed calls returned without a retry they had left, because the retry budget was
+    /// exhausted.
+    pub retry_budget_exhausted: u64,
 }
 
 impl CallTotals {
@@ -212,6 +219,8 @@ impl Tally {
             cancelled,
             rejected,
             shadow_rejected,
+            retries: 0,
+            retry_budget_exhausted: 0,
         }
     }
 }

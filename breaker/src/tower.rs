@@ -41,6 +41,11 @@
 //! - A rejection is an error of its own, [`BreakerError<E>`], rather than a bound
 //!   `E: From<Rejected>` on the inner service: it works with every service, and
 //!   `BreakerError<E>` converts into `tower::BoxError` whenever `E` does.
+//! - Retries are tower's `Retry` outside the layer, so that every attempt asks the breaker,
+//!   with [`RetryFailures`] (feature `tower-retry`) as its policy: it retries only what the
+//!   classifier calls a failure, never a [`BreakerError::Rejected`], within the breaker's
+//!   retry budget and backoff. A timeout per attempt is tower's `Timeout` inside the layer,
+//!   whose errors count as failures.
 //! - Services and response futures hold the breaker through an `Arc`: a response future
 //!   carries an [`OwnedPermit`](crate::OwnedPermit), so it is `'static` and the breaker lives as long as its
 //!   last layer, service or call.
@@ -51,6 +56,8 @@ mod future;
 mod keyed_layer;
 mod keyed_service;
 mod layer;
+#[cfg(feature = "tower-retry")]
+mod retry;
 mod service;
 
 pub use self::classify::{ClassifyResponse, DefaultClassifier, ErrorClassifier};
@@ -59,4 +66,6 @@ pub use self::future::ResponseFuture;
 pub use self::keyed_layer::KeyedCircuitBreakerLayer;
 pub use self::keyed_service::KeyedCircuitBreakerService;
 pub use self::layer::CircuitBreakerLayer;
+#[cfg(feature = "tower-retry")]
+pub use self::retry::{RetryDelay, RetryFailures};
 pub use self::service::CircuitBreakerService;

@@ -194,6 +194,8 @@ impl Shared {
                 .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
             hot.shadow
                 .store(u32::from(m.config().shadow()), Ordering::Relaxed);
+            #[cfg(feature = "policy")]
+            self.identity.policy.publish(&m.config().policy());
         }
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);

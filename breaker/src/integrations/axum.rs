@@ -1,9 +1,10 @@
-//! A rejection as an axum handler's answer: 503 Service Unavailable, with `Retry-After`.
+//! A rejection as an axum handler's answer: 503 Service Unavailable, with `Retry-After`; a
+//! timeout as 504 Gateway Timeout.
 
 use axum_core::response::{IntoResponse, Response};
 use http::{header, HeaderValue, StatusCode};
 
-use crate::Rejected;
+use crate::{CallError, Rejected, TimedOut};
 
 /// `503 Service Unavailable`, the rejection's text as a plain-text body and, when the
 /// breaker knows when it lets probes through, `Retry-After` in whole seconds, rounded up so
@@ -71,6 +72,73 @@ impl IntoResponse for Rejected {
 impl From<Rejected> for Response {
     fn from(rejected: Rejected) -> Response {
         rejected.into_response()
+    }
+}
+
+/// `504 Gateway Timeout`, the timeout's text as a plain-text body. The [`TimedOut`] rides
+/// along in the response's extensions, as a [`Rejected`] does in its answer.
+///
+/// ```
+/// use std::time::Duration;
+/// use axum_core::response::IntoResponse;
+/// use breaker::TimedOut;
+///
+/// let response = TimedOut::new("libraryd", Duration::from_millis(800)).into_response();
+/// assert_eq!(response.status(), 504);
+/// assert_eq!(response.headers()["content-type"], "text/plain; charset=utf-8");
+/// assert!(response.extensions().get::<TimedOut>().is_some());
+/// ```
+impl IntoResponse for TimedOut {
+    fn into_response(self) -> Response {
+        let mut response = (StatusCode::GATEWAY_TIMEOUT, self.to_string()).into_response();
+        response.extensions_mut().insert(self);
+        response
+    }
+}
+
+/// An attempt past its `timeout` answers as [`IntoResponse`] says, so
+/// `#[circuit_breaker(timeout = ...)]` works on a handler returning
+/// `Result<T, axum::response::Response>` as it is.
+///
+/// ```
+/// use std::time::Duration;
+/// use axum_core::response::Response;
+/// use breaker::TimedOut;
+///
+/// let response = Response::from(TimedOut::new("libraryd", Duration::from_secs(5)));
+/// assert_eq!(response.status(), 504);
+/// ```
+impl From<TimedOut> for Response {
+    fn from(timed_out: TimedOut) -> Response {
+        timed_out.into_response()
+    }
+}
+
+/// A call under the policy that returned no output of its own answers as its rejection (503)
+/// or its timeout (504) does.
+///
+/// ```
+/// use std::time::Duration;
+/// use axum_core::response::IntoResponse;
+/// use breaker::{CallError, TimedOut};
+///
+/// let timed_out = CallError::from(TimedOut::new("libraryd", Duration::from_secs(5)));
+/// assert_eq!(timed_out.into_response().status(), 504);
+/// ```
+impl IntoResponse for CallError {
+    fn into_response(self) -> Response {
+        match self {
+            CallError::Rejected(rejected) => rejected.into_response(),
+            CallError::TimedOut(timed_out) => timed_out.into_response(),
+        }
+    }
+}
+
+/// So `?` on [`Breaker::run`](crate::Breaker::run) works in a handler returning
+/// `Result<T, axum::response::Response>`.
+impl From<CallError> for Response {
+    fn from(error: CallError) -> Response {
+        error.into_response()
     }
 }
 

@@ -29,10 +29,16 @@ pub(crate) fn pushback_ms(rejected: &Rejected) -> Option<u64> {
     Some(u64::try_from(after.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX))
 }
 
-/// `Classify` for a tonic release's `Status` and `From<Rejected>` for it, with the docs
-/// given at the call: the two releases speak the same gRPC.
+/// `Classify` for a tonic release's `Status`, and `From<Rejected>`, `From<TimedOut>` and
+/// `From<CallError>` for it, with the docs given at the call: the two releases speak the same
+/// gRPC.
 macro_rules! status_impls {
-    ($tonic:ident, classify { $(#[$classify_doc:meta])* } from { $(#[$from_doc:meta])* }) => {
+    (
+        $tonic:ident,
+        classify { $(#[$classify_doc:meta])* }
+        from { $(#[$from_doc:meta])* }
+        timed_out { $(#[$timed_out_doc:meta])* }
+    ) => {
         $(#[$classify_doc])*
         impl $crate::Classify for $tonic::Status {
             #[inline]
@@ -53,6 +59,27 @@ macro_rules! status_impls {
                 }
                 status.set_source(::std::sync::Arc::new(rejected));
                 status
+            }
+        }
+
+        $(#[$timed_out_doc])*
+        impl From<$crate::TimedOut> for $tonic::Status {
+            fn from(timed_out: $crate::TimedOut) -> $tonic::Status {
+                let mut status = $tonic::Status::deadline_exceeded(timed_out.to_string());
+                status.set_source(::std::sync::Arc::new(timed_out));
+                status
+            }
+        }
+
+        /// A call under the policy that returned no output of its own answers as its
+        /// rejection or its timeout does, so `?` on [`Breaker::run`](crate::Breaker::run)
+        /// works in a service method.
+        impl From<$crate::CallError> for $tonic::Status {
+            fn from(error: $crate::CallError) -> $tonic::Status {
+                match error {
+                    $crate::CallError::Rejected(rejected) => rejected.into(),
+                    $crate::CallError::TimedOut(timed_out) => timed_out.into(),
+                }
             }
         }
     };

@@ -45,4 +45,23 @@ super::grpc::status_impls!(
         /// # Ok::<(), breaker::ConfigError>(())
         /// ```
     }
+    timed_out {
+        /// An attempt past its `timeout` answers `DEADLINE_EXCEEDED`, with the timeout's text as
+        /// the message and the [`TimedOut`](crate::TimedOut) as the status's source, so
+        /// `#[circuit_breaker(timeout = ...)]` works on a service method returning
+        /// `Result<T, tonic::Status>` as it is. (A client's breaker counts it as a failure, as
+        /// the caller's did.)
+        ///
+        /// ```
+        /// use std::error::Error;
+        /// use std::time::Duration;
+        /// use breaker::TimedOut;
+        /// use tonic::{Code, Status};
+        ///
+        /// let status = Status::from(TimedOut::new("libraryd", Duration::from_millis(800)));
+        /// assert_eq!(status.code(), Code::DeadlineExceeded);
+        /// assert_eq!(status.message(), "call to 'libraryd' timed out after 800ms");
+        /// assert!(status.source().unwrap().downcast_ref::<TimedOut>().is_some());
+        /// ```
+    }
 );

@@ -36,4 +36,18 @@ super::grpc::status_impls!(
         /// # Ok::<(), breaker::ConfigError>(())
         /// ```
     }
+    timed_out {
+        /// As for tonic 0.14: `DEADLINE_EXCEEDED` with the timeout's text, and the
+        /// [`TimedOut`](crate::TimedOut) as the source.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use breaker::TimedOut;
+        /// use tonic013::{Code, Status};
+        ///
+        /// let status = Status::from(TimedOut::new("libraryd", Duration::from_millis(800)));
+        /// assert_eq!(status.code(), Code::DeadlineExceeded);
+        /// assert_eq!(status.message(), "call to 'libraryd' timed out after 800ms");
+        /// ```
+    }
 );

@@ -1,0 +1,298 @@
+//! The retry budget of one breaker: retries in the last 10 seconds may be at most `budget`
+//! times the first attempts of those seconds, plus `floor` retries a second.
+//!
+//! Counted in ten one-second buckets on the breaker's own clock, each a word holding its
+//! second and its count, so a bucket left from ten seconds ago is reset by the same
+//! compare-and-swap that counts into it. The ratio is held in parts per billion and compared
+//! in integers: a budget of 0.3 allows exactly 3 retries per 10 first attempts.
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// Seconds the budget remembers, one bucket each.
+const SECONDS: u64 = 10;
+const NANOS_PER_SECOND: u64 = 1_000_000_000;
+/// A bucket's word: `second << COUNT_BITS | count`; seconds since the clock's origin fit the
+/// remaining 40 bits for 34,000 years.
+const COUNT_BITS: u32 = 24;
+/// A bucket's count saturates here (16.7 million in a second, for one breaker).
+const COUNT_MAX: u64 = (1 << COUNT_BITS) - 1;
+/// The unit a ratio is held in: parts per billion.
+pub(crate) const PPB: u64 = 1_000_000_000;
+
+/// How many retries the budget allows: `floor` a second, plus `ppb` per billion first
+/// attempts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Limit {
+    pub(crate) ppb: u64,
+    pub(crate) floor: u64,
+}
+
+impl Limit {
+    /// Retries allowed in the window, given its first attempts. Exact: `r` retries are
+    /// allowed when `r <= ppb / 1e9 * first + 10 * floor`, and `r` is an integer.
+    fn allowed(self, first: u64) -> u64 {
+        let earned = u128::from(self.ppb) * u128::from(first) / u128::from(PPB);
+        let floor = u128::from(self.floor) * u128::from(SECONDS);
+        u64::try_from(earned + floor).unwrap_or(u64::MAX)
+    }
+}
+
+/// The second of a clock reading in ticks (nanoseconds since the breaker's origin).
+pub(crate) fn second_of(ticks: u64) -> u64 {
+    ticks / NANOS_PER_SECOND
+}
+
+fn pack(second: u64, count: u64) -> u64 {
+    second << COUNT_BITS | count
+}
+
+fn unpack(word: u64) -> (u64, u64) {
+    (word >> COUNT_BITS, word & COUNT_MAX)
+}
+
+/// Ten one-second counters; bucket `s % 10` counts second `s`.
+struct Buckets([AtomicU64; SECONDS as usize]);
+
+impl Buckets {
+    fn new() -> Self {
+        Self(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+
+    fn bucket(&self, second: u64) -> &AtomicU64 {
+        &self.0[(second % SECONDS) as usize]
+    }
+
+    /// Counts one at `second`.
+    fn add(&self, second: u64) {
+        let bucket = self.bucket(second);
+        let mut word = bucket.load(Ordering::Relaxed);
+        loop {
+            let (at, count) = current(word, second);
+            let new = pack(at, (count + 1).min(COUNT_MAX));
+            match bucket.compare_exchange_weak(word, new, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return,
+                Err(seen) => word = seen,
+            }
+        }
+    }
+
+    /// The counts of the ten seconds up to `second`, but the bucket of `second` itself when
+    /// `but_now`.
+    fn sum(&self, second: u64, but_now: bool) -> u64 {
+        let now = (second % SECONDS) as usize;
+        self.0
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| !(but_now && i == now))
+            .map(|(_, bucket)| {
+                let (at, count) = unpack(bucket.load(Ordering::Relaxed));
+                // A bucket of a later second was counted by a thread whose reading is newer.
+                if at + SECONDS > second {
+                    count
+                } else {
+                    0
+                }
+            })
+            .sum()
+    }
+}
+
+/// A bucket's second and count as seen at `second`: a bucket ten or more seconds old counts
+/// nothing and is taken over; one of a later second (a thread with a newer reading counted
+/// into it) is counted into as it is.
+fn current(word: u64, second: u64) -> (u64, u64) {
+    let (at, count) = unpack(word);
+    if at >= second {
+        (at, count)
+    } else {
+        (second, 0)
+    }
+}
+
+/// A retry the budget allowed: where it was counted, to give it back if the breaker then
+/// rejects the attempt.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Withdrawal {
+    second: u64,
+}
+
+/// One breaker's retry budget, and its lifetime counts.
+pub(crate) struct RetryBudget {
+    first: Buckets,
+    retries: Buckets,
+    retried: AtomicU64,
+    exhausted: AtomicU64,
+}
+
+impl RetryBudget {
+    pub(crate) fn new() -> Self {
+        Self {
+            first: Buckets::new(),
+            retries: Buckets::new(),
+            retried: AtomicU64::new(0),
+            exhausted: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts a first attempt made at `second`.
+    pub(crate) fn deposit(&self, second: u64) {
+        self.first.add(second);
+    }
+
+    /// Takes one retry at `second` if `limit` allows it, or counts the budget exhausted.
+    ///
+    /// Retries are counted only into the bucket of the present second, so the other nine
+    /// are summed once, and the compare-and-swap on the present one decides: two callers
+    /// racing for the last retry cannot both take it.
+    pub(crate) fn withdraw(&self, second: u64, limit: Limit) -> Option<Withdrawal> {
+        let allowed = limit.allowed(self.first.sum(second, false));
+        let before = self.retries.sum(second, true);
+        let bucket = self.retries.bucket(second);
+        let mut word = bucket.load(Ordering::Relaxed);
+        loop {
+            let (at, count) = current(word, second);
+            if before.saturating_add(count) >= allowed {
+                self.exhausted.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
+            let new = pack(at, (count + 1).min(COUNT_MAX));
+            match bucket.compare_exchange_weak(word, new, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some(Withdrawal { second: at }),
+                Err(seen) => word = seen,
+            }
+        }
+    }
+
+    /// Gives back a retry the breaker then rejected: it never reached the downstream. A
+    /// bucket that moved on to another second keeps its count.
+    pub(crate) fn refund(&self, withdrawal: Withdrawal) {
+        let bucket = self.retries.bucket(withdrawal.second);
+        let _ = bucket.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {
+            let (at, count) = unpack(word);
+            (at == withdrawal.second && count > 0).then(|| pack(at, count - 1))
+        });
+    }
+
+    /// Counts a retry the breaker admitted.
+    pub(crate) fn count_retry(&self) {
+        self.retried.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Retries made, and failures returned because the budget was exhausted, since the
+    /// breaker was made.
+    pub(crate) fn totals(&self) -> (u64, u64) {
+        (
+            self.retried.load(Ordering::Relaxed),
+            self.exhausted.load(Ordering::Relaxed),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NO_FLOOR: Limit = Limit {
+        ppb: 300_000_000,
+        floor: 0,
+    };
+
+    fn retries_allowed(budget: &RetryBudget, second: u64, limit: Limit) -> u64 {
+        std::iter::from_fn(|| budget.withdraw(second, limit))
+            .take(1000)
+            .count() as u64
+    }
+
+    #[test]
+    fn a_ratio_of_three_tenths_allows_three_retries_per_ten_first_attempts() {
+        let b = RetryBudget::new();
+        for _ in 0..10 {
+            b.deposit(0);
+        }
+        assert_eq!(retries_allowed(&b, 0, NO_FLOOR), 3);
+        assert_eq!(b.totals().1, 1, "the refusal is counted");
+        for _ in 0..9 {
+            b.deposit(0);
+        }
+        assert_eq!(
+            retries_allowed(&b, 0, NO_FLOOR),
+            2,
+            "19 first attempts: 5.7"
+        );
+    }
+
+    #[test]
+    fn first_attempts_and_retries_expire_after_ten_seconds() {
+        let b = RetryBudget::new();
+        (0..10).for_each(|_| b.deposit(3));
+        assert_eq!(retries_allowed(&b, 12, NO_FLOOR), 3);
+        assert_eq!(retries_allowed(&b, 12, NO_FLOOR), 0);
+        // Second 13 forgets the first attempts of second 3, not the retries of second 12.
+        (0..10).for_each(|_| b.deposit(13));
+        assert_eq!(retries_allowed(&b, 13, NO_FLOOR), 0);
+        // Second 22 forgets them too.
+        assert_eq!(retries_allowed(&b, 22, NO_FLOOR), 3);
+        assert_eq!(
+            retries_allowed(&b, 23, NO_FLOOR),
+            0,
+            "nothing left of second 13"
+        );
+    }
+
+    #[test]
+    fn the_floor_allows_its_retries_per_second_over_ten_seconds() {
+        let b = RetryBudget::new();
+        let floor = Limit { ppb: 0, floor: 2 };
+        assert_eq!(retries_allowed(&b, 5, floor), 20);
+        assert_eq!(retries_allowed(&b, 14, floor), 0);
+        assert_eq!(retries_allowed(&b, 15, floor), 20);
+    }
+
+    #[test]
+    fn a_refund_gives_back_a_retry_of_the_same_second_only() {
+        let b = RetryBudget::new();
+        let one = Limit { ppb: 0, floor: 0 };
+        b.deposit(0);
+        let all = Limit { ppb: PPB, floor: 0 };
+        let w = b.withdraw(0, all).unwrap();
+        assert!(b.withdraw(0, all).is_none());
+        b.refund(w);
+        assert!(b.withdraw(0, all).is_some());
+        assert!(b.withdraw(0, one).is_none());
+    }
+
+    #[test]
+    fn concurrent_withdrawals_never_exceed_the_budget() {
+        let b = RetryBudget::new();
+        (0..1000).for_each(|_| b.deposit(7));
+        let limit = Limit {
+            ppb: 200_000_000,
+            floor: 0,
+        };
+        let taken: u64 = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| retries_allowed(&b, 7, limit)))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(taken, 200);
+    }
+
+    #[test]
+    fn limits_are_exact_in_integers() {
+        let third = Limit {
+            ppb: 300_000_000,
+            floor: 0,
+        };
+        assert_eq!(third.allowed(10), 3);
+        assert_eq!(third.allowed(9), 2);
+        assert_eq!(
+            Limit {
+                ppb: PPB,
+                floor: u64::from(u32::MAX)
+            }
+            .allowed(u64::MAX),
+            u64::MAX
+        );
+    }
+}

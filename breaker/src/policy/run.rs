@@ -1,0 +1,270 @@
+//! [`Breaker::run`]: one call under the breaker's current policy, attempt by attempt.
+
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::task::Poll;
+use std::time::Duration;
+
+use crate::clock::LazyNow;
+use crate::{Breaker, CallError, Classify, Outcome, Permit, TimedOut};
+
+use super::backoff;
+use super::budget::second_of;
+
+/// How one attempt ended.
+enum Attempted<T> {
+    /// It completed with this output, judged so.
+    Output(T, Outcome),
+    /// It ran past this limit (in nanoseconds) and was cancelled.
+    TimedOut(u64),
+}
+
+impl<T> Attempted<T> {
+    fn failed(&self) -> bool {
+        match self {
+            Attempted::Output(_, outcome) => *outcome == Outcome::Failure,
+            Attempted::TimedOut(_) => true,
+        }
+    }
+
+    /// What the caller gets when this attempt is the last.
+    fn into_result(self, breaker: &Breaker) -> Result<T, CallError> {
+        match self {
+            Attempted::Output(output, _) => Ok(output),
+            Attempted::TimedOut(limit) => Err(CallError::TimedOut(TimedOut::new(
+                breaker.name(),
+                Duration::from_nanos(limit),
+            ))),
+        }
+    }
+}
+
+/// Runs one admitted attempt under `timeout` and records how it ended: an attempt past the
+/// limit is dropped and recorded as a failure (its latency, the limit, counts as slow when
+/// slow calls are judged), never as a cancelled call.
+///
+/// `timeout` is in nanoseconds, 0 for none. The timer starts when the attempt first waits:
+/// an attempt ready at its first poll (a cached answer, a value already in a channel) reads
+/// no clock and makes no timer.
+async fn attempt<Fut: Future>(
+    permit: Permit<'_>,
+    future: Fut,
+    timeout: u64,
+    classify: impl FnOnce(&Fut::Output) -> Outcome,
+) -> Attempted<Fut::Output> {
+    let output = match timeout {
+        0 => future.await,
+        limit => {
+            let mut future = pin!(future);
+            match poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await {
+                Poll::Ready(output) => output,
+                Poll::Pending => {
+                    match tokio::time::timeout(Duration::from_nanos(limit), future).await {
+                        Ok(output) => output,
+                        Err(_) => {
+                            permit.failure();
+                            return Attempted::TimedOut(limit);
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let outcome = classify(&output);
+    permit.record(outcome);
+    Attempted::Output(output, outcome)
+}
+
+impl Breaker {
+    /// Runs a call under the breaker's current policy ([`Config::policy`](crate::Config::policy)):
+    /// each attempt asks the breaker, runs under the `timeout` and is judged by
+    /// [`Classify`]; a failed attempt is retried, up to `retries` times, within the retry
+    /// budget, after a backoff. `attempt` makes each attempt's future afresh.
+    ///
+    /// In order:
+    ///
+    /// 1. a bulkhead slot (with `max_concurrent`), held until the call returns, retries and
+    ///    backoff included;
+    /// 2. for each attempt: the breaker is asked ([`try_acquire`](Breaker::try_acquire));
+    ///    a rejection ends the call with [`CallError::Rejected`], counted in the rejected
+    ///    totals only, never as a failure nor a retry;
+    /// 3. the attempt runs under the timeout: past it, it is dropped and recorded as a
+    ///    failure (and slow, when slow calls are judged). The timer starts when the attempt
+    ///    first waits, so an attempt ready at its first poll makes no timer;
+    /// 4. its output is judged and recorded;
+    /// 5. only a [`Outcome::Failure`] is retried (never a success, a business error the
+    ///    classifier calls a success, nor an ignored outcome), while retries remain and the
+    ///    budget allows: retries in the last 10 s may be at most `retry_budget` times the
+    ///    first attempts the breaker admitted in those seconds, plus `retry_floor` a second;
+    /// 6. the wait before retry `n` is drawn from `[0, retry_backoff * 2^(n-1)]`; then back
+    ///    to 2.
+    ///
+    /// The last attempt's output is returned as it is, failure or not, or
+    /// [`CallError::TimedOut`] if it timed out. Waiting and timeouts use tokio's clock (so
+    /// a paused clock drives them exactly), and need a tokio runtime with its time driver
+    /// when a `timeout` or a backoff is configured; the budget counts on the breaker's
+    /// clock. Dropping the call's future cancels the attempt in flight (recorded as
+    /// cancelled) and frees its slot.
+    ///
+    /// [`CallTotals`](crate::CallTotals) counts the retries made and the failures returned
+    /// because the budget was exhausted. A breaker without `retries` never touches its
+    /// budget.
+    ///
+    /// The budget is the rule of Finagle's and Envoy's retry budgets and of tower's
+    /// `TpsBudget`, with two differences. It is exact: the ratio is kept in parts per billion
+    /// and compared in integers, so 0.3 allows 3 retries per 10 first attempts, where
+    /// `TpsBudget` withdraws `1 / ratio` tokens rounded down to an integer per retry, which
+    /// allows a third. And it counts on the breaker's own clock, the one its window and open
+    /// period read, so a [`ManualClock`](crate::clock::ManualClock) drives it as well as
+    /// tokio's paused clock does; `TpsBudget` reads only tokio's. seatbelt and
+    /// tower-resilience have no budget, and their retry, breaker and timeout layers share no
+    /// state: whether a retry asks the breaker, and whether a rejection is retried, depends on
+    /// how the layers are stacked and on the user's recovery function. Here the order is the
+    /// runner's.
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::time::Duration;
+    /// use breaker::{Breaker, Config};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
+    /// #     .build().unwrap().block_on(async {
+    /// let config = Config::builder().timeout(Duration::from_millis(800)).retries(2).build()?;
+    /// let b = Breaker::new("libraryd", config);
+    /// let attempts = &AtomicU32::new(0);
+    /// let book = b
+    ///     .run(|| async move {
+    ///         // A blip: the first attempt is refused, the second answers.
+    ///         match attempts.fetch_add(1, Ordering::Relaxed) {
+    ///             0 => Err(io::Error::from(io::ErrorKind::ConnectionRefused)),
+    ///             _ => Ok("Dune"),
+    ///         }
+    ///     })
+    ///     .await?;
+    /// assert_eq!(book?, "Dune");
+    /// let totals = b.snapshot().totals;
+    /// assert_eq!((totals.failure, totals.success, totals.retries), (1, 1, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn run<F, Fut>(&self, attempt: F) -> Result<Fut::Output, CallError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future,
+        Fut::Output: Classify,
+    {
+        self.run_with(attempt, Classify::classify).await
+    }
+
+    /// Like [`run`](Breaker::run), judging each attempt's output with `classify` instead of
+    /// its [`Classify`] impl.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::{Breaker, CallError, Config, Outcome};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
+    /// #     .build().unwrap().block_on(async {
+    /// let config = Config::builder().timeout(Duration::from_millis(800)).build()?;
+    /// let b = Breaker::new("statusd", config);
+    ///
+    /// let status = b.run_with(|| async { 503_u16 }, |s| match *s {
+    ///     500.. => Outcome::Failure,
+    ///     _ => Outcome::Success,
+    /// });
+    /// assert_eq!(status.await?, 503);
+    ///
+    /// let hung = b.run_with(std::future::pending::<u16>, |_| Outcome::Success).await;
+    /// let Err(CallError::TimedOut(timed_out)) = hung else { panic!("{hung:?}") };
+    /// assert_eq!(timed_out.to_string(), "call to 'statusd' timed out after 800ms");
+    /// assert_eq!(b.snapshot().totals.failure, 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn run_with<F, Fut, C>(
+        &self,
+        mut attempt: F,
+        mut classify: C,
+    ) -> Result<Fut::Output, CallError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future,
+        C: FnMut(&Fut::Output) -> Outcome,
+    {
+        let state = self.policy_state();
+        let plan = state.plan();
+        let _slot = self.bulkhead_slot()?;
+        let mut permit = self.try_acquire_in_slot()?;
+        // A call without retries never touches the budget.
+        let budget = (plan.retries > 0).then(|| state.budget());
+        if let Some(budget) = budget {
+            budget.deposit(self.budget_second());
+        }
+        let mut retry = 0;
+        loop {
+            let ended = self::attempt(permit, attempt(), plan.timeout, &mut classify).await;
+            let budget = match budget {
+                Some(budget) if ended.failed() && retry < plan.retries => budget,
+                _ => return ended.into_result(self),
+            };
+            let Some(withdrawal) = budget.withdraw(self.budget_second(), state.limit()) else {
+                return ended.into_result(self);
+            };
+            drop(ended);
+            retry += 1;
+            backoff::wait(plan.backoff(), retry).await;
+            permit = match self.try_acquire_in_slot() {
+                Ok(permit) => permit,
+                Err(rejected) => {
+                    budget.refund(withdrawal);
+                    return Err(CallError::Rejected(rejected));
+                }
+            };
+            budget.count_retry();
+        }
+    }
+
+    /// One attempt of `future` under the current policy's timeout, never retried: the
+    /// attribute's expansion for a function with `timeout` and no `retries`.
+    pub(crate) async fn run_once<Fut, C>(
+        &self,
+        future: Fut,
+        classify: C,
+    ) -> Result<Fut::Output, CallError>
+    where
+        Fut: Future,
+        C: FnOnce(&Fut::Output) -> Outcome,
+    {
+        let timeout = self.policy_state().plan().timeout;
+        let _slot = self.bulkhead_slot()?;
+        let permit = self.try_acquire_in_slot()?;
+        attempt(permit, future, timeout, classify)
+            .await
+            .into_result(self)
+    }
+
+    /// The present second on the breaker's clock, as the retry budget counts it.
+    pub(crate) fn budget_second(&self) -> u64 {
+        second_of(LazyNow::new(self.clock()).ticks())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Breaker, Config};
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_call_without_retries_never_makes_the_budget() {
+        let config = Config::builder().timeout(Duration::from_secs(1)).build();
+        let b = Breaker::new("run::no_budget", config.unwrap());
+        let down = || async { Err::<(), _>(std::io::Error::other("down")) };
+        assert!(matches!(b.run(down).await, Ok(Err(_))));
+        assert!(!b.policy_state().budget_made());
+        let retried = Config::builder().retries(1).retry_backoff(Duration::ZERO);
+        b.reconfigure(retried.build().unwrap());
+        assert!(matches!(b.run(down).await, Ok(Err(_))));
+        assert!(b.policy_state().budget_made());
+    }
+}
