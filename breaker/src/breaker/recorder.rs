@@ -22,9 +22,9 @@ pub(crate) struct Ring {
     written: usize,
 }
 
-/// The breaker's recording, if one is on.
+/// The breaker's recording, if one is on. Boxed: every breaker has a recorder, few record.
 #[derive(Default)]
-pub(crate) struct Recorder(Mutex<Option<Ring>>);
+pub(crate) struct Recorder(Mutex<Option<Box<Ring>>>);
 
 impl Recorder {
     /// Starts a new recording of the last `capacity` calls (at least 1), from `origin`.
@@ -39,7 +39,7 @@ impl Recorder {
             calls: vec![empty; capacity.max(1)].into_boxed_slice(),
             written: 0,
         };
-        *self.0.lock() = Some(ring);
+        *self.0.lock() = Some(Box::new(ring));
     }
 
     /// Ends the recording; returns what it held.
@@ -51,7 +51,7 @@ impl Recorder {
     /// The calls recorded so far, in the order of their start.
     pub(crate) fn recording(&self) -> Recording {
         let ring = self.0.lock();
-        ring.as_ref().map(Ring::recording).unwrap_or_default()
+        ring.as_deref().map(Ring::recording).unwrap_or_default()
     }
 
     /// A call that started at `started` ended as `ending` at `now`.
