@@ -86,11 +86,24 @@ pub(crate) struct Identity {
     /// The name as rejections carry it.
     rejected_name: Name,
     listeners: Listeners,
-    #[cfg(feature = "recording")]
-    recorder: recorder::Recorder,
-    /// The call policy as each call reads it, and the retry budget.
+    /// What few breakers use, made on first use: one pointer in every breaker (a keyed
+    /// family's members among them), which most never fill.
+    #[cfg(any(feature = "policy", feature = "recording"))]
+    // std's, not the model checker's: made with every breaker, read by no loom model.
+    rare: std::sync::OnceLock<Box<Rare>>,
+}
+
+/// The parts of a breaker that only some breakers use.
+#[cfg(any(feature = "policy", feature = "recording"))]
+#[derive(Default)]
+pub(crate) struct Rare {
+    /// The call policy as each call reads it, and the retry budget: made when a
+    /// configuration first sets a timeout or retries.
     #[cfg(feature = "policy")]
-    policy: crate::policy::PolicyState,
+    pub(crate) policy: crate::policy::PolicyState,
+    /// Made when the breaker first records its calls.
+    #[cfg(feature = "recording")]
+    pub(crate) recorder: recorder::Recorder,
 }
 
 /// What admission off the fast path decided: the parts of a [`Permit`] or a [`Rejected`].
@@ -127,10 +140,8 @@ impl Breaker {
             name,
             key_at,
             listeners: Listeners::default(),
-            #[cfg(feature = "recording")]
-            recorder: recorder::Recorder::default(),
-            #[cfg(feature = "policy")]
-            policy: crate::policy::PolicyState::new(),
+            #[cfg(any(feature = "policy", feature = "recording"))]
+            rare: Default::default(),
         };
         Self {
             shared: Shared::new(config, clock, identity),
@@ -153,10 +164,31 @@ impl Breaker {
         self.shared.clock()
     }
 
-    /// The call policy's published values and retry budget (see `policy.rs`).
+    /// The parts only some breakers use, if this one has made them.
+    #[cfg(any(feature = "policy", feature = "recording"))]
+    pub(crate) fn rare(&self) -> Option<&Rare> {
+        self.identity().rare.get().map(|rare| &**rare)
+    }
+
+    /// The parts only some breakers use, made now if they were not.
+    #[cfg(any(feature = "policy", feature = "recording"))]
+    pub(crate) fn rare_made(&self) -> &Rare {
+        self.identity().rare.get_or_init(Box::default)
+    }
+
+    /// What a call starts under: the policy as published, or none.
+    #[cfg(feature = "policy")]
+    #[inline]
+    pub(crate) fn policy_plan(&self) -> crate::policy::Plan {
+        self.rare()
+            .map_or(crate::policy::Plan::NONE, |rare| rare.policy.plan())
+    }
+
+    /// The call policy's published values and retry budget (see `policy.rs`), made now if
+    /// they were not: for calls that retry.
     #[cfg(feature = "policy")]
     pub(crate) fn policy_state(&self) -> &crate::policy::PolicyState {
-        &self.identity().policy
+        &self.rare_made().policy
     }
 
     /// The breaker's name.
@@ -524,7 +556,10 @@ impl Breaker {
     pub fn snapshot(&self) -> Snapshot {
         let totals_since = self.shared.call_totals();
         #[cfg(feature = "policy")]
-        let totals_since = self.policy_state().add_totals(totals_since);
+        let totals_since = match self.rare() {
+            Some(rare) => rare.policy.add_totals(totals_since),
+            None => totals_since,
+        };
         let mut now = LazyNow::new(self.clock());
         let (totals, (failure_rate, slow_call_rate), state, admit_percent) =
             self.shared.inspect(|m, packed| {

@@ -137,17 +137,22 @@ impl Breaker {
 
     /// The calls recorded so far, oldest first; empty when no recording is on.
     pub fn recording(&self) -> Recording {
-        self.recorder().recording()
+        self.rare()
+            .map(|rare| rare.recorder.recording())
+            .unwrap_or_default()
     }
 
     /// Ends the recording, returning it; calls cost nothing to record again.
     pub fn stop_recording(&self) -> Recording {
         self.shared.set_recording(false);
-        self.recorder().stop()
+        self.rare()
+            .map(|rare| rare.recorder.stop())
+            .unwrap_or_default()
     }
 
+    /// The recorder, made if it was not: for starting a recording.
     fn recorder(&self) -> &Recorder {
-        &self.identity().recorder
+        &self.rare_made().recorder
     }
 
     /// Records the end of a call that noted its start, if a recording is on.

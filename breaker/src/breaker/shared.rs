@@ -195,7 +195,7 @@ impl Shared {
             hot.shadow
                 .store(u32::from(m.config().shadow()), Ordering::Relaxed);
             #[cfg(feature = "policy")]
-            self.identity.policy.publish(&m.config().policy());
+            self.publish_policy(&m.config().policy());
         }
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);
@@ -235,6 +235,19 @@ impl Shared {
         self.hot.open_until.store(until, Ordering::Release);
         self.hot.coarse_from.store(coarse.from, Ordering::Release);
         self.hot.coarse_until.store(coarse.until, Ordering::Release);
+    }
+
+    /// Publishes a new configuration's call policy; a breaker that never had one makes no
+    /// room for it while it has none.
+    #[cfg(feature = "policy")]
+    #[cold]
+    fn publish_policy(&self, policy: &crate::Policy) {
+        let rare = match self.identity.rare.get() {
+            Some(rare) => rare,
+            None if policy.timeout().is_none() && policy.retries() == 0 => return,
+            None => self.identity.rare.get_or_init(Box::default),
+        };
+        rare.policy.publish(policy);
     }
 
     pub(crate) fn identity(&self) -> &Identity {

@@ -192,22 +192,22 @@ impl Breaker {
         Fut: Future,
         C: FnMut(&Fut::Output) -> Outcome,
     {
-        let state = self.policy_state();
-        let plan = state.plan();
+        let plan = self.policy_plan();
         let _slot = self.bulkhead_slot()?;
         let mut permit = self.try_acquire_in_slot()?;
         // A call without retries never touches the budget.
-        let budget = (plan.retries > 0).then(|| state.budget());
-        if let Some(budget) = budget {
-            budget.deposit(self.budget_second());
+        let state = (plan.retries > 0).then(|| self.policy_state());
+        if let Some(state) = state {
+            state.budget().deposit(self.budget_second());
         }
         let mut retry = 0;
         loop {
             let ended = self::attempt(permit, attempt(), plan.timeout, &mut classify).await;
-            let budget = match budget {
-                Some(budget) if ended.failed() && retry < plan.retries => budget,
+            let state = match state {
+                Some(state) if ended.failed() && retry < plan.retries => state,
                 _ => return ended.into_result(self),
             };
+            let budget = state.budget();
             let Some(withdrawal) = budget.withdraw(self.budget_second(), state.limit()) else {
                 return ended.into_result(self);
             };
@@ -236,7 +236,7 @@ impl Breaker {
         Fut: Future,
         C: FnOnce(&Fut::Output) -> Outcome,
     {
-        let timeout = self.policy_state().plan().timeout;
+        let timeout = self.policy_plan().timeout;
         let _slot = self.bulkhead_slot()?;
         let permit = self.try_acquire_in_slot()?;
         attempt(permit, future, timeout, classify)
