@@ -248,6 +248,30 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
             }
         })
         .collect();
+    if let (Some(_), None) = (&args.retries, &args.timeout) {
+        // Retried but never timed: no timer, so the error type needs no `From<TimedOut>`.
+        let sig = outer_signature(args, sig);
+        return quote! {
+            #(#outer_attrs)*
+            #vis #sig {
+                #(#inner_attrs)*
+                #acquire
+                let #result = #p::run_untimed(
+                    &*#breaker,
+                    || {
+                        #(#copies)*
+                        #attempt
+                    },
+                    #judge,
+                )
+                .await;
+                match #result {
+                    ::core::result::Result::Ok(#out) => #out,
+                    ::core::result::Result::Err(#rejected) => #on_rejected,
+                }
+            }
+        };
+    }
     let run = if args.retries.is_some() {
         quote! {
             #p::run(

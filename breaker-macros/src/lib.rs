@@ -187,7 +187,9 @@ use proc_macro::TokenStream;
 ///
 /// A timed-out attempt is dropped, counts as a failure (as slow too, if `slow` is written),
 /// and its caller gets `E::from(breaker::TimedOut)`, so with `timeout` the error type needs
-/// `From<breaker::TimedOut>`.
+/// `From<breaker::TimedOut>`. A function with `retries` and no `timeout` never times out, not
+/// even when its breaker's configuration has a timeout (shared by name with a timed
+/// function), and needs no `From<breaker::TimedOut>`.
 ///
 /// With `retries`, each attempt runs the body anew: the receiver must be `&self`, and every
 /// other argument is passed to each attempt as a copy (`Clone`; references are copied as

@@ -280,6 +280,23 @@ where
     breaker.run_with(attempt, classify).await
 }
 
+/// A call with `retries` and no `timeout`: as [`run`], with no timer, whatever the policy
+/// (a breaker shared by name with a timed function) says.
+#[cfg(feature = "policy")]
+#[inline]
+pub async fn run_untimed<F, Fut, C>(
+    breaker: &Breaker,
+    attempt: F,
+    classify: C,
+) -> Result<Fut::Output, Rejected>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future,
+    C: FnMut(&Fut::Output) -> Outcome,
+{
+    breaker.run_untimed(attempt, classify).await
+}
+
 /// A call with `timeout` and no `retries`: one attempt, the body's future itself.
 #[cfg(feature = "policy")]
 #[inline]

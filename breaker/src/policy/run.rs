@@ -184,15 +184,55 @@ impl Breaker {
     /// ```
     pub async fn run_with<F, Fut, C>(
         &self,
-        mut attempt: F,
-        mut classify: C,
+        attempt: F,
+        classify: C,
     ) -> Result<Fut::Output, CallError>
     where
         F: FnMut() -> Fut,
         Fut: Future,
         C: FnMut(&Fut::Output) -> Outcome,
     {
-        let plan = self.policy_plan();
+        self.run_planned(attempt, classify, true).await
+    }
+
+    /// [`run_with`](Breaker::run_with) with no timeout, whatever the policy says: the
+    /// attribute's expansion for a function with `retries` and no `timeout`, whose error
+    /// type need not be made from a [`TimedOut`].
+    pub(crate) async fn run_untimed<F, Fut, C>(
+        &self,
+        attempt: F,
+        classify: C,
+    ) -> Result<Fut::Output, crate::Rejected>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future,
+        C: FnMut(&Fut::Output) -> Outcome,
+    {
+        match self.run_planned(attempt, classify, false).await {
+            Ok(output) => Ok(output),
+            Err(CallError::Rejected(rejected)) => Err(rejected),
+            // `run_planned` runs no timer when it is not `timed`, and only a timer makes a
+            // `TimedOut`.
+            Err(CallError::TimedOut(_)) => unreachable!("an untimed call timed out"),
+        }
+    }
+
+    /// The runner: under the published policy, without its timeout unless `timed`.
+    async fn run_planned<F, Fut, C>(
+        &self,
+        mut attempt: F,
+        mut classify: C,
+        timed: bool,
+    ) -> Result<Fut::Output, CallError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future,
+        C: FnMut(&Fut::Output) -> Outcome,
+    {
+        let mut plan = self.policy_plan();
+        if !timed {
+            plan.timeout = 0;
+        }
         let _slot = self.bulkhead_slot()?;
         let mut permit = self.try_acquire_in_slot()?;
         // A call without retries never touches the budget.
@@ -266,5 +306,25 @@ mod tests {
         b.reconfigure(retried.build().unwrap());
         assert!(matches!(b.run(down).await, Ok(Err(_))));
         assert!(b.policy_state().budget_made());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_untimed_call_runs_past_the_policys_timeout() {
+        let config = Config::builder()
+            .timeout(Duration::from_millis(10))
+            .retries(1)
+            .build();
+        let b = Breaker::new("run::untimed", config.unwrap());
+        let slow = || async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Ok::<_, std::io::Error>("late")
+        };
+        let out = b.run_untimed(slow, crate::Classify::classify).await;
+        assert_eq!(out.unwrap().unwrap(), "late");
+        let timed = b.run(slow).await;
+        assert_eq!(
+            timed.unwrap_err().to_string(),
+            "call to 'run::untimed' timed out after 10ms"
+        );
     }
 }

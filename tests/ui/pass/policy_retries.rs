@@ -30,6 +30,28 @@ impl From<TimedOut> for Down {
 
 type Res<T> = Result<T, Down>;
 
+/// An error with no `From<TimedOut>`: a function with `retries` and no `timeout` never times
+/// out, so it needs none.
+#[derive(Debug)]
+struct Refused;
+
+impl breaker::Classify for Refused {
+    fn classify(&self) -> Outcome {
+        Outcome::Failure
+    }
+}
+
+impl From<Rejected> for Refused {
+    fn from(_: Rejected) -> Self {
+        Refused
+    }
+}
+
+#[circuit_breaker(retries = 2)]
+async fn untimed(isbn: &str) -> Result<usize, Refused> {
+    Ok(isbn.len())
+}
+
 #[circuit_breaker(retries = 2, retry_backoff = "0s")]
 async fn references<'a>(isbn: &'a str, shelves: &[u32], _unused: &str) -> Res<&'a str> {
     let _ = shelves.len();
@@ -102,6 +124,7 @@ fn main() {
         .build()
         .unwrap();
     rt.block_on(async {
+        assert_eq!(is_send(untimed("978-1")).await.unwrap(), 5);
         assert_eq!(
             is_send(references("978-1", &[1], "")).await.unwrap(),
             "978-1"
