@@ -147,3 +147,37 @@ fn a_shadow_breaker_records_the_real_outcome_of_the_calls_it_would_reject() {
         [call(0, 0, FAILURE), call(0, 3, SUCCESS)]
     );
 }
+
+#[derive(Debug)]
+struct Down;
+
+impl breaker::Classify for Down {
+    fn classify(&self) -> Outcome {
+        Outcome::Failure
+    }
+}
+
+impl From<breaker::Rejected> for Down {
+    fn from(_: breaker::Rejected) -> Self {
+        Down
+    }
+}
+
+#[breaker::circuit_breaker(name = "recorder::attribute", record = 2)]
+async fn recorded(up: bool) -> Result<(), Down> {
+    if up {
+        Ok(())
+    } else {
+        Err(Down)
+    }
+}
+
+#[tokio::test]
+async fn the_attribute_records_the_last_calls_from_the_first() {
+    for up in [true, false, true] {
+        let _ = recorded(up).await;
+    }
+    let b = breaker::registry().get("recorder::attribute").unwrap();
+    let outcomes: Vec<_> = b.recording().calls().iter().map(|c| c.outcome).collect();
+    assert_eq!(outcomes, [FAILURE, SUCCESS]);
+}

@@ -66,6 +66,7 @@ pub(crate) struct Args {
     pub(crate) classify: Option<Spanned<Path>>,
     pub(crate) key: Option<Spanned<Expr>>,
     pub(crate) max_keys: Option<Spanned<usize>>,
+    pub(crate) record: Option<Spanned<usize>>,
     pub(crate) name: Option<Spanned<LitStr>>,
     pub(crate) krate: Option<Spanned<Path>>,
     /// `crate` was written but is not a path: nothing may name the runtime then.
@@ -189,6 +190,8 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                     }
                     "max_keys" => integer(&expr, &key)
                         .map(|v| set_once(&mut args.max_keys, at.of(v), &key, errors)),
+                    "record" => integer(&expr, &key)
+                        .map(|v| set_once(&mut args.record, at.of(v), &key, errors)),
                     "name" => string(&expr, &key)
                         .map(|v| set_once(&mut args.name, at.of(v), &key, errors)),
                     "crate" => string(&expr, &key)

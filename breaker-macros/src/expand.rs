@@ -161,15 +161,25 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
     // The expansion's items live in a block of their own: the body, a sibling block, sees the
     // names it would see without the attribute, and none of these.
     let acquire = match &args.key {
-        None => quote! {
-            let #breaker = {
-                const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
-                #checks
-                static BREAKER: #p::StaticBreaker =
-                    #p::StaticBreaker::new(#p::config(BREAKER_CONFIG, #checked));
-                BREAKER.get(#name)
-            };
-        },
+        None => {
+            // `record = N`: the breaker records its last N calls from its first.
+            let recorded = args.record.as_ref().map(|r| {
+                let capacity = r.value;
+                let check = respan(quote!(const _: () = #p::check_record(#capacity);), r.span);
+                (quote!(.recording(#capacity)), check)
+            });
+            let (recording, record_check) = recorded.unzip();
+            quote! {
+                let #breaker = {
+                    const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
+                    #checks
+                    #record_check
+                    static BREAKER: #p::StaticBreaker =
+                        #p::StaticBreaker::new(#p::config(BREAKER_CONFIG, #checked))#recording;
+                    BREAKER.get(#name)
+                };
+            }
+        }
         Some(key) => {
             let expr = &key.value;
             let max_keys = args.max_keys.as_ref().map_or(DEFAULT_MAX_KEYS, |m| m.value);

@@ -87,6 +87,7 @@ use proc_macro::TokenStream;
 /// | `classify` | path | `fn(&R) -> Outcome` used instead of the `Classify` impl of the return type `R` |
 /// | `key` | expression | one breaker per distinct key value |
 /// | `max_keys` | integer | bound on the breakers of `key` (default 1024) |
+/// | `record` | integer | the breaker records its last N calls from its first, for the replay tuner (`Breaker::recording`; feature `recording` of `breaker`); not with `key` |
 /// | `name` | string | registry name (default: module path and function name) |
 /// | `crate` | string | path of the runtime crate if it was renamed (default `::breaker`) |
 ///

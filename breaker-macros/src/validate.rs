@@ -34,6 +34,13 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
             ));
         }
     }
+    if let (Some(record), Some(_)) = (&args.record, &args.key) {
+        errors.push(Error::new(
+            record.key_span,
+            "`record` records one breaker, and `key` makes one per key: record a key's \
+             breaker with `breaker::registry().get_keyed(name, key)` and `Breaker::record`",
+        ));
+    }
     if let (Some(max_keys), None) = (&args.max_keys, &args.key) {
         errors.push(Error::new(
             max_keys.key_span,
