@@ -136,21 +136,31 @@ fn timeout_runs_one_attempt_and_retries_run_a_fresh_attempt_each_time() {
         once.contains(":: run_once (") && !once.contains("Reuse"),
         "{once}"
     );
-    let retried = expansion("retries = 2", item);
+    let retried = expansion("timeout = \"1s\", retries = 2", item);
     assert!(
         retried.contains(":: run (") && !retried.contains("run_once"),
         "{retried}"
     );
     for out in [&once, &retried] {
-        assert_eq!(out.matches("needs_policy_feature").count(), 1, "{out}");
+        assert_eq!(
+            out.matches("needs_policy_feature").count(),
+            1 + usize::from(out == &retried),
+            "{out}"
+        );
         assert!(out.contains("FromTimedOut > :: from_timed_out"), "{out}");
     }
+    // Retried without a timeout: no timer, so nothing is made from a `TimedOut`.
+    let untimed = expansion("retries = 2", item);
+    assert!(untimed.contains(":: run_untimed ("), "{untimed}");
+    assert!(!untimed.contains("TimedOut"), "{untimed}");
     // Each attempt gets its own copy of each argument; the argument itself is only lent.
-    assert!(retried.contains("let isbn = ") && retried.contains("let mut shelf = "));
-    assert!(
-        retried.contains("async fn get (isbn : & str , shelf : String)"),
-        "{retried}"
-    );
+    for out in [&retried, &untimed] {
+        assert!(out.contains("let isbn = ") && out.contains("let mut shelf = "));
+        assert!(
+            out.contains("async fn get (isbn : & str , shelf : String)"),
+            "{out}"
+        );
+    }
 }
 
 #[test]
