@@ -4,6 +4,7 @@
 //! [`Shared`](shared::Shared); this file decides, call by call, which path admission takes,
 //! and `complete.rs` which path a result takes. `docs/design.md` shows the whole flow.
 
+mod bulkhead;
 mod complete;
 #[cfg(feature = "recording")]
 mod recorder;
@@ -24,8 +25,10 @@ use crate::rejected::{retry_nanos, Name};
 use crate::tally::Ending;
 use crate::{Classify, Outcome, Permit, RejectReason, Rejected, Snapshot, State};
 
+#[allow(unused_imports)] // for the call policy
+pub(crate) use bulkhead::Slot;
 pub(crate) use shared::{generation_of, stamp};
-use shared::{Shared, CLOSED, OPEN, STATE_MASK, TIMED};
+use shared::{Shared, CLOSED, LIMITED, OPEN, STATE_MASK, TIMED};
 
 /// A circuit breaker guarding one downstream.
 ///
@@ -109,12 +112,14 @@ pub(crate) struct Rare {
 /// What admission off the fast path decided: the parts of a [`Permit`] or a [`Rejected`].
 enum Ticket {
     Admit {
-        generation: u64,
+        /// The permit's generation as `Permit` carries it (see [`stamp`]).
+        stamp: u64,
         admission: Admission,
         started: Option<Instant>,
     },
-    /// Already counted in the totals; `left` in nanoseconds, `retry_nanos(None)` for none.
-    Reject { reason: RejectReason, left: u64 },
+    /// Already counted in the totals. `detail`: the limit of a bulkhead rejection; for
+    /// others the time left in nanoseconds, `retry_nanos(None)` for none.
+    Reject { reason: RejectReason, detail: u64 },
 }
 
 impl Breaker {
@@ -266,6 +271,13 @@ impl Breaker {
     /// In OPEN it reads the clock (on Linux, the production clock's cheaper coarse twin while
     /// the period is far from its end), not the lock.
     ///
+    /// With a bulkhead ([`max_concurrent`](crate::ConfigBuilder::max_concurrent)), the
+    /// bulkhead is asked first: a full one rejects with [`RejectReason::Bulkhead`], whatever
+    /// the state. An admitted call holds a slot until its permit ends (a result, a drop, a
+    /// panic); a call the state rejects holds none. That costs an atomic read-modify-write
+    /// when the call is admitted and another when it ends (none for a rejection in OPEN), and
+    /// its result takes the packed window's full path rather than the one swap.
+    ///
     /// ```
     /// use breaker::{Breaker, Config};
     ///
@@ -277,9 +289,10 @@ impl Breaker {
     /// ```
     #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
-        // The untimed CLOSED admits with one load, inline; every other word goes out of line.
+        // The untimed, unlimited CLOSED admits with one load, inline; every other word goes
+        // out of line.
         let word = self.shared.word();
-        if word & (STATE_MASK | TIMED) == CLOSED {
+        if word & (STATE_MASK | TIMED | LIMITED) == CLOSED {
             return Ok(self.admit_closed(word));
         }
         self.permit_or_rejected(self.admit_by_state(word))
@@ -300,42 +313,59 @@ impl Breaker {
     fn permit_or_rejected(&self, ticket: Ticket) -> Result<Permit<'_>, Rejected> {
         match ticket {
             Ticket::Admit {
-                generation,
+                stamp,
                 admission,
                 started,
-            } => Ok(Permit::new(self, stamp(generation), admission, started)),
-            Ticket::Reject { reason, left } => Err(Rejected::after_nanos(
+            } => Ok(Permit::new(self, stamp, admission, started)),
+            Ticket::Reject { reason, detail } => Err(Rejected::after_nanos(
                 self.identity().rejected_name.clone(),
                 reason,
-                left,
+                detail,
             )),
         }
     }
 
-    /// Admission for every word but the untimed CLOSED's, out of line so that callers
-    /// inline only that. OPEN first: rejecting it is the other path a caller takes often, and
-    /// a function of its own keeps it small enough to inline what it calls.
+    /// Admission for every word but the untimed, unlimited CLOSED's, out of line so that
+    /// callers inline only that. The unlimited OPEN first: rejecting it is the other path a
+    /// caller takes often, and a function of its own keeps it small enough to inline what it
+    /// calls.
     #[inline(never)]
     fn admit_by_state(&self, word: u64) -> Ticket {
-        if word & STATE_MASK == OPEN {
-            return self.reject_open(word);
+        if word & (STATE_MASK | LIMITED) == OPEN {
+            return self.reject_open::<false>(word);
         }
         self.admit_timed_or_locked(word)
     }
 
     /// A timed CLOSED and DISABLED admit without the lock; HALF_OPEN and FORCED_OPEN decide
-    /// under it.
+    /// under it; a limited word takes a bulkhead slot first (`bulkhead.rs`).
     #[inline(never)]
     fn admit_timed_or_locked(&self, word: u64) -> Ticket {
+        if word & LIMITED != 0 {
+            return self.admit_limited(word);
+        }
+        // Timed, if CLOSED: the untimed CLOSED was admitted in `try_acquire`.
+        self.admit_in_state(word, true)
+    }
+
+    /// Admission by any word but OPEN's, taking no slot: CLOSED (timed for sure if
+    /// `closed_is_timed`, else as the word says) and DISABLED admit without the lock; the
+    /// rest decide under it.
+    #[inline(always)]
+    fn admit_in_state(&self, word: u64, closed_is_timed: bool) -> Ticket {
         match State::from_code(word & STATE_MASK) {
-            // Timed: the untimed CLOSED was admitted in `try_acquire`.
-            State::Closed => Ticket::Admit {
-                generation: generation_of(word),
-                admission: Admission::Counted,
-                started: Some(self.clock().now()),
-            },
+            State::Closed => {
+                let timed = closed_is_timed || word & TIMED != 0;
+                Ticket::Admit {
+                    // The word as read, but for `TIMED`: a timed call's result is recorded
+                    // with its latency, never by the one swap that compares the two.
+                    stamp: word & !TIMED,
+                    admission: Admission::Counted,
+                    started: timed.then(|| self.clock().now()),
+                }
+            }
             State::Disabled => Ticket::Admit {
-                generation: generation_of(word),
+                stamp: stamp(generation_of(word)),
                 admission: Admission::Passthrough,
                 started: self.shared.recording().then(|| self.clock().now()),
             },
@@ -358,29 +388,42 @@ impl Breaker {
     /// `clock::CoarsePeriod`), and reads the precise one only near the period's end. The
     /// time left it tells is then never less than the precise one (a coarse reading is never
     /// ahead), and at most one coarse tick and a millisecond more.
+    ///
+    /// `SLOT`: whether a call let through takes a bulkhead slot first.
     #[inline(always)]
-    fn reject_open(&self, word: u64) -> Ticket {
+    fn reject_open<const SLOT: bool>(&self, word: u64) -> Ticket {
         let (until, from) = self.shared.coarse_period();
         if let Some(left) = ClockSource::coarse_left(from, until) {
             if self.shared.word() == word {
                 return self.count_open_rejection(left);
             }
         }
-        self.reject_open_precise(word)
+        self.reject_open_precise::<SLOT>(word)
     }
 
     /// OPEN without a coarse period, or near its end: on the breaker's own clock.
     #[inline(never)]
-    fn reject_open_precise(&self, word: u64) -> Ticket {
+    fn reject_open_precise<const SLOT: bool>(&self, word: u64) -> Ticket {
         // The clock first: fewer values live across its call.
         let Some(now) = self.clock().ticks() else {
-            return self.admit_locked();
+            return self.past_open::<SLOT>();
         };
         let (from, until) = self.shared.open_period();
         if !(from <= now && now < until && self.shared.word() == word) {
-            return self.admit_locked();
+            return self.past_open::<SLOT>();
         }
         self.count_open_rejection(until - now)
+    }
+
+    /// An OPEN whose period may have ended: the lock decides, after a bulkhead slot is taken
+    /// if `SLOT`.
+    #[inline(always)]
+    fn past_open<const SLOT: bool>(&self) -> Ticket {
+        if SLOT {
+            self.in_new_slot(|| self.admit_locked())
+        } else {
+            self.admit_locked()
+        }
     }
 
     /// Counts a rejection in OPEN with `left` nanoseconds to go, and tells it; a shadow
@@ -394,10 +437,10 @@ impl Breaker {
         if self.shared.recording() {
             self.record_rejection(RejectReason::Open);
         }
-        self.shared.count(Ending::Rejected);
+        self.shared.count(Ending::RejectedOpen);
         Ticket::Reject {
             reason: RejectReason::Open,
-            left,
+            detail: left,
         }
     }
 
@@ -418,36 +461,46 @@ impl Breaker {
             });
         self.emit(events);
         match admitted {
-            Ok(admission) => Ticket::Admit {
-                generation,
-                admission,
-                // When calls are timed (slow calls, latency guard, a recording), the time a
-                // call starts.
-                started: (timed || self.shared.recording()).then(|| now.get()),
-            },
+            Ok(admission) => {
+                let probe = admission == Admission::Probe;
+                Ticket::Admit {
+                    // A timed probe says so in its stamp, which no admission word equals (a
+                    // probe's result never takes the one swap): its start is noted untimed
+                    // too, for `probe_timeout`.
+                    stamp: stamp(generation) | if probe && timed { TIMED } else { 0 },
+                    admission,
+                    // When calls are timed (slow calls, latency guard, a recording), the time
+                    // a call starts; a probe's always (the instant the machine noted).
+                    started: (timed || probe || self.shared.recording()).then(|| now.get()),
+                }
+            }
             Err(_) if shadow => self.admit_shadow(generation),
             Err((reason, retry_after)) => {
                 #[cfg(feature = "recording")]
                 self.record_rejection(reason);
-                self.shared.count(Ending::Rejected);
+                self.shared.count(Ending::rejected(reason));
                 Ticket::Reject {
                     reason,
-                    left: retry_nanos(retry_after),
+                    detail: retry_nanos(retry_after),
                 }
             }
         }
     }
 
-    /// Admits, as a shadow breaker does, a call the machine rejected in `generation`: counted
-    /// as a shadow rejection, and its result recorded nowhere but the totals, so that the
-    /// machine moves exactly as an enforcing breaker's would. (The generation is that of the
-    /// rejecting state: any CLOSED after it has a later one, whose window the result cannot
-    /// enter.)
+    /// Admits, as a shadow breaker does, a call the breaker rejected in `generation`:
+    /// counted as a shadow rejection, and its result recorded nowhere but the totals, so that
+    /// the machine moves exactly as an enforcing breaker's would.
+    ///
+    /// Its stamp carries OPEN's code whatever the state: the one swap into the packed window
+    /// takes a result whose stamp equals the admission word, and a word with OPEN's code has
+    /// its window sealed, so the result goes to the lock, which drops a passthrough's. (A
+    /// bulkhead's rejection comes in CLOSED, whose word a plain stamp could equal once the
+    /// limit is gone.)
     #[cold]
     fn admit_shadow(&self, generation: u64) -> Ticket {
         self.shared.count(Ending::ShadowRejected);
         Ticket::Admit {
-            generation,
+            stamp: stamp(generation) | OPEN,
             admission: Admission::Passthrough,
             // The call runs: a recording keeps its real outcome.
             started: self.shared.recording().then(|| self.clock().now()),
@@ -458,7 +511,8 @@ impl Breaker {
     /// [`Classify`] judges it.
     ///
     /// If the future is dropped before it completes, nothing is recorded and a half-open
-    /// probe slot is freed; if it panics, a failure is recorded.
+    /// probe slot is freed; if it panics, a failure is recorded. Either way its bulkhead
+    /// slot, if it holds one, is freed.
     ///
     /// ```
     /// use std::io;

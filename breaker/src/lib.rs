@@ -201,7 +201,7 @@ pub use crate::policy::{CallError, TimedOut};
 pub use crate::registry::{registry, Entry, Registry};
 pub use crate::rejected::{RejectReason, Rejected};
 pub use crate::state::{Snapshot, State};
-pub use crate::tally::CallTotals;
+pub use crate::tally::{CallTotals, RejectedBy};
 pub use breaker_macros::circuit_breaker;
 
 #[doc(hidden)]

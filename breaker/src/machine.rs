@@ -13,6 +13,10 @@ use crate::rejected::RejectReason;
 use crate::window::{LockedWindow, Mark, OutcomeWindow, Packed, PackedWindow, Threshold, Totals};
 use crate::State;
 
+use self::probes::Probes;
+
+mod probes;
+
 /// How a permit was admitted; decides what its result does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Admission {
@@ -50,10 +54,9 @@ enum Phase {
     Open {
         since: Instant,
     } = State::Open.code() as u8,
-    /// The trial: `in_flight` probes out (at most `probes` at once), `successes` of them
-    /// succeeded so far.
+    /// The trial: `successes` probes succeeded so far; the probes out (at most `probes` at
+    /// once) are the machine's [`Probes`].
     HalfOpen {
-        in_flight: u32,
         successes: u32,
     } = State::HalfOpen.code() as u8,
     ForcedOpen = State::ForcedOpen.code() as u8,
@@ -64,11 +67,9 @@ enum Phase {
 }
 
 impl Phase {
-    /// A trial that has not started: no probe out, none succeeded.
-    const TRIAL: Phase = Phase::HalfOpen {
-        in_flight: 0,
-        successes: 0,
-    };
+    /// A trial that has not started: none succeeded (and no probe out: see
+    /// [`Machine::start_trial`]).
+    const TRIAL: Phase = Phase::HalfOpen { successes: 0 };
 
     fn state(&self) -> State {
         match self {
@@ -91,6 +92,9 @@ pub(crate) struct Machine {
     generation: u64,
     window: OutcomeWindow,
     recovery: Recovery,
+    /// HALF_OPEN's probes in flight, by start; empty in every other phase. Here rather than
+    /// in `Phase::HalfOpen`, so that its buffer outlives a trial.
+    probes: Probes,
     /// The state change of the operation under way, taken with the ramp's news by
     /// [`take_events`](Self::take_events).
     transition: Option<Transition>,
@@ -112,6 +116,7 @@ impl Machine {
             window,
             config,
             phase: Phase::Closed,
+            probes: Probes::default(),
             generation: 0,
             transition: None,
             configured: true,
@@ -169,10 +174,7 @@ impl Machine {
     }
 
     pub(crate) fn probes_in_flight(&self) -> u32 {
-        match self.phase {
-            Phase::HalfOpen { in_flight, .. } => in_flight,
-            _ => 0,
-        }
+        self.probes.count()
     }
 
     /// Whether the configuration changed since the last call: what the owner publishes of
@@ -234,7 +236,7 @@ impl Machine {
             self.generation += 1;
             if let Phase::HalfOpen { .. } = self.phase {
                 // The probes out are of the generation before: their slots are free.
-                self.phase = Phase::TRIAL;
+                self.start_trial();
             }
             self.open_packed(packed);
         } else if window.packed() != self.window.packed() {
@@ -281,7 +283,7 @@ impl Machine {
             if let Phase::Ramp(_) = self.phase {
                 // The ramp it was on may no longer exist: judge the recovery afresh.
                 self.generation += 1;
-                self.phase = Phase::TRIAL;
+                self.start_trial();
             }
             self.recovery = Recovery::new(&self.config);
         }
@@ -324,10 +326,7 @@ impl Machine {
                 }
                 // Lazy expiry: the first call at or after the deadline becomes a probe.
                 self.enter(State::HalfOpen, now, packed);
-                self.phase = Phase::HalfOpen {
-                    in_flight: 1,
-                    successes: 0,
-                };
+                self.probes.start(now.get());
                 Ok(Admission::Probe)
             }
             Phase::Ramp(ramp) => match self.recovery.ramp_admit(ramp, &self.config, now.get()) {
@@ -338,28 +337,45 @@ impl Machine {
                     Ok(Admission::Counted)
                 }
             },
-            Phase::HalfOpen { in_flight, .. } if *in_flight < self.config.probes() => {
-                *in_flight += 1;
+            Phase::HalfOpen { .. } => {
+                if self.probe_hung(now) {
+                    self.enter(State::Open, now, packed);
+                    return Err((RejectReason::Open, Some(self.recovery.open_for())));
+                }
+                if self.probes.count() >= self.config.probes() {
+                    return Err((RejectReason::HalfOpenFull, None));
+                }
+                self.probes.start(now.get());
                 Ok(Admission::Probe)
             }
-            Phase::HalfOpen { .. } => Err((RejectReason::HalfOpenFull, None)),
         }
     }
 
-    /// Applies the result of a permit admitted in `generation`; `latency` is known when the
-    /// configuration times calls.
+    /// Whether a probe out has run for `probe_timeout`: it counts as failed, and the trial
+    /// with it. Told lazily, by the next call or result of the trial, as OPEN's end is.
+    fn probe_hung(&self, now: &mut LazyNow<'_>) -> bool {
+        !self.probes.is_empty() && self.probes.hung(self.config.probe_timeout(), now.get())
+    }
+
+    /// Applies the result of a permit admitted in `generation` at `started`, known when the
+    /// call is `timed` (slow calls, latency guard) and for every probe.
+    #[allow(clippy::too_many_arguments)] // each is a part of the result, or where it lands
     pub(crate) fn record(
         &mut self,
         generation: u64,
         admission: Admission,
         failure: bool,
-        latency: Option<Duration>,
+        started: Option<Instant>,
+        timed: bool,
         now: &mut LazyNow<'_>,
         packed: &PackedWindow,
     ) -> Option<Transition> {
         if generation != self.generation {
             return None;
         }
+        let latency = started
+            .filter(|_| timed)
+            .map(|started| now.get().saturating_duration_since(started));
         let slow = match (self.config.slow_calls(), latency) {
             (Some(slow), Some(latency)) => latency > slow.threshold,
             _ => false,
@@ -400,17 +416,20 @@ impl Machine {
                 }
                 None
             }
-            (
-                Phase::HalfOpen {
-                    in_flight,
-                    successes,
-                },
-                Admission::Probe,
-            ) => {
-                *in_flight -= 1;
+            (Phase::HalfOpen { .. }, Admission::Probe) => {
+                // A probe out too long (this one, or another) failed the trial already.
+                if self.probe_hung(now) {
+                    return self.enter(State::Open, now, packed);
+                }
+                if let Some(started) = started {
+                    self.probes.end(started);
+                }
                 if mark.failure || mark.slow {
                     return self.enter(State::Open, now, packed);
                 }
+                let Phase::HalfOpen { successes } = &mut self.phase else {
+                    return None;
+                };
                 *successes += 1;
                 if *successes < self.config.successes() {
                     return None;
@@ -438,18 +457,37 @@ impl Machine {
             // Same state, new phase: results of the probes still out are stale.
             self.generation += 1;
             self.phase = Phase::Ramp(ramp);
+            self.probes.clear();
             return None;
         }
         self.enter(State::Closed, now, packed)
     }
 
-    /// A probe that ended without a verdict (ignored or cancelled) frees its slot.
-    pub(crate) fn release_probe(&mut self, generation: u64) {
-        if let Phase::HalfOpen { in_flight, .. } = &mut self.phase {
-            if generation == self.generation {
-                *in_flight -= 1;
-            }
+    /// A probe admitted at `started` ended without a verdict (ignored or cancelled): it frees
+    /// its slot, unless a probe out too long (this one, or another) failed the trial.
+    pub(crate) fn release_probe(
+        &mut self,
+        generation: u64,
+        started: Option<Instant>,
+        now: &mut LazyNow<'_>,
+        packed: &PackedWindow,
+    ) -> Option<Transition> {
+        if !matches!(self.phase, Phase::HalfOpen { .. }) || generation != self.generation {
+            return None;
         }
+        if self.probe_hung(now) {
+            return self.enter(State::Open, now, packed);
+        }
+        if let Some(started) = started {
+            self.probes.end(started);
+        }
+        None
+    }
+
+    /// A new trial, with no probe out.
+    fn start_trial(&mut self) {
+        self.phase = Phase::TRIAL;
+        self.probes.clear();
     }
 
     /// A packed window's result tripped the breaker in `generation` (sealing the window):
@@ -534,6 +572,8 @@ impl Machine {
         // Leaving CLOSED: nothing recorded from here on counts (see `window::packed`).
         packed.seal();
         self.generation += 1;
+        // Probes out, if any, are of the generation left.
+        self.probes.clear();
         self.phase = match to {
             State::Open => {
                 self.recovery.on_open(&self.config, from == State::HalfOpen);

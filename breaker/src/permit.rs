@@ -14,7 +14,8 @@ use crate::{Breaker, Outcome};
 /// [`failure`](Permit::failure), [`ignore`](Permit::ignore) or [`record`](Permit::record).
 ///
 /// Dropped without a result (a cancelled future), a permit records nothing and frees its
-/// half-open probe slot; dropped while its thread panics, it records a failure.
+/// half-open probe slot; dropped while its thread panics, it records a failure. A permit of
+/// a breaker with a bulkhead frees its slot however it ends.
 ///
 /// ```
 /// use breaker::{Breaker, Config};

@@ -36,8 +36,6 @@ pub(crate) mod budget;
 mod published;
 #[cfg(feature = "policy")]
 mod run;
-#[cfg(feature = "policy")]
-mod slot;
 
 pub use self::error::CallError;
 #[cfg(feature = "policy")]

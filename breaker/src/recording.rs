@@ -14,7 +14,8 @@
 //! - `latency_ms`: how long it took, in milliseconds; 0 for a rejected call.
 //! - `outcome`: `success`, `failure` or `ignored` as the breaker judged the call (see
 //!   [`Outcome`]), or `rejected_open`, `rejected_half_open_full`, `rejected_forced_open`,
-//!   `rejected_throttled` for a call the breaker rejected (see [`RejectReason`]).
+//!   `rejected_throttled`, `rejected_bulkhead` for a call the breaker rejected (see
+//!   [`RejectReason`]).
 //!
 //! An access log converts with one line of `awk`. For an nginx log whose fields are the time
 //! in seconds, the request time in seconds and the status (`log_format trace '$msec
@@ -54,10 +55,11 @@ impl CallOutcome {
             CallOutcome::Rejected(RejectReason::HalfOpenFull) => "rejected_half_open_full",
             CallOutcome::Rejected(RejectReason::ForcedOpen) => "rejected_forced_open",
             CallOutcome::Rejected(RejectReason::Throttled) => "rejected_throttled",
+            CallOutcome::Rejected(RejectReason::Bulkhead) => "rejected_bulkhead",
         }
     }
 
-    const ALL: [CallOutcome; 7] = [
+    const ALL: [CallOutcome; 8] = [
         CallOutcome::Completed(Outcome::Success),
         CallOutcome::Completed(Outcome::Failure),
         CallOutcome::Completed(Outcome::Ignored),
@@ -65,6 +67,7 @@ impl CallOutcome {
         CallOutcome::Rejected(RejectReason::HalfOpenFull),
         CallOutcome::Rejected(RejectReason::ForcedOpen),
         CallOutcome::Rejected(RejectReason::Throttled),
+        CallOutcome::Rejected(RejectReason::Bulkhead),
     ];
 }
 

@@ -16,6 +16,8 @@ pub enum RejectReason {
     ForcedOpen,
     /// The breaker is recovering step by step and admits only part of the calls.
     Throttled,
+    /// The bulkhead is full: as many calls as `max_concurrent` allows are in flight.
+    Bulkhead,
 }
 
 /// A call the breaker rejected without running it: which breaker, why, and when to retry.
@@ -37,9 +39,10 @@ pub enum RejectReason {
 pub struct Rejected {
     name: Name,
     reason: RejectReason,
-    /// Nanoseconds until probes are let through, [`NO_RETRY`] for none: a `Duration` is made
-    /// only when asked for, so rejecting divides nothing.
-    retry_after: u64,
+    /// For a rejection by the bulkhead, its limit. For any other, nanoseconds until probes
+    /// are let through, [`NO_RETRY`] for none: a `Duration` is made only when asked for, so
+    /// rejecting divides nothing.
+    detail: u64,
 }
 
 /// `retry_after` of a rejection without one.
@@ -117,13 +120,14 @@ impl Rejected {
         Self::after_nanos(name, reason, retry_nanos(retry_after))
     }
 
-    /// A rejection with `retry_after` in nanoseconds, [`NO_RETRY`] for none.
+    /// A rejection with `detail`: the limit for [`RejectReason::Bulkhead`], else
+    /// `retry_after` in nanoseconds, [`NO_RETRY`] for none.
     #[inline]
-    pub(crate) fn after_nanos(name: Name, reason: RejectReason, retry_after: u64) -> Self {
+    pub(crate) fn after_nanos(name: Name, reason: RejectReason, detail: u64) -> Self {
         Self {
             name,
             reason,
-            retry_after,
+            detail,
         }
     }
 
@@ -140,7 +144,8 @@ impl Rejected {
     /// Time until the breaker lets probes through: `Some` when rejected by OPEN. At most
     /// `u64::MAX - 1` nanoseconds (some 584 years), however long the open period.
     pub fn retry_after(&self) -> Option<Duration> {
-        (self.retry_after != NO_RETRY).then(|| Duration::from_nanos(self.retry_after))
+        let told = self.detail != NO_RETRY && self.reason != RejectReason::Bulkhead;
+        told.then(|| Duration::from_nanos(self.detail))
     }
 }
 
@@ -162,6 +167,7 @@ impl fmt::Display for Rejected {
             RejectReason::HalfOpenFull => f.write_str("half-open with every probe in flight")?,
             RejectReason::ForcedOpen => f.write_str("forced open")?,
             RejectReason::Throttled => f.write_str("throttled by recovery")?,
+            RejectReason::Bulkhead => write!(f, "at its limit of {} calls in flight", self.detail)?,
         }
         if let Some(after) = self.retry_after() {
             write!(f, "; retry in {:.1}s", after.as_secs_f64())?;
@@ -201,5 +207,18 @@ mod tests {
             assert_eq!(r.name(), text);
             assert_eq!(r.to_string(), format!("circuit '{text}' is open"));
         }
+    }
+
+    #[test]
+    fn a_bulkhead_rejection_tells_its_limit_and_no_retry() {
+        let r = Rejected::after_nanos(name("libraryd"), RejectReason::Bulkhead, 64);
+        assert_eq!(
+            r.to_string(),
+            "circuit 'libraryd' is at its limit of 64 calls in flight"
+        );
+        assert_eq!(
+            (r.reason(), r.retry_after()),
+            (RejectReason::Bulkhead, None)
+        );
     }
 }

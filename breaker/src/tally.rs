@@ -1,4 +1,4 @@
-//! Lifetime call totals: how every admitted call ended, and how many were rejected.
+//! Lifetime call totals: how every admitted call ended, and how many were rejected, and why.
 //!
 //! The first thread to count becomes the tally's owner and counts into a row of counters,
 //! which the breaker keeps apart from the lines every call reads, with a plain load and store: it is the row's only writer, so no
@@ -11,11 +11,11 @@
 use std::cell::Cell;
 
 use crate::sync::{AtomicU64, OnceLock, Ordering};
-use crate::Outcome;
+use crate::{Outcome, RejectReason};
 #[cfg(loom)]
 use loom::thread_local;
 
-/// How a call asked of the breaker ended, as the totals count it.
+/// How a call asked of the breaker ended, as the totals count it; a rejection by its reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ending {
     Success,
@@ -23,13 +23,19 @@ pub(crate) enum Ending {
     Ignored,
     /// Dropped without a result (a cancelled future), not while panicking.
     Cancelled,
-    Rejected,
+    /// Rejected by OPEN; the first rejection keeps the counter all rejections shared before
+    /// they were split, so OPEN's path counts as it did.
+    RejectedOpen,
+    RejectedHalfOpenFull,
+    RejectedForcedOpen,
+    RejectedThrottled,
+    RejectedBulkhead,
     /// Admitted by a shadow breaker where an enforcing one would have rejected it; the call
     /// then ends as any other, and is counted again by how.
     ShadowRejected,
 }
 
-const ENDINGS: usize = 6;
+const ENDINGS: usize = 10;
 
 impl Ending {
     /// The outcome the window sees: a cancelled call is not judged.
@@ -37,9 +43,18 @@ impl Ending {
         match self {
             Ending::Success => Outcome::Success,
             Ending::Failure => Outcome::Failure,
-            Ending::Ignored | Ending::Cancelled | Ending::Rejected | Ending::ShadowRejected => {
-                Outcome::Ignored
-            }
+            _ => Outcome::Ignored,
+        }
+    }
+
+    /// The ending of a call rejected for `reason`.
+    pub(crate) fn rejected(reason: RejectReason) -> Ending {
+        match reason {
+            RejectReason::Open => Ending::RejectedOpen,
+            RejectReason::HalfOpenFull => Ending::RejectedHalfOpenFull,
+            RejectReason::ForcedOpen => Ending::RejectedForcedOpen,
+            RejectReason::Throttled => Ending::RejectedThrottled,
+            RejectReason::Bulkhead => Ending::RejectedBulkhead,
         }
     }
 }
@@ -57,7 +72,8 @@ impl From<Outcome> for Ending {
 /// Calls a breaker has seen since it was created, by how they ended.
 ///
 /// Every admitted call ends exactly once, so at any quiet moment `success + failure +
-/// ignored + cancelled` is the number of calls admitted; rejected calls are counted apart.
+/// ignored + cancelled` is the number of calls admitted; rejected calls are counted apart,
+/// and split by reason in [`rejected_by`](Self::rejected_by).
 /// Results the window discards (a call admitted before a state change finishing after it,
 /// calls while disabled) are still counted here: they were made.
 ///
@@ -74,6 +90,7 @@ impl From<Outcome> for Ending {
 ///
 /// let t = b.snapshot().totals;
 /// assert_eq!((t.success, t.failure, t.ignored, t.cancelled, t.rejected), (1, 2, 1, 1, 1));
+/// assert_eq!((t.rejected_by.open, t.rejected_by.bulkhead), (1, 0));
 /// assert_eq!(t.admitted(), 5);
 /// # Ok::<(), breaker::ConfigError>(())
 /// ```
@@ -88,8 +105,10 @@ pub struct CallTotals {
     pub ignored: u64,
     /// Calls dropped without a result, e.g. a future cancelled by a timeout.
     pub cancelled: u64,
-    /// Calls the breaker rejected.
+    /// Calls the breaker rejected, for any reason.
     pub rejected: u64,
+    /// The rejected calls by reason; their sum is `rejected`.
+    pub rejected_by: RejectedBy,
     /// Calls a shadow breaker ([`Config::shadow`](crate::Config::shadow)) admitted where an
     /// enforcing one would have rejected them; they are also counted by how they ended.
     pub shadow_rejected: u64,
@@ -106,6 +125,46 @@ impl CallTotals {
     /// Calls admitted that have ended: `success + failure + ignored + cancelled`.
     pub fn admitted(&self) -> u64 {
         self.success + self.failure + self.ignored + self.cancelled
+    }
+}
+
+/// The rejections of [`CallTotals`] by [`RejectReason`]: `open + half_open_full +
+/// forced_open + throttled + bulkhead` is `CallTotals::rejected`.
+///
+/// ```
+/// use breaker::{Breaker, Config};
+///
+/// let b = Breaker::new("libraryd", Config::builder().max_concurrent(1).build()?);
+/// let held = b.try_acquire().unwrap();
+/// let _ = b.try_acquire().unwrap_err(); // the one slot is taken
+/// held.success();
+/// b.force_open();
+/// let _ = b.try_acquire().unwrap_err();
+///
+/// let t = b.snapshot().totals;
+/// assert_eq!((t.rejected_by.bulkhead, t.rejected_by.forced_open, t.rejected), (1, 1, 2));
+/// # Ok::<(), breaker::ConfigError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct RejectedBy {
+    /// Rejected by an OPEN breaker ([`RejectReason::Open`]).
+    pub open: u64,
+    /// Rejected by a HALF_OPEN breaker with every probe in flight
+    /// ([`RejectReason::HalfOpenFull`]).
+    pub half_open_full: u64,
+    /// Rejected by a breaker forced open ([`RejectReason::ForcedOpen`]).
+    pub forced_open: u64,
+    /// Rejected by a recovery ramp admitting a share of calls ([`RejectReason::Throttled`]).
+    pub throttled: u64,
+    /// Rejected by a full bulkhead ([`RejectReason::Bulkhead`]).
+    pub bulkhead: u64,
+}
+
+impl RejectedBy {
+    /// Every rejection: the sum of the reasons.
+    fn sum(&self) -> u64 {
+        self.open + self.half_open_full + self.forced_open + self.throttled + self.bulkhead
     }
 }
 
@@ -211,13 +270,22 @@ impl Tally {
                 *sum += counter.load(Ordering::Relaxed);
             }
         }
-        let [success, failure, ignored, cancelled, rejected, shadow_rejected] = sums;
+        let [success, failure, ignored, cancelled, open, half_open_full, forced_open, throttled, bulkhead, shadow_rejected] =
+            sums;
+        let rejected_by = RejectedBy {
+            open,
+            half_open_full,
+            forced_open,
+            throttled,
+            bulkhead,
+        };
         CallTotals {
             success,
             failure,
             ignored,
             cancelled,
-            rejected,
+            rejected: rejected_by.sum(),
+            rejected_by,
             shadow_rejected,
             retries: 0,
             retry_budget_exhausted: 0,
@@ -300,16 +368,28 @@ mod tests {
             Ending::Failure,
             Ending::Ignored,
             Ending::Cancelled,
-            Ending::Rejected,
-            Ending::Rejected,
-            Ending::Rejected,
+            Ending::RejectedOpen,
+            Ending::RejectedOpen,
+            Ending::RejectedBulkhead,
+            Ending::RejectedThrottled,
         ] {
             t.add(&row, ending);
         }
         let r = t.read(&row);
         assert_eq!(
             (r.success, r.failure, r.ignored, r.cancelled, r.rejected),
-            (2, 1, 1, 1, 3)
+            (2, 1, 1, 1, 4)
+        );
+        let by = r.rejected_by;
+        assert_eq!(
+            (
+                by.open,
+                by.half_open_full,
+                by.forced_open,
+                by.throttled,
+                by.bulkhead
+            ),
+            (2, 0, 0, 1, 1)
         );
         assert_eq!(r.admitted(), 5);
     }

@@ -4,8 +4,11 @@
 //!
 //! Checked: the result racing a trip, the half-open probe limit, stale results finishing
 //! during a transition, `reset` racing a tripping failure, cancelled probes freeing their
-//! slot, a result racing a `reconfigure` of the failure rate, and the lifetime totals. Each model asserts exact outcomes after joining its
-//! threads; where the race leaves a choice, the assertion names every outcome allowed.
+//! slot, a result racing a `reconfigure` of the failure rate, the lifetime totals, keyed
+//! families, the bulkhead's slots racing completion and cancellation, and a hung probe's
+//! late result racing the call that finds it hung. Each model asserts exact outcomes after
+//! joining its threads; where the race leaves a choice, the assertion names every outcome
+//! allowed.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" cargo test -p breaker --test loom --release
@@ -631,7 +634,18 @@ fn call(b: &Breaker, outcome: Option<Outcome>, seen: &mut CallTotals) {
                 None => drop(permit),
             }
         }
-        Err(_) => seen.rejected += 1,
+        Err(rejected) => {
+            seen.rejected += 1;
+            let by = &mut seen.rejected_by;
+            *match rejected.reason() {
+                RejectReason::Open => &mut by.open,
+                RejectReason::HalfOpenFull => &mut by.half_open_full,
+                RejectReason::ForcedOpen => &mut by.forced_open,
+                RejectReason::Throttled => &mut by.throttled,
+                RejectReason::Bulkhead => &mut by.bulkhead,
+                other => panic!("rejected by {other:?}"),
+            } += 1;
+        }
     }
 }
 
@@ -672,6 +686,12 @@ fn totals_count_every_ending_exactly_once() {
             expected.ignored += seen.ignored;
             expected.cancelled += seen.cancelled;
             expected.rejected += seen.rejected;
+            let (by, seen_by) = (&mut expected.rejected_by, seen.rejected_by);
+            by.open += seen_by.open;
+            by.half_open_full += seen_by.half_open_full;
+            by.forced_open += seen_by.forced_open;
+            by.throttled += seen_by.throttled;
+            by.bulkhead += seen_by.bulkhead;
         }
 
         let s = b.snapshot();
@@ -679,7 +699,17 @@ fn totals_count_every_ending_exactly_once() {
         assert_eq!(totals, expected);
         assert_eq!(s.state, State::Open);
         assert_eq!(totals.admitted() + totals.rejected, 6);
-        let each = |t: CallTotals| [t.success, t.failure, t.ignored, t.cancelled, t.rejected];
+        let each = |t: CallTotals| {
+            let by = t.rejected_by;
+            [
+                t.success,
+                t.failure,
+                t.ignored,
+                t.cancelled,
+                t.rejected,
+                by.open,
+            ]
+        };
         for (now, then) in each(totals).into_iter().zip(each(during)) {
             assert!(
                 then <= now,
@@ -804,5 +834,230 @@ fn keyed_removal_racing_a_call_in_flight_leaves_the_result_in_the_removed_breake
         assert!(!std::sync::Arc::ptr_eq(&fresh, &member));
         assert_eq!((fresh.state(), fresh.snapshot().calls), (State::Closed, 0));
         assert_eq!(f.members().len(), 1);
+    });
+}
+
+// 9. The bulkhead: slots racing completion and cancellation.
+
+/// A breaker with a bulkhead of `limit` calls, which two failures in a window of 2 open.
+fn limited(limit: u32) -> Arc<Breaker> {
+    let config = Config::builder()
+        .count_window(2)
+        .min_calls(2)
+        .failure_rate(1.0)
+        .open_for(OPEN_FOR)
+        .max_concurrent(limit)
+        .build()
+        .unwrap();
+    Arc::new(Breaker::with_clock("libraryd", config, ManualClock::new()))
+}
+
+/// Three callers race for one slot, one ending with a success, one with a failure and one
+/// cancelled: at most one permit is held at once, every rejection is the bulkhead's, and
+/// once they are done no slot is held, whatever the order.
+#[test]
+fn bulkhead_slots_racing_completion_and_cancellation_never_exceed_the_limit() {
+    check_with(PREEMPTIONS_OF_THREE, || {
+        let b = limited(1);
+        let held = Arc::new(AtomicUsize::new(0));
+        let callers: Vec<_> = ENDINGS
+            .into_iter()
+            .map(|(ending, end)| {
+                let (b, held) = (Arc::clone(&b), Arc::clone(&held));
+                thread::spawn(move || match b.try_acquire() {
+                    Ok(permit) => {
+                        let now_held = held.fetch_add(1, SeqCst) + 1;
+                        assert!(now_held <= 1, "{now_held} permits held ({ending})");
+                        assert!(b.in_flight() <= 1, "{} slots held", b.in_flight());
+                        held.fetch_sub(1, SeqCst);
+                        end(permit);
+                        true
+                    }
+                    Err(rejected) => {
+                        assert_eq!(rejected.reason(), RejectReason::Bulkhead, "{ending}");
+                        false
+                    }
+                })
+            })
+            .collect();
+        let admitted = callers
+            .into_iter()
+            .map(|c| u64::from(c.join().unwrap()))
+            .sum::<u64>();
+
+        assert!((1..=3).contains(&admitted), "{admitted} admitted");
+        assert_eq!(b.in_flight(), 0);
+        let s = b.snapshot();
+        let t = s.totals;
+        assert_eq!(t.admitted(), admitted);
+        assert_eq!(
+            (t.rejected, t.rejected_by.bulkhead),
+            (3 - admitted, 3 - admitted)
+        );
+        // One failure never opens this window, and rejections never enter it.
+        assert_eq!(s.state, State::Closed);
+        assert_eq!(u64::from(s.calls), t.success + t.failure);
+        b.try_acquire().expect("a free slot").success();
+    });
+}
+
+/// A call holding the one slot reports the failure that trips the breaker while another
+/// caller asks: the caller is rejected by the bulkhead (the slot still held) or by OPEN, or
+/// admitted once the slot is free, its success then counted before the failure or
+/// discarded after it. No slot is left held.
+#[test]
+fn bulkhead_slot_racing_a_trip_is_freed_whichever_rejects() {
+    check(|| {
+        let b = limited(1);
+        b.try_acquire().unwrap().failure();
+        let tripping = b.try_acquire().unwrap();
+
+        let caller = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || match b.try_acquire() {
+                Ok(permit) => {
+                    assert_eq!(b.in_flight(), 1);
+                    permit.success();
+                    None
+                }
+                Err(rejected) => Some(rejected.reason()),
+            })
+        };
+        tripping.failure();
+        let rejected = caller.join().unwrap();
+
+        assert_eq!(b.in_flight(), 0);
+        let s = b.snapshot();
+        let by = s.totals.rejected_by;
+        let end = (s.state, s.calls, s.failures, by.bulkhead, by.open);
+        let tripped = (State::Open, 2, 2);
+        match rejected {
+            Some(RejectReason::Bulkhead) => assert_eq!(end, (State::Open, 2, 2, 1, 0)),
+            Some(RejectReason::Open) => assert_eq!(end, (State::Open, 2, 2, 0, 1)),
+            None => {
+                // The slot is freed before the failure is recorded.
+                let counted_first = (State::Closed, 2, 1, 0, 0);
+                let discarded = (tripped.0, tripped.1, tripped.2, 0, 0);
+                assert!(end == counted_first || end == discarded, "{end:?}");
+            }
+            Some(other) => panic!("rejected by {other:?}"),
+        }
+    });
+}
+
+/// The limit is removed while a caller takes a slot, and a success after the removal opens
+/// the window full of successes again (a reconfiguration leaves a CLOSED window sealed
+/// until a result judges it): the caller holds a slot the breaker sees, or gives it back on
+/// seeing the limit gone. Its success lands in the full window either way, and frees any
+/// slot it holds.
+#[test]
+fn bulkhead_limit_removed_racing_a_call_leaves_no_slot_held() {
+    check(|| {
+        let config = |limit: Option<u32>| {
+            let builder = Config::builder()
+                .count_window(2)
+                .min_calls(2)
+                .open_for(OPEN_FOR);
+            match limit {
+                Some(calls) => builder.max_concurrent(calls),
+                None => builder,
+            }
+            .build()
+            .unwrap()
+        };
+        let b = Arc::new(Breaker::with_clock(
+            "libraryd",
+            config(Some(1)),
+            ManualClock::new(),
+        ));
+        b.try_acquire().unwrap().success();
+        b.try_acquire().unwrap().success();
+
+        let caller = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.try_acquire().expect("no other call").success())
+        };
+        b.reconfigure(config(None));
+        b.try_acquire().unwrap().success();
+        caller.join().unwrap();
+
+        assert_eq!(b.in_flight(), 0);
+        let s = b.snapshot();
+        assert_eq!((s.state, s.calls, s.totals.success), (State::Closed, 2, 4));
+    });
+}
+
+// 10. A hung probe's late result.
+
+/// One probe, out for `probe_timeout` when its late success races another call: whichever
+/// the lock sees first reopens the breaker, the other finds it open. The breaker reopens
+/// once, the call is rejected as OPEN with the whole new period, and the late success is
+/// discarded.
+#[test]
+fn hung_probe_late_result_racing_a_call_reopens_once_and_is_discarded() {
+    check(|| {
+        let config = Config::builder()
+            .count_window(2)
+            .min_calls(2)
+            .open_for(OPEN_FOR)
+            .probes(1)
+            .probe_timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        let clock = ManualClock::new();
+        let b = Arc::new(Breaker::with_clock("libraryd", config, clock.clone()));
+        open_then_expire(&b, &clock);
+        let hung = b.try_acquire().expect("the probe");
+        clock.advance(Duration::from_secs(30));
+        let log = transitions(&b);
+
+        let caller = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.try_acquire().map(drop).unwrap_err())
+        };
+        hung.success();
+        let rejected = caller.join().unwrap();
+
+        assert_eq!(
+            (rejected.reason(), rejected.retry_after()),
+            (RejectReason::Open, Some(OPEN_FOR))
+        );
+        assert_eq!((b.state(), b.probes_in_flight()), (State::Open, 0));
+        assert_eq!(seen(&log), [(State::HalfOpen, State::Open)]);
+        let s = b.snapshot();
+        assert_eq!((s.calls, s.totals.success, s.totals.rejected), (2, 1, 1));
+    });
+}
+
+/// A probe's success races the clock reaching its limit: it closes the breaker if the lock
+/// takes it before the limit, and reopens it (the success discarded) after; never both, and
+/// nothing of the probe is left in flight.
+#[test]
+fn probe_result_racing_its_limit_closes_or_reopens_never_both() {
+    check(|| {
+        let config = Config::builder()
+            .count_window(2)
+            .min_calls(2)
+            .open_for(OPEN_FOR)
+            .probes(1)
+            .probe_timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        let clock = ManualClock::new();
+        let b = Arc::new(Breaker::with_clock("libraryd", config, clock.clone()));
+        open_then_expire(&b, &clock);
+        let probe = b.try_acquire().expect("the probe");
+        clock.advance(Duration::from_secs(29));
+        let log = transitions(&b);
+
+        let ticker = thread::spawn(move || clock.advance(Duration::from_secs(1)));
+        probe.success();
+        ticker.join().unwrap();
+
+        let end = (b.state(), seen(&log));
+        let closed = (State::Closed, vec![(State::HalfOpen, State::Closed)]);
+        let reopened = (State::Open, vec![(State::HalfOpen, State::Open)]);
+        assert!(end == closed || end == reopened, "{end:?}");
+        assert_eq!(b.probes_in_flight(), 0);
     });
 }

@@ -6,10 +6,11 @@
 //! this file generates configurations and operation sequences, and keeps named sequences
 //! (hand-picked paths and shrunk counterexamples) as plain tests.
 //!
-//! Generated configurations cover both windows, slow calls, and progressive recovery:
-//! backoff of the open duration and stepwise ramp-up; sequences also change the failure rate
-//! and the probe successes that end a trial of the running breaker, and turn its slow calls
-//! off and on. Factors, durations and
+//! Generated configurations cover both windows, slow calls, progressive recovery (backoff of
+//! the open duration and stepwise ramp-up), the bulkhead and the probe timeout; sequences
+//! also change the failure rate, the probe successes that end a trial, the bulkhead's limit
+//! and the probe timeout of the running breaker, and turn its slow calls off and on.
+//! Factors, durations and
 //! step lengths are picked so that every duration the model computes is a whole number of nanoseconds
 //! (a factor of 1.5 applied to whole milliseconds a few times), so that `retry_after` can be
 //! compared exactly. The ramp's latency guard is not modelled (see the model's notes).
@@ -57,6 +58,18 @@ fn ramp() -> impl Strategy<Value = Option<(Vec<u32>, u64)>> {
     prop::option::weighted(0.6, (percents, step_ms))
 }
 
+/// A bulkhead of 1 to 4 calls, small enough for the acquires of a sequence to fill; in
+/// fewer than half the configurations, so that a full one does not keep every other phase
+/// from being reached.
+fn limit() -> impl Strategy<Value = Option<u32>> {
+    prop::option::weighted(0.4, 1u32..=4)
+}
+
+/// A probe timeout a sequence's advances reach, or the default 60 s.
+fn probe_timeout() -> impl Strategy<Value = Option<u64>> {
+    prop::option::weighted(0.4, prop::sample::select(vec![250u64, 500, 1000, 3000]))
+}
+
 fn spec() -> impl Strategy<Value = Spec> {
     let count = (1u32..=8)
         .prop_flat_map(|calls| (Just(calls), calls.min(2)..=calls))
@@ -78,6 +91,8 @@ fn spec() -> impl Strategy<Value = Spec> {
         open_ms.prop_flat_map(|open_ms| (Just(open_ms), backoff(open_ms))),
         (1u32..=3).prop_flat_map(|probes| (Just(probes), prop::option::of(1..=probes))),
         ramp(),
+        limit(),
+        probe_timeout(),
     )
         .prop_map(
             |(
@@ -87,6 +102,8 @@ fn spec() -> impl Strategy<Value = Spec> {
                 (open_ms, backoff),
                 (probes, successes),
                 ramp,
+                max_concurrent,
+                probe_timeout_ms,
             )| Spec {
                 window,
                 min_calls,
@@ -97,6 +114,8 @@ fn spec() -> impl Strategy<Value = Spec> {
                 successes,
                 backoff,
                 ramp,
+                max_concurrent,
+                probe_timeout_ms,
             },
         )
 }
@@ -133,10 +152,10 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
         Mood::Recovering => (30, 1, 1, 15, 0),
         Mood::Mixed => (15, 12, 6, 12, 3),
     };
-    let (reset, retune, resucceed, toggle) = match mood {
-        Mood::Failing => (1, 3, 1, 1),
-        Mood::Recovering => (0, 1, 8, 1),
-        Mood::Mixed => (6, 12, 4, 3),
+    let (reset, retune, resucceed, toggle, relimit) = match mood {
+        Mood::Failing => (1, 3, 1, 1, 1),
+        Mood::Recovering => (0, 1, 8, 1, 1),
+        Mood::Mixed => (6, 12, 4, 3, 4),
     };
     // Which live permit: counted from the newest, so that probes, usually the newest
     // permits, get results often.
@@ -152,13 +171,15 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
         advance => advance_ms().prop_map(Op::Advance),
         operator => prop::sample::select(vec![Op::ForceOpen, Op::Disable]),
         // One arm for these: a union of more than ten arms takes no weight of 0.
-        reset + retune + resucceed + toggle => prop_oneof![
+        reset + retune + resucceed + toggle + 2 * relimit => prop_oneof![
             reset.max(1) => Just(Op::Reset),
             // Lower rates too, which a window already holding failures may reach.
             retune.max(1) => prop::sample::select(vec![0.1, 0.25, 0.5, 1.0]).prop_map(Op::Retune),
             // Mostly 1, which a trial with a success counted already passes.
             resucceed.max(1) => prop_oneof![2 => Just(0u32), 1 => 1u32..3].prop_map(Op::Successes),
             toggle => Just(Op::ToggleSlow),
+            relimit.max(1) => limit().prop_map(Op::Limit),
+            relimit.max(1) => prop::sample::select(vec![250u64, 500, 1000, 3000]).prop_map(Op::ProbeTimeout),
         ],
     ]
 }
@@ -237,6 +258,9 @@ fn generated_sequences_reach_every_phase() {
         total.backed_off += seen.backed_off;
         total.throttled += seen.throttled;
         total.stale_results += seen.stale_results;
+        total.bulkhead_rejections += seen.bulkhead_rejections;
+        total.hung_probes_told_by_acquire += seen.hung_probes_told_by_acquire;
+        total.hung_probes_told_by_result += seen.hung_probes_told_by_result;
     }
     println!("{total:#?}");
     let Seen {
@@ -254,6 +278,9 @@ fn generated_sequences_reach_every_phase() {
         backed_off,
         throttled,
         stale_results,
+        bulkhead_rejections,
+        hung_probes_told_by_acquire,
+        hung_probes_told_by_result,
     } = total;
     for (what, count) in [
         ("opened by the window", opened_by_window),
@@ -270,6 +297,12 @@ fn generated_sequences_reach_every_phase() {
         ("backed off", backed_off),
         ("throttled", throttled),
         ("stale results", stale_results),
+        ("rejected by the bulkhead", bulkhead_rejections),
+        (
+            "a hung probe told by an acquire",
+            hung_probes_told_by_acquire,
+        ),
+        ("a hung probe told by a result", hung_probes_told_by_result),
     ] {
         assert!(count >= 10, "{what}: only {count} times in 1024 sequences");
     }
@@ -290,6 +323,8 @@ fn count_spec(calls: u32, min_calls: u32, probes: u32) -> Spec {
         successes: None,
         backoff: None,
         ramp: None,
+        max_concurrent: None,
+        probe_timeout_ms: None,
     }
 }
 
@@ -376,6 +411,8 @@ fn model_time_window_and_slow_calls() {
         successes: None,
         backoff: None,
         ramp: None,
+        max_concurrent: None,
+        probe_timeout_ms: None,
     };
     check(
         spec,
@@ -631,6 +668,132 @@ fn model_a_new_successes_judges_a_closed_window_at_once() {
             Success(0),
             Advance(1000),
             Successes(0),
+        ],
+    );
+}
+
+/// Found by the model once probes carried their start for `probe_timeout`: a probe admitted
+/// while slow calls were off was judged slow when they were turned on before its result.
+#[test]
+fn model_a_probe_admitted_untimed_is_never_slow() {
+    use Op::*;
+    check(
+        count_spec(1, 1, 1),
+        &[
+            Acquire,
+            Failure(0),
+            Advance(1000),
+            Acquire,
+            ToggleSlow,
+            SlowSuccess(0),
+            Acquire,
+            SlowSuccess(0),
+        ],
+    );
+}
+
+#[test]
+fn model_bulkhead_fills_frees_and_follows_a_new_limit() {
+    use Op::*;
+    let spec = Spec {
+        max_concurrent: Some(2),
+        ..count_spec(2, 2, 1)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Acquire,
+            Acquire,
+            Success(0),
+            Acquire,
+            Acquire,
+            Limit(Some(1)),
+            Drop(0),
+            Acquire,
+            PanicDrop(0),
+            Acquire,
+            Limit(None),
+            Acquire,
+            Acquire,
+            Limit(Some(1)),
+            Acquire,
+            Failure(0),
+            Failure(0),
+            Acquire,
+            ForceOpen,
+            Acquire,
+            Reset,
+            Ignore(0),
+            Acquire,
+            Disable,
+            Acquire,
+        ],
+    );
+}
+
+#[test]
+fn model_hung_probes_reopen_with_backoff_and_their_late_results_are_stale() {
+    use Op::*;
+    let spec = Spec {
+        backoff: Some((2.0, 8000)),
+        probe_timeout_ms: Some(500),
+        ..count_spec(1, 1, 2)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Failure(0),
+            Advance(1000),
+            Acquire,
+            Advance(250),
+            Acquire,
+            // The first probe has been out 500 ms: the second's result ends the trial.
+            Advance(250),
+            Success(0),
+            Success(0),
+            Acquire,
+            Advance(2000),
+            Acquire,
+            // Out 500 ms: the next call reopens, for 4 s now.
+            Advance(500),
+            Acquire,
+            ProbeTimeout(3000),
+            Advance(4000),
+            Acquire,
+            Acquire,
+            Advance(1000),
+            Success(0),
+            Success(1),
+            Acquire,
+        ],
+    );
+}
+
+/// Found by the fuzz target: two probes admitted at one instant, one while slow calls were
+/// judged and one while they were not, each keep their own timing.
+#[test]
+fn model_probes_admitted_at_one_instant_keep_their_own_timing() {
+    use Op::*;
+    let spec = Spec {
+        slow: Some((250, 0.5)),
+        ..count_spec(1, 1, 2)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Failure(0),
+            Advance(1000),
+            Acquire,
+            ToggleSlow,
+            Acquire,
+            ToggleSlow,
+            SlowSuccess(0),
+            Acquire,
+            SlowSuccess(1),
+            Acquire,
         ],
     );
 }

@@ -1,6 +1,7 @@
 //! Any value for every builder field, durations given as numbers or as humantime text (as
 //! the attribute and the overrides loader parse them): `build` never panics, and a built
-//! configuration drives a breaker through open, half-open and back without panicking.
+//! configuration drives a breaker through open, half-open and back without panicking, its
+//! bulkhead never holding more calls than its limit, nor a slot after they end.
 
 #![no_main]
 
@@ -61,6 +62,8 @@ struct Input {
     open_backoff: Option<(f64, RawDuration)>,
     ramp_up: Option<(Vec<u32>, RawDuration)>,
     ramp_latency_guard: Option<f64>,
+    max_concurrent: Option<u32>,
+    probe_timeout: Option<RawDuration>,
     steps: Vec<Step>,
 }
 
@@ -104,6 +107,12 @@ fn config(input: &Input) -> Result<Config, breaker::ConfigError> {
     }
     if let Some(factor) = input.ramp_latency_guard {
         b = b.ramp_latency_guard(factor);
+    }
+    if let Some(calls) = input.max_concurrent {
+        b = b.max_concurrent(calls);
+    }
+    if let Some(limit) = input.probe_timeout.as_ref().and_then(RawDuration::get) {
+        b = b.probe_timeout(limit);
     }
     b.build()
 }
@@ -156,10 +165,19 @@ fuzz_target!(|input: Input| {
                 assert!(s.failures <= s.calls && s.slow_calls <= s.calls);
                 assert!((1..=100).contains(&s.admit_percent));
                 assert!(b.probes_in_flight() <= config.probes());
+                let by = s.totals.rejected_by;
+                let reasons = by.open + by.half_open_full + by.forced_open + by.throttled;
+                assert_eq!(reasons + by.bulkhead, s.totals.rejected);
             }
+        }
+        // Every permit held holds a slot, and no more calls than the limit are in flight.
+        match config.max_concurrent() {
+            Some(limit) => assert!(b.in_flight() as usize == held.len() && b.in_flight() <= limit),
+            None => assert_eq!(b.in_flight(), 0),
         }
     }
     drop(held);
+    assert_eq!(b.in_flight(), 0);
     // Whatever happened, a reset gives a working breaker.
     b.reset();
     assert_eq!(b.state(), State::Closed);

@@ -1,7 +1,8 @@
 //! The state machine against the reference model of `breaker/tests/model.rs`, with
 //! configurations and operation sequences chosen by the fuzzer instead of proptest: wider
 //! windows (packed and locked count windows, uneven buckets), any backoff factor in 1..=4,
-//! ramps of up to 16 steps, and long sequences.
+//! ramps of up to 16 steps, bulkheads of up to 8 calls, probe timeouts of any number of
+//! milliseconds, and long sequences.
 
 #![no_main]
 
@@ -36,6 +37,10 @@ struct RawSpec {
     backoff: Option<(u8, u8, u16)>,
     /// Which of 1..=99 are steps (bit i: percent i + 1), and the step in ms.
     ramp: Option<([u64; 2], u16)>,
+    /// The bulkhead's limit, modulo 8, plus 1.
+    max_concurrent: Option<u8>,
+    /// In ms, at least 1.
+    probe_timeout: Option<u16>,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -57,6 +62,10 @@ enum RawOp {
     Successes(u8),
     /// Slow calls turned off, or back on.
     ToggleSlow,
+    /// A new bulkhead limit (modulo 8, plus 1), or none.
+    Limit(Option<u8>),
+    /// A new probe timeout, in ms, at least 1.
+    ProbeTimeout(u16),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -107,7 +116,13 @@ fn spec(raw: &RawSpec) -> Spec {
             )
         }),
         ramp,
+        max_concurrent: raw.max_concurrent.map(limit),
+        probe_timeout_ms: raw.probe_timeout.map(|ms| u64::from(ms).max(1)),
     }
+}
+
+fn limit(raw: u8) -> u32 {
+    u32::from(raw % 8) + 1
 }
 
 fn op(raw: &RawOp) -> Op {
@@ -127,6 +142,8 @@ fn op(raw: &RawOp) -> Op {
         RawOp::Retune(rate) => Op::Retune(f64::from(rate % 20 + 1) / 20.0),
         RawOp::Successes(n) => Op::Successes(u32::from(*n)),
         RawOp::ToggleSlow => Op::ToggleSlow,
+        RawOp::Limit(n) => Op::Limit(n.map(limit)),
+        RawOp::ProbeTimeout(ms) => Op::ProbeTimeout(u64::from(*ms).max(1)),
     }
 }
 

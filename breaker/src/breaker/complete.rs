@@ -9,7 +9,7 @@ use crate::tally::Ending;
 use crate::window::Packed;
 use crate::{Breaker, Outcome};
 
-use super::shared::generation_of;
+use super::shared::{generation_of, IN_SLOT, STATE_MASK, TIMED};
 
 /// What recording without the lock did.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -42,11 +42,13 @@ impl Breaker {
         // No check of the admission: only CLOSED admits `Counted`, and only a CLOSED window
         // is open, in its own generation, so a permit of another admission finds the window
         // sealed or another generation's, or (a stale success into a full window of
-        // successes) changes nothing, as `complete_packed_or_locked` would have found.
+        // successes) changes nothing, as `complete_packed_or_locked` would have found. Nor of
+        // a bulkhead slot: a permit that holds one never equals the word, and no full window
+        // is published while it may be held (see `bulkhead.rs`).
         if self.record_in_one_swap(stamp, ending) {
             return self.shared.count(ending);
         }
-        self.complete_packed_or_locked(generation_of(stamp), admission, ending, started);
+        self.complete_packed_or_locked(stamp, admission, ending, started);
     }
 
     /// Records a CLOSED permit's verdict into the packed window in one go, if it can: the
@@ -112,54 +114,67 @@ impl Breaker {
     #[inline(never)]
     fn complete_packed_or_locked(
         &self,
-        generation: u64,
+        stamp: u64,
         admission: Admission,
         ending: Ending,
         started: Option<Instant>,
     ) {
+        if stamp & STATE_MASK == IN_SLOT {
+            self.free_slot();
+        }
+        let generation = generation_of(stamp);
         let recorded = match admission {
             Admission::Counted => self.record_packed(generation, ending),
             _ => Recorded::Locked,
         };
         self.shared.count(ending);
         #[cfg(feature = "recording")]
-        if let Some(started) = started {
+        if let (Some(started), true) = (started, self.shared.recording()) {
             self.record_end(started, ending);
         }
         match recorded {
             Recorded::Done => {}
             Recorded::Tripped => self.open_tripped(generation),
-            Recorded::Locked => {
-                self.record_locked(generation, admission, ending.outcome(), started)
-            }
+            Recorded::Locked => self.record_locked(stamp, admission, ending.outcome(), started),
         }
     }
 
     /// Every verdict off the packed window's path: under the lock, if it still counts.
     fn record_locked(
         &self,
-        generation: u64,
+        stamp: u64,
         admission: Admission,
         outcome: Outcome,
         started: Option<Instant>,
     ) {
+        let generation = generation_of(stamp);
         if admission == Admission::Passthrough
             || (outcome == Outcome::Ignored && admission != Admission::Probe)
             || generation_of(self.shared.word()) != generation
         {
             return;
         }
-        let events = if outcome == Outcome::Ignored {
-            let (_, events) = self.shared.transition(|m, _| m.release_probe(generation));
-            events
+        let mut now = LazyNow::new(self.clock());
+        if started.is_some() {
+            // A timed call's latency, or a probe's age: read before the lock, not under it.
+            now.get();
+        }
+        let (_, events) = if outcome == Outcome::Ignored {
+            self.shared
+                .transition(|m, packed| m.release_probe(generation, started, &mut now, packed))
         } else {
-            let mut now = LazyNow::new(self.clock());
-            let latency = started.map(|started| now.get().saturating_duration_since(started));
             let failure = outcome == Outcome::Failure;
-            let (_, events) = self.shared.transition(|m, packed| {
-                m.record(generation, admission, failure, latency, &mut now, packed)
-            });
-            events
+            // A probe carries its start whether its call is timed or not (for
+            // `probe_timeout`): its stamp says which. Any other permit only when timed.
+            let timed = match admission {
+                Admission::Probe => stamp & TIMED != 0,
+                _ => started.is_some(),
+            };
+            self.shared.transition(|m, packed| {
+                m.record(
+                    generation, admission, failure, started, timed, &mut now, packed,
+                )
+            })
         };
         self.emit(events);
     }

@@ -61,7 +61,13 @@ impl Recorder {
             Ending::Failure => Outcome::Failure,
             // A call dropped without a result tells nothing of the downstream.
             Ending::Ignored | Ending::Cancelled => Outcome::Ignored,
-            Ending::Rejected | Ending::ShadowRejected => return,
+            // Rejections are recorded where they are decided, with their reason.
+            Ending::RejectedOpen
+            | Ending::RejectedHalfOpenFull
+            | Ending::RejectedForcedOpen
+            | Ending::RejectedThrottled
+            | Ending::RejectedBulkhead
+            | Ending::ShadowRejected => return,
         };
         let latency = now.saturating_duration_since(started);
         self.write(started, latency, CallOutcome::Completed(outcome));
@@ -155,11 +161,11 @@ impl Breaker {
         &self.rare_made().recorder
     }
 
-    /// Records the end of a call that noted its start, if a recording is on.
+    /// Records the end of a call that noted its start, while a recording is on.
     #[cold]
     pub(super) fn record_end(&self, started: Instant, ending: Ending) {
-        if self.shared.recording() {
-            self.recorder().ended(started, self.clock().now(), ending);
+        if let Some(rare) = self.rare() {
+            rare.recorder.ended(started, self.clock().now(), ending);
         }
     }
 

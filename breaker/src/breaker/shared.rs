@@ -5,7 +5,8 @@
 //! Only this file writes the published words from the machine: every change of the machine
 //! goes through [`Shared::transition`], which locks, changes, publishes and unlocks, and hands
 //! back the events to emit. The lock-free paths read the words through the accessors below,
-//! and write only the packed window (one swap per result) and the totals.
+//! and write only the packed window (one swap per result), the totals and the bulkhead's
+//! count of calls in flight.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,11 +21,22 @@ use crate::State;
 
 use super::Identity;
 
-/// The admission word: `generation << GENERATION_SHIFT | TIMED | state`.
+/// The admission word: `generation << GENERATION_SHIFT | LIMITED | TIMED | state`.
 pub(crate) const STATE_MASK: u64 = 0b111;
 /// Set while calls are timed (slow calls, the latency guard): admission must note the start.
 pub(crate) const TIMED: u64 = 0b1000;
-const GENERATION_SHIFT: u32 = 4;
+/// Set while the configuration has a bulkhead (`max_concurrent`): admission must take a slot.
+pub(crate) const LIMITED: u64 = 0b1_0000;
+const GENERATION_SHIFT: u32 = 5;
+/// The state bits of the stamp of a permit that holds a bulkhead slot: no state has this
+/// code, so no admission word equals the stamp, and its result always leaves `complete`'s
+/// inline path for the one that frees the slot.
+pub(crate) const IN_SLOT: u64 = 0b111;
+
+const _: () = assert!(
+    IN_SLOT > State::Disabled.code(),
+    "no state has the code of a slot holder's stamp"
+);
 pub(crate) const CLOSED: u64 = State::Closed.code();
 pub(crate) const OPEN: u64 = State::Open.code();
 
@@ -33,8 +45,10 @@ const _: () = assert!(
     "an untimed CLOSED word is its generation's stamp"
 );
 
-/// A permit's generation as the admission word of an untimed CLOSED holds it: `try_acquire`
-/// takes that word as it is, and completion compares it with the word in one instruction.
+/// A permit's generation as the admission word of an untimed, unlimited CLOSED holds it:
+/// `try_acquire` takes that word as it is, and completion compares it with the word in one
+/// instruction. (A permit that holds a bulkhead slot carries `stamp | IN_SLOT`, and a timed
+/// probe `stamp | TIMED`.)
 pub(crate) const fn stamp(generation: u64) -> u64 {
     generation << GENERATION_SHIFT
 }
@@ -80,7 +94,7 @@ const _: () = {
 
 /// What admission and lock-free recording read; written only by [`Shared::publish`].
 struct Hot {
-    /// `generation << 4 | TIMED | state`: CLOSED admits with one atomic load.
+    /// `generation << 5 | LIMITED | TIMED | state`: CLOSED admits with one atomic load.
     word: AtomicU64,
     /// The current OPEN as `[from, until)` in clock ticks, for rejecting without the lock;
     /// `until` is 0 when the period cannot be told in ticks.
@@ -106,11 +120,16 @@ struct Hot {
     /// recorded.
     #[cfg(feature = "recording")]
     recording: AtomicU32,
+    /// The bulkhead's limit of calls in flight; 0 for none.
+    max_concurrent: AtomicU32,
 }
 
 struct Counts {
     window: PackedWindow,
     totals: Tally,
+    /// Calls holding a bulkhead slot, written by every call of a limited breaker: beside
+    /// the window word that its results write too.
+    in_flight: AtomicU32,
 }
 
 impl Shared {
@@ -118,6 +137,7 @@ impl Shared {
         let counts = Counts {
             window: PackedWindow::new(),
             totals: Tally::new(),
+            in_flight: AtomicU32::new(0),
         };
         let mut now = LazyNow::at(&clock, clock.origin_now());
         let machine = Machine::new(config, &mut now, &counts.window);
@@ -135,6 +155,7 @@ impl Shared {
             shadow: AtomicU32::new(0),
             #[cfg(feature = "recording")]
             recording: AtomicU32::new(0),
+            max_concurrent: AtomicU32::new(0),
         };
         let shared = Self {
             hot,
@@ -178,9 +199,9 @@ impl Shared {
         self.machine.lock()
     }
 
-    /// Publishes the machine to the lock-free paths: the packed window's threshold (after a
-    /// new configuration), the open period, then the admission word, so that a reader of the
-    /// word finds what it publishes.
+    /// Publishes the machine to the lock-free paths: the packed window's threshold and the
+    /// bulkhead's limit (after a new configuration), the open period, then the admission
+    /// word, so that a reader of the word finds what it publishes.
     #[inline(always)]
     fn publish(&self, m: &mut Machine) {
         let hot = &self.hot;
@@ -196,15 +217,29 @@ impl Shared {
                 .store(u32::from(m.config().shadow()), Ordering::Relaxed);
             #[cfg(feature = "policy")]
             self.publish_policy(&m.config().policy());
+            // Before the count is swapped below: see `breaker/bulkhead.rs`.
+            hot.max_concurrent
+                .store(m.config().max_concurrent().unwrap_or(0), Ordering::Release);
         }
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);
         }
         let state = m.state();
         let recording = self.recording();
-        // A recorded success must reach the recorder: none is left out as changing nothing.
+        let limited = if m.config().max_concurrent().is_some() {
+            LIMITED
+        } else {
+            0
+        };
+        // A success into a full window of successes is settled inline without a look at its
+        // permit, so never while a permit may hold a bulkhead slot that it must free: not
+        // while limited, nor while slots taken under a limit removed since are held (the last
+        // of them publishes again when it frees its slot, see `Breaker::free_slot`); and
+        // never while recording, as a recorded success must reach the recorder.
         let full_window = match m.packed_capacity() {
-            Some(_) if state == State::Closed && !recording => {
+            Some(_)
+                if state == State::Closed && limited == 0 && self.slots_free() && !recording =>
+            {
                 PackedWindow::full_of_successes(m.generation())
             }
             _ => PackedWindow::NEVER,
@@ -215,7 +250,7 @@ impl Shared {
         } else {
             0
         };
-        let word = stamp(m.generation()) | timed | state.code();
+        let word = stamp(m.generation()) | limited | timed | state.code();
         hot.word.store(word, Ordering::Release);
     }
 
@@ -332,6 +367,32 @@ impl Shared {
             failure_rate: f64::from_bits(self.hot.failure_rate.load(Ordering::Relaxed)),
             when_full: self.when_full(),
         }
+    }
+
+    /// The bulkhead's limit of calls in flight, 0 for none.
+    #[inline(always)]
+    pub(crate) fn max_concurrent(&self) -> u32 {
+        self.hot.max_concurrent.load(Ordering::Relaxed)
+    }
+
+    /// The bulkhead's limit, read after a swap of the count: at least the limit of the last
+    /// `publish` whose swap of the count came before it (see `breaker/bulkhead.rs`).
+    pub(crate) fn limit_after_swap(&self) -> u32 {
+        self.hot.max_concurrent.load(Ordering::Acquire)
+    }
+
+    /// Whether no call holds a bulkhead slot. A swap that changes nothing, not a load: swaps
+    /// of one word are in one order, so this one comes before or after each call's, and the
+    /// limit stored before it reaches a call whose swap comes after (`breaker/bulkhead.rs`).
+    /// Read only in the few publishes of a CLOSED with a packed window.
+    fn slots_free(&self) -> bool {
+        self.counts.in_flight.fetch_add(0, Ordering::AcqRel) == 0
+    }
+
+    /// The count of calls holding a bulkhead slot; only `breaker/bulkhead.rs` changes it.
+    #[inline(always)]
+    pub(crate) fn in_flight(&self) -> &AtomicU32 {
+        &self.counts.in_flight
     }
 
     /// Counts one end of a call in the lifetime totals.

@@ -24,6 +24,14 @@
 //! - The ramp's latency guard is left out: it depends on a latency estimate that a model
 //!   would have to copy from the implementation, so generated configurations never set it
 //!   (`tests/recovery.rs` tests it directly).
+//! - The bulkhead is asked before the state, in every state: a full one rejects with
+//!   `Bulkhead`; a call the state rejects holds no slot; every admitted call holds one until
+//!   it is settled, however (a result, a drop, a panic), and whatever became of the breaker.
+//!   A new limit leaves the calls in flight counted.
+//! - A probe out for `probe_timeout` or longer (at or after its start plus the limit) fails
+//!   its trial at the next acquire (rejected as OPEN, with the new period) or the next
+//!   settling of a probe of the trial (that result discarded); a new `probe_timeout`
+//!   applies to the probes out.
 
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
@@ -31,7 +39,7 @@ use std::sync::Once;
 use std::time::Duration;
 
 use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, ConfigError, Permit, RejectReason, State};
+use breaker::{Breaker, Config, ConfigError, Permit, RejectReason, RejectedBy, State};
 
 // ---------------------------------------------------------------------------------------
 // Configurations
@@ -58,6 +66,10 @@ pub struct Spec {
     pub backoff: Option<(f64, u64)>,
     /// Ramp-up percentages and step length.
     pub ramp: Option<(Vec<u32>, u64)>,
+    /// The bulkhead's limit of calls in flight.
+    pub max_concurrent: Option<u32>,
+    /// How long a probe may be out; 60 s when `None` (the default, with no call timeout).
+    pub probe_timeout_ms: Option<u64>,
 }
 
 impl Spec {
@@ -86,7 +98,17 @@ impl Spec {
         if let Some((percents, step_ms)) = &self.ramp {
             b = b.ramp_up(percents, Duration::from_millis(*step_ms));
         }
+        if let Some(calls) = self.max_concurrent {
+            b = b.max_concurrent(calls);
+        }
+        if let Some(ms) = self.probe_timeout_ms {
+            b = b.probe_timeout(Duration::from_millis(ms));
+        }
         b.build()
+    }
+
+    fn probe_timeout(&self) -> Duration {
+        Duration::from_millis(self.probe_timeout_ms.unwrap_or(60_000))
     }
 }
 
@@ -116,6 +138,10 @@ pub enum Op {
     /// Reconfigure the breaker with slow calls turned off, or back on: as the spec sets them,
     /// or at 250 ms and 0.5 if it sets none.
     ToggleSlow,
+    /// Reconfigure the breaker with this bulkhead limit, or none.
+    Limit(Option<u32>),
+    /// Reconfigure the breaker with this `probe_timeout`, in milliseconds.
+    ProbeTimeout(u64),
 }
 
 // ---------------------------------------------------------------------------------------
@@ -141,6 +167,8 @@ struct ModelPermit {
     acquired_at: Duration,
     /// Admitted while slow calls were judged: only such a call can be slow.
     timed: bool,
+    /// Holds a bulkhead slot.
+    slot: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,10 +207,14 @@ struct Model {
     opened_at: Duration,
     /// How long the current (or next) OPEN lasts.
     open_for: Duration,
-    in_flight: u32,
+    /// When each probe of the trial still out was admitted.
+    probes_out: Vec<Duration>,
     probe_successes: u32,
     ramp: Option<Ramp>,
-    rejected: u64,
+    /// Admitted calls not yet settled that hold a bulkhead slot.
+    slots: u32,
+    /// Rejections by reason: open, half-open full, forced open, throttled, bulkhead.
+    rejected: [u64; 5],
     /// Permits settled, by how: success, failure, ignored, cancelled (the breaker's totals).
     ended: [u64; 4],
     seen: Seen,
@@ -196,10 +228,13 @@ struct Observed {
     slow_calls: u32,
     failure_rate: Option<f64>,
     rejected: u64,
+    /// Rejections by reason: open, half-open full, forced open, throttled, bulkhead.
+    rejected_by: [u64; 5],
     /// The lifetime totals: success, failure, ignored, cancelled.
     ended: [u64; 4],
     admit_percent: u32,
     probes_in_flight: u32,
+    in_flight: u32,
 }
 
 type Refusal = (RejectReason, Option<Duration>);
@@ -227,6 +262,10 @@ pub struct Seen {
     pub backed_off: u32,
     pub throttled: u32,
     pub stale_results: u32,
+    pub bulkhead_rejections: u32,
+    /// Trials failed by a probe out past `probe_timeout`, told by an acquire or a result.
+    pub hung_probes_told_by_acquire: u32,
+    pub hung_probes_told_by_result: u32,
 }
 
 impl Model {
@@ -241,10 +280,11 @@ impl Model {
             timed: Vec::new(),
             opened_at: Duration::ZERO,
             open_for,
-            in_flight: 0,
+            probes_out: Vec::new(),
             probe_successes: 0,
             ramp: None,
-            rejected: 0,
+            slots: 0,
+            rejected: [0; 5],
             ended: [0; 4],
             seen: Seen::default(),
         }
@@ -318,10 +358,12 @@ impl Model {
             failures,
             slow_calls,
             failure_rate: self.failure_rate(),
-            rejected: self.rejected,
+            rejected: self.rejected.iter().sum(),
+            rejected_by: self.rejected,
             ended: self.ended,
             admit_percent: self.admit_percent(),
-            probes_in_flight: self.in_flight,
+            probes_in_flight: self.probes_out.len() as u32,
+            in_flight: self.slots,
         }
     }
 
@@ -330,7 +372,7 @@ impl Model {
     fn enter(&mut self, to: State) {
         self.state = to;
         self.generation += 1;
-        self.in_flight = 0;
+        self.probes_out.clear();
         self.probe_successes = 0;
         self.ramp = None;
         match to {
@@ -377,11 +419,48 @@ impl Model {
             kind,
             acquired_at: self.now,
             timed: self.spec.slow.is_some(),
+            slot: false,
         }
     }
 
+    /// A probe of the trial has been out for `probe_timeout` or longer.
+    fn probe_hung(&self) -> bool {
+        let limit = self.spec.probe_timeout();
+        self.probes_out.iter().any(|&at| self.now - at >= limit)
+    }
+
+    /// The bulkhead first: full, it rejects; else the state decides, and an admitted call
+    /// takes a slot.
     fn acquire(&mut self) -> Result<ModelPermit, Refusal> {
-        let outcome = match self.state {
+        if let Some(limit) = self.spec.max_concurrent {
+            if self.slots >= limit {
+                self.seen.bulkhead_rejections += 1;
+                self.rejected[4] += 1;
+                return Err((RejectReason::Bulkhead, None));
+            }
+        }
+        let mut outcome = self.acquire_in_state();
+        match &mut outcome {
+            Ok(permit) => {
+                permit.slot = self.spec.max_concurrent.is_some();
+                self.slots += u32::from(permit.slot);
+            }
+            Err((reason, _)) => {
+                let i = match reason {
+                    RejectReason::Open => 0,
+                    RejectReason::HalfOpenFull => 1,
+                    RejectReason::ForcedOpen => 2,
+                    RejectReason::Throttled => 3,
+                    other => panic!("the state rejected with {other:?}"),
+                };
+                self.rejected[i] += 1;
+            }
+        }
+        outcome
+    }
+
+    fn acquire_in_state(&mut self) -> Result<ModelPermit, Refusal> {
+        match self.state {
             State::Closed => Ok(self.admit(Kind::Counted)),
             State::Disabled => Ok(self.admit(Kind::Passthrough)),
             State::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
@@ -392,24 +471,24 @@ impl Model {
                 } else {
                     self.seen.half_opened += 1;
                     self.enter(State::HalfOpen);
-                    self.in_flight = 1;
+                    self.probes_out.push(self.now);
                     Ok(self.admit(Kind::Probe))
                 }
             }
             State::HalfOpen if self.ramp.is_some() => self.ramp_acquire(),
             State::HalfOpen => {
-                if self.in_flight < self.spec.probes {
-                    self.in_flight += 1;
+                if self.probe_hung() {
+                    self.seen.hung_probes_told_by_acquire += 1;
+                    self.trial_failed();
+                    Err((RejectReason::Open, Some(self.open_for)))
+                } else if (self.probes_out.len() as u32) < self.spec.probes {
+                    self.probes_out.push(self.now);
                     Ok(self.admit(Kind::Probe))
                 } else {
                     Err((RejectReason::HalfOpenFull, None))
                 }
             }
-        };
-        if outcome.is_err() {
-            self.rejected += 1;
         }
-        outcome
     }
 
     /// One call during the ramp: first the lazy move to the next step (or to CLOSED), then
@@ -446,12 +525,26 @@ impl Model {
     }
 
     fn complete(&mut self, permit: ModelPermit, result: Verdict) {
+        self.slots -= u32::from(permit.slot);
         if permit.kind == Kind::Passthrough {
             return;
         }
         if permit.generation != self.generation {
             self.seen.stale_results += 1;
             return;
+        }
+        if permit.kind == Kind::Probe {
+            if self.probe_hung() {
+                self.seen.hung_probes_told_by_result += 1;
+                self.trial_failed();
+                return;
+            }
+            let at = self
+                .probes_out
+                .iter()
+                .position(|&at| at == permit.acquired_at);
+            self.probes_out
+                .remove(at.expect("a probe of the trial is out"));
         }
         let slow = match self.spec.slow {
             Some((threshold_ms, _)) if permit.timed => {
@@ -460,7 +553,6 @@ impl Model {
             _ => false,
         };
         match (permit.kind, result) {
-            (Kind::Probe, Verdict::Ignored) => self.in_flight -= 1,
             (_, Verdict::Ignored) => {}
             (Kind::Counted, _) => {
                 assert_eq!(self.state, State::Closed, "same generation, same state");
@@ -486,7 +578,6 @@ impl Model {
             }
             (Kind::Probe, _) => {
                 assert_eq!(self.state, State::HalfOpen, "same generation, same state");
-                self.in_flight -= 1;
                 if result == Verdict::Failure || slow {
                     self.trial_failed();
                 } else {
@@ -513,7 +604,7 @@ impl Model {
     /// `successes` probes succeeded: CLOSED, or with a ramp, HALF_OPEN in a new generation at
     /// the ramp's first step, so that results of probes still out are discarded.
     fn probes_succeeded(&mut self) {
-        if self.in_flight > 0 {
+        if !self.probes_out.is_empty() {
             self.seen.passed_with_probes_out += 1;
         }
         if self.spec.ramp.is_none() {
@@ -523,7 +614,7 @@ impl Model {
         }
         self.seen.ramps_started += 1;
         self.generation += 1;
-        self.in_flight = 0;
+        self.probes_out.clear();
         self.probe_successes = 0;
         self.ramp = Some(Ramp {
             step: 0,
@@ -600,6 +691,24 @@ impl Model {
         self.enter(State::Closed);
     }
 
+    /// A new bulkhead limit, or none: the calls in flight keep their slots; a CLOSED window
+    /// is judged at once, as after any reconfiguration.
+    fn relimit(&mut self, limit: Option<u32>) {
+        self.spec.max_concurrent = limit;
+        if self.state == State::Closed && self.trips() {
+            self.trip();
+        }
+    }
+
+    /// A new `probe_timeout`, which the probes out are judged by from now on; a CLOSED
+    /// window is judged at once, as after any reconfiguration.
+    fn set_probe_timeout(&mut self, ms: u64) {
+        self.spec.probe_timeout_ms = Some(ms);
+        if self.state == State::Closed && self.trips() {
+            self.trip();
+        }
+    }
+
     /// A new failure rate; the state is kept, but a CLOSED window is judged at once under
     /// it, and opens as a result would open it.
     fn retune(&mut self, failure_rate: f64) {
@@ -624,6 +733,17 @@ fn observe(b: &Breaker) -> Observed {
         slow_calls: s.slow_calls,
         failure_rate: s.failure_rate,
         rejected: s.rejected,
+        rejected_by: {
+            let RejectedBy {
+                open,
+                half_open_full,
+                forced_open,
+                throttled,
+                bulkhead,
+                ..
+            } = s.totals.rejected_by;
+            [open, half_open_full, forced_open, throttled, bulkhead]
+        },
         ended: [
             s.totals.success,
             s.totals.failure,
@@ -632,6 +752,7 @@ fn observe(b: &Breaker) -> Observed {
         ],
         admit_percent: s.admit_percent,
         probes_in_flight: b.probes_in_flight(),
+        in_flight: b.in_flight(),
     }
 }
 
@@ -849,6 +970,24 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
                 let config = config_of(&retuned).map_err(|e| format!("step {step}: {e}"))?;
                 b.reconfigure(config);
                 model.set_slow(slow);
+            }
+            Op::Limit(limit) => {
+                let retuned = Spec {
+                    max_concurrent: limit,
+                    ..model.spec.clone()
+                };
+                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                b.reconfigure(config);
+                model.relimit(limit);
+            }
+            Op::ProbeTimeout(ms) => {
+                let retuned = Spec {
+                    probe_timeout_ms: Some(ms),
+                    ..model.spec.clone()
+                };
+                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                b.reconfigure(config);
+                model.set_probe_timeout(ms);
             }
         }
         agree!(b.state(), model.state, "step {step}: {op:?}: state");
