@@ -156,18 +156,22 @@ impl Breaker {
             // The limit was removed since the word was read.
             Taken::Unlimited => admit(),
             Taken::Slot => match admit() {
+                // A shadow's admission of a call the state rejects holds no slot, as the
+                // rejection it stands for would not (see `admit_shadow`).
                 Ticket::Admit {
                     stamp,
                     admission,
                     started,
-                } => Ticket::Admit {
-                    stamp: stamp | IN_SLOT,
-                    admission,
-                    started,
-                },
-                rejected => {
+                } if !(admission == Admission::Passthrough && stamp & STATE_MASK == OPEN) => {
+                    Ticket::Admit {
+                        stamp: stamp | IN_SLOT,
+                        admission,
+                        started,
+                    }
+                }
+                rejected_or_shadowed => {
                     self.free_slot();
-                    rejected
+                    rejected_or_shadowed
                 }
             },
         }

@@ -367,6 +367,17 @@ impl Model {
         }
     }
 
+    /// What a breaker must show, enforcing or as a shadow: a shadow rejects nothing, so it
+    /// counts no rejection by reason (its shadow rejections are compared with the model's
+    /// rejections, see `observe_as`).
+    fn observe_as(&self, shadow: bool) -> Observed {
+        let mut observed = self.observe();
+        if shadow {
+            observed.rejected_by = [0; 5];
+        }
+        observed
+    }
+
     /// A state change, or a reset: new generation, no probes, no ramp. CLOSED starts empty;
     /// closing and every operator action forget the backoff.
     fn enter(&mut self, to: State) {
@@ -976,7 +987,7 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
                     max_concurrent: limit,
                     ..model.spec.clone()
                 };
-                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                let config = config_of(&retuned).map_err(|e| format!("step {step}: {e}"))?;
                 b.reconfigure(config);
                 model.relimit(limit);
             }
@@ -985,7 +996,7 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
                     probe_timeout_ms: Some(ms),
                     ..model.spec.clone()
                 };
-                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                let config = config_of(&retuned).map_err(|e| format!("step {step}: {e}"))?;
                 b.reconfigure(config);
                 model.set_probe_timeout(ms);
             }
@@ -993,7 +1004,7 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
         agree!(b.state(), model.state, "step {step}: {op:?}: state");
         agree!(
             observe_as(&b, shadow, shadow_ended),
-            model.observe(),
+            model.observe_as(shadow),
             "step {step}: {op:?}"
         );
     }
@@ -1005,7 +1016,7 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
         model.complete(mp, Verdict::Ignored);
         agree!(
             observe_as(&b, shadow, shadow_ended),
-            model.observe(),
+            model.observe_as(shadow),
             "final drops"
         );
     }
@@ -1015,7 +1026,7 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
         });
         agree!(
             observe_as(&b, shadow, shadow_ended),
-            model.observe(),
+            model.observe_as(shadow),
             "final shadowed failures"
         );
     }
