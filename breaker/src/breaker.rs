@@ -22,7 +22,7 @@ use crate::machine::{Admission, Events};
 use crate::permit::OwnedPermit;
 use crate::recovery::RampNews;
 use crate::rejected::{retry_nanos, Name};
-use crate::tally::Ending;
+use crate::tally::{Ending, RareEnding};
 use crate::{Classify, Outcome, Permit, RejectReason, Rejected, Snapshot, State};
 
 #[allow(unused_imports)] // for the call policy
@@ -88,18 +88,17 @@ pub(crate) struct Identity {
     key_at: usize,
     /// The name as rejections carry it.
     rejected_name: Name,
-    listeners: Listeners,
     /// What few breakers use, made on first use: one pointer in every breaker (a keyed
     /// family's members among them), which most never fill.
-    #[cfg(any(feature = "policy", feature = "recording"))]
     // std's, not the model checker's: made with every breaker, read by no loom model.
     rare: std::sync::OnceLock<Box<Rare>>,
 }
 
 /// The parts of a breaker that only some breakers use.
-#[cfg(any(feature = "policy", feature = "recording"))]
 #[derive(Default)]
 pub(crate) struct Rare {
+    /// Made when a first listener is added (by the metrics, among others).
+    listeners: Listeners,
     /// The call policy as each call reads it, and the retry budget: made when a
     /// configuration first sets a timeout or retries.
     #[cfg(feature = "policy")]
@@ -144,8 +143,6 @@ impl Breaker {
             rejected_name: Name::new(&name),
             name,
             key_at,
-            listeners: Listeners::default(),
-            #[cfg(any(feature = "policy", feature = "recording"))]
             rare: Default::default(),
         };
         Self {
@@ -170,13 +167,11 @@ impl Breaker {
     }
 
     /// The parts only some breakers use, if this one has made them.
-    #[cfg(any(feature = "policy", feature = "recording"))]
     pub(crate) fn rare(&self) -> Option<&Rare> {
         self.identity().rare.get().map(|rare| &**rare)
     }
 
     /// The parts only some breakers use, made now if they were not.
-    #[cfg(any(feature = "policy", feature = "recording"))]
     pub(crate) fn rare_made(&self) -> &Rare {
         self.identity().rare.get_or_init(Box::default)
     }
@@ -478,7 +473,7 @@ impl Breaker {
             Err((reason, retry_after)) => {
                 #[cfg(feature = "recording")]
                 self.record_rejection(reason);
-                self.shared.count(Ending::rejected(reason));
+                self.shared.count_rejection(reason);
                 Ticket::Reject {
                     reason,
                     detail: retry_nanos(retry_after),
@@ -498,7 +493,7 @@ impl Breaker {
     /// limit is gone.)
     #[cold]
     fn admit_shadow(&self, generation: u64) -> Ticket {
-        self.shared.count(Ending::ShadowRejected);
+        self.shared.count_rare(RareEnding::ShadowRejected);
         Ticket::Admit {
             stamp: stamp(generation) | OPEN,
             admission: Admission::Passthrough,
@@ -641,7 +636,7 @@ impl Breaker {
     /// Calls `listener` on every [`Event`], after the change is made and with no lock held,
     /// so it may call back into the breaker. A panicking listener is contained.
     pub fn on_event(&self, listener: impl Fn(&Event) + Send + Sync + 'static) {
-        self.identity().listeners.add(Arc::new(listener));
+        self.rare_made().listeners.add(Arc::new(listener));
     }
 
     /// Reports what an operation did, with no lock held. Most operations under the lock (a
@@ -657,22 +652,26 @@ impl Breaker {
     /// held by the latency guard to logs only).
     #[cold]
     fn emit_now(&self, events: Events) {
-        let listeners = &self.identity().listeners;
+        let listeners = self.rare().map(|rare| &rare.listeners);
         let shadow = self.shared.shadow();
         if let Some((from, to)) = events.transition {
             #[cfg(feature = "tracing")]
             crate::trace::transition(self, from, to, shadow);
-            listeners.emit(&Event::StateTransition { from, to, shadow });
+            if let Some(listeners) = listeners {
+                listeners.emit(&Event::StateTransition { from, to, shadow });
+            }
         }
         match events.ramp {
             Some(RampNews::Step { step, percent }) => {
                 #[cfg(feature = "tracing")]
                 crate::trace::ramp_step(self, step, percent);
-                listeners.emit(&Event::RampStep {
-                    step,
-                    percent,
-                    shadow,
-                });
+                if let Some(listeners) = listeners {
+                    listeners.emit(&Event::RampStep {
+                        step,
+                        percent,
+                        shadow,
+                    });
+                }
             }
             #[cfg(feature = "tracing")]
             Some(RampNews::Held {
@@ -691,7 +690,7 @@ impl fmt::Debug for Breaker {
         f.debug_struct("Breaker")
             .field("name", &self.name())
             .field("state", &self.state())
-            .field("listeners", &self.identity().listeners)
+            .field("listeners", &self.rare().map(|rare| &rare.listeners))
             .finish_non_exhaustive()
     }
 }

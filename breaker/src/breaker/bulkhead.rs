@@ -24,7 +24,7 @@ use std::fmt;
 
 use crate::machine::Admission;
 use crate::sync::Ordering;
-use crate::tally::Ending;
+use crate::tally::RareEnding;
 use crate::{Breaker, Permit, RejectReason, Rejected};
 
 use super::shared::{generation_of, CLOSED, IN_SLOT, OPEN, STATE_MASK, TIMED};
@@ -100,7 +100,7 @@ impl Breaker {
             Taken::Unlimited => Ok(None),
             Taken::Slot => Ok(Some(Slot { breaker: self })),
             Taken::Full(_) if self.shared.shadow() => {
-                self.shared.count(Ending::ShadowRejected);
+                self.shared.count_rare(RareEnding::ShadowRejected);
                 Ok(None)
             }
             Taken::Full(limit) => Err(self.bulkhead_rejection(limit)),
@@ -229,7 +229,7 @@ impl Breaker {
         }
         #[cfg(feature = "recording")]
         self.record_rejection(RejectReason::Bulkhead);
-        self.shared.count(Ending::RejectedBulkhead);
+        self.shared.count_rare(RareEnding::RejectedBulkhead);
         Ticket::Reject {
             reason: RejectReason::Bulkhead,
             detail: u64::from(limit),
@@ -242,7 +242,7 @@ impl Breaker {
     fn bulkhead_rejection(&self, limit: u32) -> Rejected {
         #[cfg(feature = "recording")]
         self.record_rejection(RejectReason::Bulkhead);
-        self.shared.count(Ending::RejectedBulkhead);
+        self.shared.count_rare(RareEnding::RejectedBulkhead);
         let name = self.identity().rejected_name.clone();
         Rejected::after_nanos(name, RejectReason::Bulkhead, u64::from(limit))
     }

@@ -62,12 +62,7 @@ impl Recorder {
             // A call dropped without a result tells nothing of the downstream.
             Ending::Ignored | Ending::Cancelled => Outcome::Ignored,
             // Rejections are recorded where they are decided, with their reason.
-            Ending::RejectedOpen
-            | Ending::RejectedHalfOpenFull
-            | Ending::RejectedForcedOpen
-            | Ending::RejectedThrottled
-            | Ending::RejectedBulkhead
-            | Ending::ShadowRejected => return,
+            Ending::RejectedOpen => return,
         };
         let latency = now.saturating_duration_since(started);
         self.write(started, latency, CallOutcome::Completed(outcome));

@@ -15,8 +15,9 @@ use crate::clock::{ClockSource, LazyNow};
 use crate::config::Config;
 use crate::machine::{Events, Machine};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
-use crate::tally::{CallTotals, Ending, OwnerRow, Tally};
+use crate::tally::{CallTotals, Ending, OwnerRow, RareEnding, Tally};
 use crate::window::{PackedWindow, Threshold};
+use crate::RejectReason;
 use crate::State;
 
 use super::Identity;
@@ -399,6 +400,19 @@ impl Shared {
     #[inline(always)]
     pub(crate) fn count(&self, ending: Ending) {
         self.counts.totals.add(&self.totals_row, ending);
+    }
+
+    /// Counts one rare end of a call (see [`RareEnding`]) in the lifetime totals.
+    pub(crate) fn count_rare(&self, rare: RareEnding) {
+        self.counts.totals.add_rare(rare);
+    }
+
+    /// Counts a rejection for `reason` in the lifetime totals.
+    pub(crate) fn count_rejection(&self, reason: RejectReason) {
+        match RareEnding::rejected(reason) {
+            Some(rare) => self.count_rare(rare),
+            None => self.count(Ending::RejectedOpen),
+        }
     }
 
     /// The lifetime totals.
