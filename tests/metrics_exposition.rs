@@ -274,3 +274,54 @@ fn a_registry_of_its_own_is_exported_and_counted_apart_from_the_global_one() {
     );
     assert!(registry().get("metrics::own").is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_call_policy_the_bulkhead_and_a_shadow_have_their_series() {
+    let mut prometheus = prometheus_client::registry::Registry::default();
+    breaker::metrics::register(&mut prometheus);
+    let config = Config::builder()
+        .count_window(20)
+        .retries(1)
+        .retry_backoff(Duration::ZERO)
+        .retry_budget(0.0)
+        .retry_floor(0)
+        .max_concurrent(1)
+        .build()
+        .unwrap();
+    let b = registry().register(Arc::new(Breaker::new("metrics::policy", config)));
+    let down = || async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::TimedOut)) };
+    // The budget allows no retry: the failure comes back at once.
+    assert!(matches!(b.run(down).await, Ok(Err(_))));
+    let held = b.try_acquire().unwrap();
+    let full = b.try_acquire().unwrap_err();
+    assert_eq!(full.reason(), breaker::RejectReason::Bulkhead);
+    let text = scrape(&prometheus);
+    let lines = samples(&text, "name=\"metrics::policy\"");
+    for expected in [
+        "circuitbreaker_calls_total{name=\"metrics::policy\",result=\"rejected\",reason=\"bulkhead\"} 1",
+        "circuitbreaker_calls_total{name=\"metrics::policy\",result=\"rejected\",reason=\"open\"} 0",
+        "circuitbreaker_retries_total{name=\"metrics::policy\"} 0",
+        "circuitbreaker_retry_budget_exhausted_total{name=\"metrics::policy\"} 1",
+        "circuitbreaker_in_flight{name=\"metrics::policy\"} 1",
+    ] {
+        assert!(lines.iter().any(|l| l == expected), "{expected} in {lines:#?}");
+    }
+    assert!(!text.contains("shadow_rejected"), "no shadow, no series");
+    held.success();
+
+    let shadow = Config::builder()
+        .count_window(1)
+        .shadow(true)
+        .build()
+        .unwrap();
+    let s = registry().register(Arc::new(Breaker::new("metrics::shadow", shadow)));
+    s.try_acquire().unwrap().failure();
+    s.try_acquire().unwrap().success();
+    let text = scrape(&prometheus);
+    let lines = samples(&text, "name=\"metrics::shadow\"");
+    let expected =
+        "circuitbreaker_calls_total{name=\"metrics::shadow\",result=\"shadow_rejected\"} 1";
+    assert!(lines.iter().any(|l| l == expected), "{lines:#?}");
+    assert!(!text.contains("circuitbreaker_in_flight{name=\"metrics::shadow\""));
+    assert!(!text.contains("circuitbreaker_retries_total{name=\"metrics::shadow\""));
+}

@@ -219,7 +219,8 @@ impl Collector for BreakerCollector {
             encoder.encode_descriptor("circuitbreaker_in_flight", help, None, MetricType::Gauge)?;
         for s in &series {
             if let Some(in_flight) = s.in_flight {
-                ConstGauge::new(i64::from(in_flight)).encode(family.encode_family(&s.labels(&[]))?)?;
+                ConstGauge::new(i64::from(in_flight))
+                    .encode(family.encode_family(&s.labels(&[]))?)?;
             }
         }
 
