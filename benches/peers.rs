@@ -473,7 +473,114 @@ fn keyed(c: &mut Criterion) {
     g.finish();
 }
 
-// ---- the call policy ----
+// ---- the call policy: retries, a breaker and a per-attempt timeout, around one call ----
+
+/// Retries after a failure, at most this many.
+const RETRIES: u32 = 2;
+/// Each attempt's limit.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(800);
+/// The base of the exponential backoff with full jitter.
+const BACKOFF: Duration = Duration::from_millis(20);
+
+/// How a peer's stack can end a call: the downstream failed, the attempt ran out of time, or
+/// the breaker refused it (which is never retried, as ours never retries a rejection).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum PolicyError {
+    Down,
+    TimedOut,
+    Rejected,
+}
+
+type PolicyOut = Result<u64, PolicyError>;
+
+/// A failure of the downstream or of its time limit: what the peers retry and what their
+/// breakers count, as ours does through `Classify`.
+fn seatbelt_recovery(out: &PolicyOut) -> seatbelt::RecoveryInfo {
+    match out {
+        Err(PolicyError::Down | PolicyError::TimedOut) => seatbelt::RecoveryInfo::retry(),
+        Ok(_) | Err(PolicyError::Rejected) => seatbelt::RecoveryInfo::never(),
+    }
+}
+
+/// seatbelt's recommended order, `Retry → Breaker → Timeout → operation`, on tokio's clock
+/// through `tick`. Its breaker has no count window: failures are judged over a sampling
+/// period (10s here, like our time-window runs) from 10 calls on, at a rate of 0.5, open 5s;
+/// its half-open state is either one probe (`quick`, used here) or a progressive ramp, not a
+/// limit of concurrent probes. Its retry has no budget; its backoff is exponential from 20ms
+/// with its own jitter.
+fn seatbelt_policy() -> impl layered::Service<u64, Out = PolicyOut> {
+    use layered::{Execute, Stack};
+    use seatbelt::breaker::{Breaker as SeatbeltBreaker, HalfOpenMode};
+    use seatbelt::retry::Retry;
+    use seatbelt::timeout::Timeout;
+
+    let clock = tick::Clock::new_tokio();
+    let context = seatbelt::ResilienceContext::new(&clock);
+    (
+        Retry::layer("retry", &context)
+            .clone_input()
+            .max_retry_attempts(RETRIES)
+            .base_delay(BACKOFF)
+            .use_jitter(true)
+            .recovery_with(|out: &PolicyOut, _| seatbelt_recovery(out)),
+        SeatbeltBreaker::layer("breaker", &context)
+            .recovery_with(|out: &PolicyOut, _| seatbelt_recovery(out))
+            .rejected_input_error(|_, _| PolicyError::Rejected)
+            .failure_threshold(RATE as f32)
+            .min_throughput(MIN_CALLS)
+            .sampling_duration(Duration::from_secs(10))
+            .break_duration(OPEN)
+            .half_open_mode(HalfOpenMode::quick()),
+        Timeout::layer("timeout", &context)
+            .timeout(ATTEMPT_TIMEOUT)
+            .timeout_error(|_| PolicyError::TimedOut),
+        Execute::new(
+            |n: u64| async move { downstream_async(n).await.map_err(|_| PolicyError::Down) },
+        ),
+    )
+        .into_service()
+}
+
+type TowerPolicyError = tower_resilience_circuitbreaker::CircuitBreakerError<
+    tower_resilience_timelimiter::TimeLimiterError<Down>,
+>;
+
+/// tower-resilience's three layers, `Retry → CircuitBreaker → TimeLimiter → service`, the
+/// breaker configured as in the paths above (a count window of 20). Its retry counts attempts
+/// (3 = the first and 2 retries), never retries an open circuit, and backs off exponentially
+/// with full jitter ([0, 20ms], then [0, 40ms], as ours). Its budget is the nearest it has to
+/// ours (retries at most 20% of first attempts, with a floor of 10 a second): a token bucket
+/// refilled at 10 a second, to which every success adds one token (a ratio of 1, not 0.2).
+fn tower_policy() -> impl Service<u64, Response = u64, Error = TowerPolicyError> + Clone + Send {
+    use tower::Layer;
+    use tower_resilience_retry::{ExponentialRandomBackoff, RetryBudgetBuilder, RetryLayer};
+    use tower_resilience_timelimiter::TimeLimiterLayer;
+
+    let time_limit = TimeLimiterLayer::builder()
+        .timeout_duration(ATTEMPT_TIMEOUT)
+        .build();
+    let breaker = tower_resilience_circuitbreaker::CircuitBreakerLayer::builder()
+        .failure_rate_threshold(RATE)
+        .sliding_window_size(WINDOW as usize)
+        .minimum_number_of_calls(MIN_CALLS as usize)
+        .wait_duration_in_open(OPEN)
+        .permitted_calls_in_half_open(PROBES as usize)
+        .build()
+        .unwrap();
+    let budget = RetryBudgetBuilder::new()
+        .token_bucket()
+        .tokens_per_second(10.0)
+        .build()
+        .unwrap();
+    let retry = RetryLayer::<u64, u64, TowerPolicyError>::builder()
+        .max_attempts(RETRIES as usize + 1)
+        .backoff(ExponentialRandomBackoff::new(BACKOFF / 2, 1.0).unwrap())
+        .retry_on(|e: &TowerPolicyError| !e.is_circuit_open())
+        .budget(budget)
+        .build();
+    let svc = tower::service_fn(|n: u64| downstream_async(n));
+    retry.layer(breaker.layer_fn(time_limit.layer(svc)))
+}
 
 /// Ours under a policy, on the production clock.
 fn ours_with(policy: breaker::ConfigBuilder) -> Breaker {
@@ -489,7 +596,9 @@ fn ours_with(policy: breaker::ConfigBuilder) -> Breaker {
 }
 
 /// `Breaker::run` on a ready future that succeeds, so no retry: the cost of the policy
-/// itself, with and without a timeout and retries.
+/// itself, with and without a timeout and retries; then the peers' stacks around the same
+/// call, each polled the same way. The ratio compares "run, timeout and retries 2" with the
+/// faster peer.
 fn policy(c: &mut Criterion) {
     let mut g = c.benchmark_group("policy");
     // A timeout needs tokio's timer: the runtime is entered, and the future still polled
@@ -499,14 +608,13 @@ fn policy(c: &mut Criterion) {
         .build()
         .unwrap();
     let _entered = runtime.enter();
-    let timeout = Duration::from_millis(800);
     let cases = [
         ("run, no timeout, no retries", Config::builder()),
-        ("run, retries 2", Config::builder().retries(2)),
-        ("run, timeout", Config::builder().timeout(timeout)),
+        ("run, retries 2", Config::builder().retries(RETRIES)),
+        ("run, timeout", Config::builder().timeout(ATTEMPT_TIMEOUT)),
         (
             "run, timeout and retries 2",
-            Config::builder().timeout(timeout).retries(2),
+            Config::builder().timeout(ATTEMPT_TIMEOUT).retries(RETRIES),
         ),
     ];
     for (name, policy) in cases {
@@ -520,6 +628,31 @@ fn policy(c: &mut Criterion) {
             })
         });
     }
+    let seatbelt = seatbelt_policy();
+    assert_eq!(block_on(layered::Service::execute(&seatbelt, 1)), Ok(2));
+    g.bench_function("seatbelt", |b| {
+        b.iter(|| {
+            if let Ok(v) = block_on(layered::Service::execute(&seatbelt, black_box(1))) {
+                black_box(v);
+            }
+        })
+    });
+    let mut tower = tower_policy();
+    assert_eq!(
+        block_on(async { tower.ready().await?.call(1).await }).ok(),
+        Some(2)
+    );
+    g.bench_function("tower-resilience", |b| {
+        b.iter(|| {
+            block_on(async {
+                if let Ok(ready) = tower.ready().await {
+                    if let Ok(v) = ready.call(black_box(1)).await {
+                        black_box(v);
+                    }
+                }
+            })
+        })
+    });
     g.finish();
 }
 

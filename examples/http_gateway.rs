@@ -5,6 +5,11 @@
 //! address, and serves `/metrics`. The demo flips the switch and shows the breaker opening,
 //! the upstream left alone while it is open, the fallback answering, and the recovery.
 //!
+//! Then the call policy, against an upstream in process on tokio's paused clock (virtual
+//! time, exact counts, no waiting): a retry rescuing a blip, the breaker and the retry
+//! budget keeping retries from multiplying the load of a sick upstream, and the bulkhead
+//! keeping a hanging upstream from taking every worker of the gateway.
+//!
 //! `cargo run --example http_gateway`
 
 #[path = "../src/gateway.rs"]
@@ -13,10 +18,20 @@ mod gateway;
 use std::time::Duration;
 
 use breaker::registry;
-use gateway::{Client, Fault, Gateway, Upstream, BREAKER};
+use gateway::{Client, Fault, Gateway, Route, Run, Upstream, BREAKER, HANG_TIMEOUT, WORKERS};
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tokio::runtime::Runtime::new()?.block_on(on_the_wire())?;
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()?
+        .block_on(in_virtual_time());
+    Ok(())
+}
+
+/// The breaker of a real upstream over loopback, on the real clock.
+async fn on_the_wire() -> Result<(), Box<dyn std::error::Error>> {
     let upstream = Upstream::start().await?;
     let gateway = Gateway::start(upstream.addr()).await?;
     let client = Client::default();
@@ -67,4 +82,74 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  {line}");
     }
     Ok(())
+}
+
+/// The call policy in virtual time: every number printed is counted by the run.
+async fn in_virtual_time() {
+    println!();
+    println!("The call policy, on tokio's paused clock (virtual time; every count is the run's):");
+
+    let blip = gateway::blip().await;
+    println!(
+        "a blip, retries = 2: {} call, {} upstream hits, {} answered, {} failed: the first \
+         attempt failed, the retry {}ms later answered (breaker totals: {} failure, {} success, \
+         {} retry)",
+        blip.calls,
+        blip.hits,
+        blip.answered,
+        blip.failed,
+        blip.took.as_millis(),
+        blip.totals.failure,
+        blip.totals.success,
+        blip.totals.retries,
+    );
+
+    println!("an outage, 1000 calls one after the other, retries = 2:");
+    for (label, breaker_on, budget) in [
+        ("breaker disabled, no retry budget", false, false),
+        ("breaker disabled, retry_budget = 0.2", false, true),
+        ("breaker on, retry_budget = 0.2", true, true),
+    ] {
+        print_storm(label, &gateway::outage(breaker_on, budget).await);
+    }
+
+    println!(
+        "a hanging upstream behind /book (each call waits its {}s timeout), a gateway of \
+         {WORKERS} workers, 50 requests 20ms apart, every fifth for /author:",
+        HANG_TIMEOUT.as_secs()
+    );
+    for (label, max_concurrent) in [("no bulkhead", None), ("max_concurrent = 4", Some(4))] {
+        let isolation = gateway::hanging_upstream(max_concurrent).await;
+        println!("  {label:>18}:");
+        print_route("/book", &isolation.book);
+        print_route("/author", &isolation.author);
+    }
+}
+
+fn print_route(path: &str, route: &Route) {
+    let rejected = if route.rejected == 0 {
+        String::new()
+    } else {
+        format!(
+            ", {} rejected (the slowest rejection after {:.3}s)",
+            route.rejected,
+            route.slowest_rejected.as_secs_f64()
+        )
+    };
+    println!(
+        "    {path:>7}: {} requests: {} answered, {} timed out{rejected}; the slowest answer \
+         after {:.3}s",
+        route.requests,
+        route.answered,
+        route.timed_out,
+        route.slowest.as_secs_f64(),
+    );
+}
+
+fn print_storm(label: &str, run: &Run) {
+    println!(
+        "  {label:>36}: {:>4} upstream hits ({} retries; {} calls refused a retry by the \
+         budget; {} calls rejected)",
+        run.hits, run.totals.retries, run.totals.retry_budget_exhausted, run.rejected,
+    );
 }

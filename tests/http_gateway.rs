@@ -1,12 +1,15 @@
 //! The gateway demo on real HTTP over loopback: the breaker of an upstream address opens,
 //! the gateway stops calling the sick upstream and answers from its fallback, `/metrics`
-//! shows it, and the breaker closes once the upstream is healthy again.
+//! shows it, and the breaker closes once the upstream is healthy again. Then the call
+//! policy against an upstream in process, on tokio's paused clock.
 
 #[path = "../src/gateway.rs"]
 mod gateway;
 
+use std::time::Duration;
+
 use breaker::{registry, State};
-use gateway::{Client, Fault, Gateway, Upstream, BREAKER};
+use gateway::{Client, Fault, Gateway, Upstream, BREAKER, HANG_TIMEOUT};
 
 /// The sample lines of `/metrics` for one breaker.
 fn samples(text: &str, labels: &str) -> Vec<String> {
@@ -141,4 +144,84 @@ async fn a_slow_upstream_opens_its_breaker_by_timeouts() {
     assert_eq!(status, 200);
     assert!(body.starts_with("cached book z"), "{body}");
     assert_eq!(upstream.hits(), 4);
+}
+
+// ---- The call policy, in virtual time ----
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_rescues_a_blip_and_the_caller_never_sees_the_failure() {
+    let run = gateway::blip().await;
+    assert_eq!(
+        (run.calls, run.hits, run.answered, run.failed, run.rejected),
+        (1, 2, 1, 0, 0)
+    );
+    let totals = run.totals;
+    assert_eq!((totals.failure, totals.success, totals.retries), (1, 1, 1));
+    // The one wait is the first retry's backoff, drawn from [0, 20ms].
+    assert!(run.took <= Duration::from_millis(20), "{:?}", run.took);
+}
+
+#[tokio::test(start_paused = true)]
+async fn in_an_outage_the_retry_budget_holds_retries_to_a_fifth_of_the_calls_and_its_floor() {
+    let unbudgeted = gateway::outage(false, false).await;
+    assert_eq!((unbudgeted.hits, unbudgeted.totals.retries), (3000, 2000));
+    assert_eq!(unbudgeted.totals.retry_budget_exhausted, 0);
+
+    // 0.2 x 1,000 first attempts + 10 retries a second over the budget's 10s.
+    let budgeted = gateway::outage(false, true).await;
+    assert_eq!((budgeted.hits, budgeted.totals.retries), (1300, 300));
+    // The first 55 calls retried twice and the next 190 once; 945 calls were refused a
+    // retry they had left.
+    assert_eq!(budgeted.totals.retry_budget_exhausted, 945);
+    assert_eq!((budgeted.failed, budgeted.rejected), (1000, 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn in_an_outage_the_open_breaker_rejects_the_retries_too() {
+    let run = gateway::outage(true, true).await;
+    // Three calls of three failed attempts, then the fourth call's first attempt: the 10th
+    // failure opens the breaker, which rejects that call's retry and every call after.
+    assert_eq!(
+        (run.hits, run.totals.failure, run.totals.retries),
+        (10, 10, 6)
+    );
+    assert_eq!((run.failed, run.rejected), (3, 997));
+    assert_eq!(run.totals.rejected, 997);
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_bulkhead_a_hanging_upstream_takes_every_worker_and_every_caller_waits() {
+    let isolation = gateway::hanging_upstream(None).await;
+    // Eight /book calls take the eight workers by 160ms and hang until 5s; the 41 requests
+    // behind them queue. Each timeout frees a worker for the next in line: the /author
+    // request that arrived at 380ms is answered at 10.010s, after the second round of
+    // /book calls. The 10th timeout, at 10.020s, opens the breaker, which rejects every
+    // queued /book request; the last admitted one, arrived at 400ms, times out at 15.010s.
+    let book = &isolation.book;
+    assert_eq!(
+        (book.requests, book.answered, book.timed_out, book.rejected),
+        (40, 0, 17, 23)
+    );
+    assert_eq!(book.slowest, Duration::from_millis(14_610));
+    assert!(book.slowest_rejected > Duration::from_secs(9), "{book:?}");
+    let author = &isolation.author;
+    assert_eq!((author.requests, author.answered), (10, 10));
+    assert_eq!(author.slowest, Duration::from_millis(9_630));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_rejects_the_call_past_its_limit_at_once_and_the_gateway_keeps_answering() {
+    let isolation = gateway::hanging_upstream(Some(4)).await;
+    let book = &isolation.book;
+    assert_eq!(
+        (book.requests, book.answered, book.timed_out, book.rejected),
+        (40, 0, 4, 36)
+    );
+    assert_eq!(
+        (book.slowest, book.slowest_rejected),
+        (HANG_TIMEOUT, Duration::ZERO)
+    );
+    let author = &isolation.author;
+    assert_eq!((author.requests, author.answered), (10, 10));
+    assert_eq!(author.slowest, Duration::from_millis(5));
 }
