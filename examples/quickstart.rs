@@ -75,7 +75,7 @@ async fn main() {
                 .get("libraryd")
                 .expect("registered on the first call");
             libraryd.on_event(move |e| {
-                if let Event::StateTransition { from, to } = e {
+                if let Event::StateTransition { from, to, .. } = e {
                     println!("{:>6.1}s  {from} -> {to}", started.elapsed().as_secs_f64());
                 }
             });

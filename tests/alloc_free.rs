@@ -1,5 +1,6 @@
-//! No heap allocation per call: CLOSED, OPEN and HALF_OPEN paths, a time window, the
-//! attribute, and the lookup of an existing key, counted by a global allocator.
+//! No heap allocation per call: CLOSED, OPEN and HALF_OPEN paths, a time window, a
+//! recording, the attribute, and the lookup of an existing key, counted by a global
+//! allocator.
 //!
 //! The allocator counts only the allocations of the thread that armed it, so the test
 //! harness's other threads do not disturb the count. Each path is warmed up first: a first
@@ -104,6 +105,23 @@ fn closed_calls_allocate_nothing() {
         assert_eq!(allocations(|| closed_calls(&b, 10_000)), 0);
         assert_eq!(b.state(), State::Closed);
     }
+}
+
+#[test]
+fn recorded_calls_and_rejections_allocate_nothing() {
+    let b = Breaker::new("recorded", config());
+    b.record(1000);
+    closed_calls(&b, 100);
+    assert_eq!(allocations(|| closed_calls(&b, 10_000)), 0);
+    b.force_open();
+    let _ = b.try_acquire().unwrap_err();
+    let rejections = allocations(|| {
+        for _ in 0..1000 {
+            let _ = b.try_acquire().unwrap_err();
+        }
+    });
+    assert_eq!(rejections, 0);
+    assert_eq!(b.recording().calls().len(), 1000);
 }
 
 #[test]

@@ -55,7 +55,11 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"failure\"} 3",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"ignored\"} 1",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"cancelled\"} 1",
-            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\"} 2",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"open\"} 2",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"half_open_full\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"forced_open\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"throttled\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::cycle\"} 0.75",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\"} 1",
         ]
@@ -72,7 +76,11 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"failure\"} 3",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"ignored\"} 1",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"cancelled\"} 1",
-            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\"} 2",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"open\"} 2",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"half_open_full\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"forced_open\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"throttled\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\"} 1",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"open\",to_state=\"half_open\"} 1",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"half_open\",to_state=\"closed\"} 1",
@@ -110,7 +118,11 @@ fn slow_call_rate_is_exported_once_the_window_is_judged() {
             "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"failure\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"ignored\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"cancelled\"} 0",
-            "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\",reason=\"open\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\",reason=\"half_open_full\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\",reason=\"forced_open\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\",reason=\"throttled\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::slow\"} 0.0",
             "circuitbreaker_slow_call_rate{name=\"metrics::slow\"} 0.25",
         ]
@@ -198,7 +210,11 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"failure\"} 2",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"ignored\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"cancelled\"} 0",
-            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"open\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"half_open_full\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"forced_open\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"throttled\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::replica\",key=\"10.1.0.1:80\"} 1.0",
             "circuitbreaker_state_transitions_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",from_state=\"closed\",to_state=\"open\"} 1",
         ]
@@ -211,7 +227,11 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"failure\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"ignored\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"cancelled\"} 0",
-            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"open\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"half_open_full\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"forced_open\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"throttled\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"bulkhead\"} 0",
         ]
     );
 }
@@ -239,7 +259,11 @@ fn a_registry_of_its_own_is_exported_and_counted_apart_from_the_global_one() {
             "circuitbreaker_calls_total{name=\"metrics::own\",result=\"failure\"} 1",
             "circuitbreaker_calls_total{name=\"metrics::own\",result=\"ignored\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::own\",result=\"cancelled\"} 0",
-            "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"open\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"half_open_full\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"forced_open\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"throttled\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::own\"} 1.0",
             "circuitbreaker_state_transitions_total{name=\"metrics::own\",from_state=\"closed\",to_state=\"open\"} 1",
         ]
@@ -249,4 +273,55 @@ fn a_registry_of_its_own_is_exported_and_counted_apart_from_the_global_one() {
         Vec::<String>::new()
     );
     assert!(registry().get("metrics::own").is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_call_policy_the_bulkhead_and_a_shadow_have_their_series() {
+    let mut prometheus = prometheus_client::registry::Registry::default();
+    breaker::metrics::register(&mut prometheus);
+    let config = Config::builder()
+        .count_window(20)
+        .retries(1)
+        .retry_backoff(Duration::ZERO)
+        .retry_budget(0.0)
+        .retry_floor(0)
+        .max_concurrent(1)
+        .build()
+        .unwrap();
+    let b = registry().register(Arc::new(Breaker::new("metrics::policy", config)));
+    let down = || async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::TimedOut)) };
+    // The budget allows no retry: the failure comes back at once.
+    assert!(matches!(b.run(down).await, Ok(Err(_))));
+    let held = b.try_acquire().unwrap();
+    let full = b.try_acquire().unwrap_err();
+    assert_eq!(full.reason(), breaker::RejectReason::Bulkhead);
+    let text = scrape(&prometheus);
+    let lines = samples(&text, "name=\"metrics::policy\"");
+    for expected in [
+        "circuitbreaker_calls_total{name=\"metrics::policy\",result=\"rejected\",reason=\"bulkhead\"} 1",
+        "circuitbreaker_calls_total{name=\"metrics::policy\",result=\"rejected\",reason=\"open\"} 0",
+        "circuitbreaker_retries_total{name=\"metrics::policy\"} 0",
+        "circuitbreaker_retry_budget_exhausted_total{name=\"metrics::policy\"} 1",
+        "circuitbreaker_in_flight{name=\"metrics::policy\"} 1",
+    ] {
+        assert!(lines.iter().any(|l| l == expected), "{expected} in {lines:#?}");
+    }
+    assert!(!text.contains("shadow_rejected"), "no shadow, no series");
+    held.success();
+
+    let shadow = Config::builder()
+        .count_window(1)
+        .shadow(true)
+        .build()
+        .unwrap();
+    let s = registry().register(Arc::new(Breaker::new("metrics::shadow", shadow)));
+    s.try_acquire().unwrap().failure();
+    s.try_acquire().unwrap().success();
+    let text = scrape(&prometheus);
+    let lines = samples(&text, "name=\"metrics::shadow\"");
+    let expected =
+        "circuitbreaker_calls_total{name=\"metrics::shadow\",result=\"shadow_rejected\"} 1";
+    assert!(lines.iter().any(|l| l == expected), "{lines:#?}");
+    assert!(!text.contains("circuitbreaker_in_flight{name=\"metrics::shadow\""));
+    assert!(!text.contains("circuitbreaker_retries_total{name=\"metrics::shadow\""));
 }

@@ -55,10 +55,18 @@ pub(crate) struct Args {
     pub(crate) ramp: Option<Spanned<Vec<u32>>>,
     pub(crate) ramp_step: Option<Spanned<Duration>>,
     pub(crate) ramp_guard: Option<Spanned<f64>>,
+    pub(crate) timeout: Option<Spanned<Duration>>,
+    pub(crate) retries: Option<Spanned<u32>>,
+    pub(crate) retry_backoff: Option<Spanned<Duration>>,
+    pub(crate) retry_budget: Option<Spanned<f64>>,
+    pub(crate) max_concurrent: Option<Spanned<u32>>,
+    pub(crate) probe_timeout: Option<Spanned<Duration>>,
+    pub(crate) shadow: Option<Spanned<bool>>,
     pub(crate) fallback: Option<Spanned<Path>>,
     pub(crate) classify: Option<Spanned<Path>>,
     pub(crate) key: Option<Spanned<Expr>>,
     pub(crate) max_keys: Option<Spanned<usize>>,
+    pub(crate) record: Option<Spanned<usize>>,
     pub(crate) name: Option<Spanned<LitStr>>,
     pub(crate) krate: Option<Spanned<Path>>,
     /// `crate` was written but is not a path: nothing may name the runtime then.
@@ -66,6 +74,13 @@ pub(crate) struct Args {
 }
 
 impl Args {
+    /// Whether the body gets copies of the arguments: with `retries` each attempt needs its
+    /// own, and with `timeout` and `fallback` the body's future is made before the breaker is
+    /// asked, while a rejected call still passes the arguments to the fallback.
+    pub(crate) fn copies_arguments(&self) -> bool {
+        self.retries.is_some() || (self.timeout.is_some() && self.fallback.is_some())
+    }
+
     /// The spans of the configuration key `name`'s value and of the key, if written.
     pub(crate) fn spans_of(&self, name: &str) -> Option<(Span, Span)> {
         fn at<T>(s: &Option<Spanned<T>>) -> Option<(Span, Span)> {
@@ -86,6 +101,13 @@ impl Args {
             "ramp" => at(&self.ramp),
             "ramp_step" => at(&self.ramp_step),
             "ramp_guard" => at(&self.ramp_guard),
+            "timeout" => at(&self.timeout),
+            "retries" => at(&self.retries),
+            "retry_backoff" => at(&self.retry_backoff),
+            "retry_budget" => at(&self.retry_budget),
+            "max_concurrent" => at(&self.max_concurrent),
+            "probe_timeout" => at(&self.probe_timeout),
+            "shadow" => at(&self.shadow),
             _ => unreachable!("`{name}` is a configuration key of the table"),
         }
     }
@@ -144,6 +166,20 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                         .map(|v| set_once(&mut args.ramp_step, at.of(v), &key, errors)),
                     "ramp_guard" => number(&expr, &key, "3.0")
                         .map(|v| set_once(&mut args.ramp_guard, at.of(v), &key, errors)),
+                    "timeout" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.timeout, at.of(v), &key, errors)),
+                    "retries" => integer(&expr, &key)
+                        .map(|v| set_once(&mut args.retries, at.of(v), &key, errors)),
+                    "retry_backoff" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.retry_backoff, at.of(v), &key, errors)),
+                    "retry_budget" => number(&expr, &key, "0.2")
+                        .map(|v| set_once(&mut args.retry_budget, at.of(v), &key, errors)),
+                    "max_concurrent" => integer(&expr, &key)
+                        .map(|v| set_once(&mut args.max_concurrent, at.of(v), &key, errors)),
+                    "probe_timeout" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.probe_timeout, at.of(v), &key, errors)),
+                    "shadow" => boolean(&expr, &key)
+                        .map(|v| set_once(&mut args.shadow, at.of(v), &key, errors)),
                     "fallback" => path(&expr, &key)
                         .map(|v| set_once(&mut args.fallback, at.of(v), &key, errors)),
                     "classify" => path(&expr, &key)
@@ -154,6 +190,8 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                     }
                     "max_keys" => integer(&expr, &key)
                         .map(|v| set_once(&mut args.max_keys, at.of(v), &key, errors)),
+                    "record" => integer(&expr, &key)
+                        .map(|v| set_once(&mut args.record, at.of(v), &key, errors)),
                     "name" => string(&expr, &key)
                         .map(|v| set_once(&mut args.name, at.of(v), &key, errors)),
                     "crate" => string(&expr, &key)
@@ -353,6 +391,18 @@ fn parse_duration(s: &LitStr) -> syn::Result<Duration> {
             ),
         )
     })
+}
+
+fn boolean(expr: &Expr, key: &str) -> syn::Result<bool> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => Ok(b.value),
+        _ => Err(Error::new_spanned(
+            expr,
+            format!("`{key}` expects `true` or `false`, like `{key} = true`"),
+        )),
+    }
 }
 
 fn path(expr: &Expr, key: &str) -> syn::Result<Path> {

@@ -3,12 +3,12 @@
 use proc_macro2::{Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
-use syn::{AttrStyle, Attribute, FnArg, ItemFn, LitStr, Pat, ReturnType, Type};
+use syn::{AttrStyle, Attribute, FnArg, ItemFn, LitStr, Pat, ReturnType, Signature, Token, Type};
 
 use crate::args::{self, Args, Window};
 use crate::keys::{
-    CONFIG_KEYS, DEFAULT_BUCKETS, DEFAULT_MAX_KEYS, DEFAULT_RAMP_STEP, DEFAULT_SLOW_RATE,
-    TIME_WINDOW,
+    CONFIG_KEYS, DEFAULT_BUCKETS, DEFAULT_MAX_KEYS, DEFAULT_RAMP_STEP, DEFAULT_RETRY_BACKOFF,
+    DEFAULT_RETRY_BUDGET, DEFAULT_SLOW_RATE, TIME_WINDOW,
 };
 use crate::validate;
 
@@ -110,10 +110,13 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
     };
     let out_binding = annotated(&out);
 
-    let classify = match &args.classify {
+    // `subject` is the result, or with `borrow` a reference to it.
+    let classify_of = |subject: &Ident, borrow: bool| match &args.classify {
         Some(path) => {
             let path = &path.value;
-            quote_spanned!(path_span(path)=> #path(&#out))
+            let span = path_span(path);
+            let borrow = borrow.then(|| quote_spanned!(span=> &));
+            quote_spanned!(span=> #path(#borrow #subject))
         }
         None => {
             let classify = match &ret_ty {
@@ -121,9 +124,11 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
                 None => quote!(#p::Classify::classify),
             };
             let classify = respan(classify, ret_span);
-            quote!(#classify(&#out))
+            let borrow = borrow.then(|| quote!(&));
+            quote!(#classify(#borrow #subject))
         }
     };
+    let classify = classify_of(&out, true);
 
     let on_rejected = match &args.fallback {
         Some(fallback) => {
@@ -156,15 +161,25 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
     // The expansion's items live in a block of their own: the body, a sibling block, sees the
     // names it would see without the attribute, and none of these.
     let acquire = match &args.key {
-        None => quote! {
-            let #breaker = {
-                const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
-                #checks
-                static BREAKER: #p::StaticBreaker =
-                    #p::StaticBreaker::new(#p::config(BREAKER_CONFIG, #checked));
-                BREAKER.get(#name)
-            };
-        },
+        None => {
+            // `record = N`: the breaker records its last N calls from its first.
+            let recorded = args.record.as_ref().map(|r| {
+                let capacity = r.value;
+                let check = respan(quote!(const _: () = #p::check_record(#capacity);), r.span);
+                (quote!(.recording(#capacity)), check)
+            });
+            let (recording, record_check) = recorded.unzip();
+            quote! {
+                let #breaker = {
+                    const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
+                    #checks
+                    #record_check
+                    static BREAKER: #p::StaticBreaker =
+                        #p::StaticBreaker::new(#p::config(BREAKER_CONFIG, #checked))#recording;
+                    BREAKER.get(#name)
+                };
+            }
+        }
         Some(key) => {
             let expr = &key.value;
             let max_keys = args.max_keys.as_ref().map_or(DEFAULT_MAX_KEYS, |m| m.value);
@@ -193,22 +208,152 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
         }
     };
 
+    if args.timeout.is_none() && args.retries.is_none() {
+        return quote! {
+            #(#outer_attrs)*
+            #vis #sig {
+                #(#inner_attrs)*
+                #acquire
+                let #admission = #breaker.try_acquire();
+                match #admission {
+                    ::core::result::Result::Ok(#permit) => {
+                        let #out_binding = async move #block.await;
+                        #permit.record(#classify);
+                        #out
+                    }
+                    ::core::result::Result::Err(#rejected) => #on_rejected,
+                }
+            }
+        };
+    }
+
+    // The call policy: the runtime asks the breaker before each attempt and runs it under the
+    // timeout. An attempt is the body in an `async move` block of its own, as above.
+    let result = Ident::new("result", Span::mixed_site());
+    let timed_out = Ident::new("timed_out", Span::mixed_site());
+    let attempt = match &ret_ty {
+        Some(ty) => quote! {
+            async move {
+                let #out: #ty = async move #block.await;
+                #out
+            }
+        },
+        None => quote!(async move #block),
+    };
+    let judge = {
+        let subject = match &ret_ty {
+            Some(ty) => quote!(#out: &#ty),
+            None => quote!(#out),
+        };
+        let classify = classify_of(&out, false);
+        quote!(|#subject| #classify)
+    };
+    // The body borrows `self` and gets its own copy of the other arguments.
+    let copies: Vec<TokenStream> = typed_arguments(&sig)
+        .map(|(ident, mutability)| {
+            let reuse = quote_spanned!(ident.span()=> #p::Reuse::reuse(&#ident));
+            quote! {
+                #[allow(unused_variables, unused_mut)]
+                let #mutability #ident = #reuse;
+            }
+        })
+        .collect();
+    if let (Some(_), None) = (&args.retries, &args.timeout) {
+        // Retried but never timed: no timer, so the error type needs no `From<TimedOut>`.
+        let sig = outer_signature(args, sig);
+        return quote! {
+            #(#outer_attrs)*
+            #vis #sig {
+                #(#inner_attrs)*
+                #acquire
+                let #result = #p::run_untimed(
+                    &*#breaker,
+                    || {
+                        #(#copies)*
+                        #attempt
+                    },
+                    #judge,
+                )
+                .await;
+                match #result {
+                    ::core::result::Result::Ok(#out) => #out,
+                    ::core::result::Result::Err(#rejected) => #on_rejected,
+                }
+            }
+        };
+    }
+    let run = if args.retries.is_some() {
+        quote! {
+            #p::run(
+                &*#breaker,
+                || {
+                    #(#copies)*
+                    #attempt
+                },
+                #judge,
+            )
+        }
+    } else if args.copies_arguments() {
+        quote! {
+            #p::run_once(
+                &*#breaker,
+                {
+                    #(#copies)*
+                    #attempt
+                },
+                #judge,
+            )
+        }
+    } else {
+        quote!(#p::run_once(&*#breaker, #attempt, #judge))
+    };
+    let on_timed_out = match &ret_ty {
+        Some(ty) => {
+            quote_spanned!(ret_span=> <#ty as #p::FromTimedOut>::from_timed_out(#timed_out))
+        }
+        None => quote_spanned!(ret_span=> #p::FromTimedOut::from_timed_out(#timed_out)),
+    };
+    let sig = outer_signature(args, sig);
     quote! {
         #(#outer_attrs)*
         #vis #sig {
             #(#inner_attrs)*
             #acquire
-            let #admission = #breaker.try_acquire();
-            match #admission {
-                ::core::result::Result::Ok(#permit) => {
-                    let #out_binding = async move #block.await;
-                    #permit.record(#classify);
-                    #out
-                }
-                ::core::result::Result::Err(#rejected) => #on_rejected,
+            let #result = #run.await;
+            match #result {
+                ::core::result::Result::Ok(#out) => #out,
+                ::core::result::Result::Err(#p::CallError::Rejected(#rejected)) => #on_rejected,
+                ::core::result::Result::Err(#p::CallError::TimedOut(#timed_out)) => #on_timed_out,
             }
         }
     }
+}
+
+/// The typed arguments' names, with their `mut` if any: [`validate`] made sure they are plain
+/// names.
+fn typed_arguments(sig: &Signature) -> impl Iterator<Item = (&Ident, Option<Token![mut]>)> {
+    sig.inputs.iter().filter_map(|arg| match arg {
+        FnArg::Typed(typed) => match &*typed.pat {
+            Pat::Ident(p) => Some((&p.ident, p.mutability)),
+            _ => None,
+        },
+        FnArg::Receiver(_) => None,
+    })
+}
+
+/// The signature as written, except that an argument's `mut` moves to the copy the body
+/// gets, when it gets one: the argument itself is only lent.
+fn outer_signature(args: &Args, mut sig: Signature) -> Signature {
+    if args.copies_arguments() {
+        for arg in &mut sig.inputs {
+            if let FnArg::Typed(typed) = arg {
+                if let Pat::Ident(p) = &mut *typed.pat {
+                    p.mutability = None;
+                }
+            }
+        }
+    }
+    sig
 }
 
 /// `::breaker::__private`, or its path under the renamed runtime crate.
@@ -281,6 +426,36 @@ fn builder(args: &Args, p: &TokenStream) -> TokenStream {
         let factor = float(guard.value);
         b = quote!(#b.ramp_latency_guard(#factor));
     }
+    if let Some(timeout) = &args.timeout {
+        let limit = duration(timeout.value);
+        b = quote!(#b.timeout(#limit));
+    }
+    if let Some(retries) = &args.retries {
+        let count = retries.value;
+        let base = duration(
+            args.retry_backoff
+                .as_ref()
+                .map_or(DEFAULT_RETRY_BACKOFF, |d| d.value),
+        );
+        let budget = float(
+            args.retry_budget
+                .as_ref()
+                .map_or(DEFAULT_RETRY_BUDGET, |r| r.value),
+        );
+        b = quote!(#b.retries(#count).retry_backoff(#base).retry_budget(#budget));
+    }
+    if let Some(calls) = &args.max_concurrent {
+        let calls = calls.value;
+        b = quote!(#b.max_concurrent(#calls));
+    }
+    if let Some(limit) = &args.probe_timeout {
+        let limit = duration(limit.value);
+        b = quote!(#b.probe_timeout(#limit));
+    }
+    if let Some(shadow) = &args.shadow {
+        let shadow = shadow.value;
+        b = quote!(#b.shadow(#shadow));
+    }
     b
 }
 
@@ -309,6 +484,17 @@ fn checks(args: &Args, p: &TokenStream) -> TokenStream {
                 None => check,
             }
         })
+        .chain(policy_feature_checks(args, p))
+        .collect()
+}
+
+/// `timeout` and `retries` are run by the runtime's `policy` feature: without it, each is
+/// refused at its key.
+fn policy_feature_checks(args: &Args, p: &TokenStream) -> Vec<TokenStream> {
+    let keys = [args.spans_of("timeout"), args.spans_of("retries")];
+    keys.into_iter()
+        .flatten()
+        .map(|(_, key_span)| respan(quote!(const _: () = #p::needs_policy_feature();), key_span))
         .collect()
 }
 
@@ -321,7 +507,7 @@ fn checked_fields(p: &TokenStream) -> TokenStream {
 }
 
 /// A closure giving the registry name, called once, on the first call.
-fn registry_name(args: &Args, sig: &syn::Signature) -> TokenStream {
+fn registry_name(args: &Args, sig: &Signature) -> TokenStream {
     let ident = LitStr::new(&sig.ident.unraw().to_string(), sig.ident.span());
     if let Some(name) = &args.name {
         let name = &name.value;
@@ -403,104 +589,4 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::keys::TIME_WINDOW;
-
-    /// A valid value of each configuration key, as the attribute takes it.
-    fn example(key: &str) -> &'static str {
-        match key {
-            "window" => "\"10s\"",
-            "buckets" => "20",
-            "min" => "4",
-            "rate" => "0.25",
-            "slow" => "\"2s\"",
-            "slow_rate" => "0.75",
-            "open" => "\"20s\"",
-            "probes" => "4",
-            "successes" => "2",
-            "backoff" => "3.0",
-            "open_max" => "\"2m\"",
-            "ramp" => "[50, 100]",
-            "ramp_step" => "\"7s\"",
-            "ramp_guard" => "4.0",
-            _ => panic!("no example value of `{key}`: add one, so the tests cover it"),
-        }
-    }
-
-    /// The key a key needs, written with its example value; empty if it needs none.
-    fn needed(key: &crate::keys::ConfigKey) -> String {
-        match key.needs.as_ref().map(|n| n.what) {
-            Some(TIME_WINDOW) => "window = \"10s\"".to_owned(),
-            Some(other) => format!("{other} = {}", example(other)),
-            None => String::new(),
-        }
-    }
-
-    fn parsed(text: &str) -> (Args, Vec<syn::Error>) {
-        let mut errors = Vec::new();
-        let args = args::parse(text.parse().unwrap(), &mut errors);
-        (args, errors)
-    }
-
-    #[test]
-    fn every_configuration_key_is_parsed_and_reaches_the_builder() {
-        let p = quote!(::breaker::__private);
-        for key in CONFIG_KEYS {
-            let base = needed(key);
-            let text = format!("{base}, {} = {}", key.name, example(key.name));
-            let (with, errors) = parsed(text.trim_start_matches(", "));
-            assert!(errors.is_empty(), "{text}");
-            assert!(with.spans_of(key.name).is_some(), "{text}");
-            let (without, _) = parsed(&base);
-            assert_ne!(
-                builder(&with, &p).to_string(),
-                builder(&without, &p).to_string(),
-                "{text}"
-            );
-        }
-    }
-
-    #[test]
-    fn every_needs_rule_of_the_table_refuses_the_key_alone() {
-        let func: ItemFn = syn::parse_quote!(
-            async fn f() {}
-        );
-        let mut rules = 0;
-        for key in CONFIG_KEYS.iter().filter(|k| k.needs.is_some()) {
-            let text = format!("{} = {}", key.name, example(key.name));
-            let (args, mut errors) = parsed(&text);
-            validate::validate(&args, &func, &mut errors);
-            let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            assert_eq!(messages.len(), 1, "{text}: {messages:?}");
-            assert!(
-                messages[0].starts_with(&format!("`{}` needs ", key.name)),
-                "{text}: {messages:?}"
-            );
-            rules += 1;
-        }
-        assert_eq!(rules, 5);
-    }
-
-    #[test]
-    fn every_field_of_the_table_is_checked_and_handed_to_the_runtime() {
-        let p = quote!(::breaker::__private);
-        let (args, _) = parsed("");
-        let fields = |tokens: TokenStream| -> Vec<String> {
-            let text = tokens.to_string();
-            text.split("Field ::")
-                .skip(1)
-                .map(|rest| {
-                    let rest = rest.trim_start();
-                    let end = rest
-                        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                        .unwrap_or(rest.len());
-                    rest[..end].to_owned()
-                })
-                .collect()
-        };
-        let table: Vec<String> = CONFIG_KEYS.iter().map(|k| k.field.to_owned()).collect();
-        assert_eq!(fields(checks(&args, &p)), table);
-        assert_eq!(fields(checked_fields(&p)), table);
-    }
-}
+mod tests;

@@ -132,8 +132,9 @@ pub(crate) const CONFIG_KEYS: &[ConfigKey] = &[
 ];
 
 /// The keys only the attribute has, after the configuration keys in the docs.
-pub(crate) const ATTRIBUTE_KEYS: &[&str] =
-    &["fallback", "classify", "key", "max_keys", "name", "crate"];
+pub(crate) const ATTRIBUTE_KEYS: &[&str] = &[
+    "fallback", "classify", "key", "max_keys", "record", "name", "crate",
+];
 
 /// Every key the attribute accepts, in the order the docs list them.
 pub(crate) fn all() -> impl Iterator<Item = &'static str> {

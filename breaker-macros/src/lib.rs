@@ -76,10 +76,18 @@ use proc_macro::TokenStream;
 /// | `ramp` | list of integers | after the probes succeed, admit these percentages of calls step by step, e.g. `[10, 30, 60, 100]`; strictly rising, ending at 100 |
 /// | `ramp_step` | duration string | how long each ramp step lasts (default 5s); needs `ramp` |
 /// | `ramp_guard` | number | hold the ramp while the step's p99 latency exceeds this factor (above 1) of the closed-state p99; needs `ramp` |
+/// | `timeout` | duration string | each attempt running longer is cancelled and counts as a failure; the caller gets `E::from(breaker::TimedOut)` (greater than zero) |
+/// | `retries` | integer | attempts after a failed first one, at most 10, each admitted by the breaker again (default 0) |
+/// | `retry_backoff` | duration string | base delay before a retry, at most 60s: retry `n` waits a random time in `[0, base * 2^(n-1)]` (default 20ms); needs `retries` |
+/// | `retry_budget` | number | retries may add at most this share, in [0, 1], of the breaker's first attempts of the last 10s, beside 10 retries a second (default 0.2); needs `retries` |
+/// | `max_concurrent` | integer | bulkhead: at most this many calls in flight (at least 1); the next is rejected at once |
+/// | `probe_timeout` | duration string | a half-open probe still running after this counts as failed (default: `timeout` if written, else 60s) |
+/// | `shadow` | `true` or `false` | watch only: the breaker judges every call but admits them all (default `false`) |
 /// | `fallback` | path | async fn called, instead of returning an error, when the breaker rejects the call |
 /// | `classify` | path | `fn(&R) -> Outcome` used instead of the `Classify` impl of the return type `R` |
 /// | `key` | expression | one breaker per distinct key value |
 /// | `max_keys` | integer | bound on the breakers of `key` (default 1024) |
+/// | `record` | integer | the breaker records its last N calls from its first, for the replay tuner (`Breaker::recording`; feature `recording` of `breaker`); not with `key` |
 /// | `name` | string | registry name (default: module path and function name) |
 /// | `crate` | string | path of the runtime crate if it was renamed (default `::breaker`) |
 ///
@@ -166,6 +174,76 @@ use proc_macro::TokenStream;
 /// )]
 /// async fn get_stock(sku: u64) -> Result<u32, LibError> {
 ///     Ok(sku as u32)
+/// }
+/// ```
+///
+/// ## `timeout`, `retries`, `retry_backoff`, `retry_budget`
+///
+/// The call policy, in the order of one call: for each attempt, the breaker is asked for a
+/// permit, the body runs under `timeout`, its result is classified and recorded; an attempt
+/// classified as a failure is retried, after a backoff, while retries and the breaker's retry
+/// budget remain. A rejected attempt ends the call as a rejection (the fallback, or
+/// `E::from(rejected)`) and counts nowhere but in the rejections; a business error (classified
+/// as a success) is never retried. After the last attempt fails, its result is returned.
+///
+/// A timed-out attempt is dropped, counts as a failure (as slow too, if `slow` is written),
+/// and its caller gets `E::from(breaker::TimedOut)`, so with `timeout` the error type needs
+/// `From<breaker::TimedOut>`. A function with `retries` and no `timeout` never times out, not
+/// even when its breaker's configuration has a timeout (shared by name with a timed
+/// function), and needs no `From<breaker::TimedOut>`.
+///
+/// With `retries`, each attempt runs the body anew: the receiver must be `&self`, and every
+/// other argument is passed to each attempt as a copy (`Clone`; references are copied as
+/// references), so an argument that is not `Clone` is a compile error, and so is a `&mut`
+/// argument. These keys need the `policy` feature of `breaker` (on by default).
+///
+/// ```
+/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected, TimedOut};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// impl From<TimedOut> for LibError {
+///     fn from(_: TimedOut) -> Self {
+///         LibError
+///     }
+/// }
+///
+/// struct Library {
+///     base: String,
+/// }
+///
+/// impl Library {
+///     // At most 3 attempts of 800ms each, 0 to 20ms apart, then 0 to 40ms.
+///     #[circuit_breaker(timeout = "800ms", retries = 2, retry_backoff = "20ms", retry_budget = 0.2)]
+///     async fn get_book(&self, isbn: &str) -> Result<String, LibError> {
+///         Ok(format!("{}/books/{isbn}", self.base))
+///     }
+/// }
+/// ```
+///
+/// ## `max_concurrent`, `probe_timeout`, `shadow`
+///
+/// `max_concurrent` is a bulkhead: once that many calls of the breaker are in flight (of its
+/// key, with `key`), the next one is rejected at once, without waiting, like a call the open
+/// breaker rejects, but without counting in the window. A retried call holds one slot for all
+/// its attempts. `probe_timeout` bounds a half-open probe: one still in flight after it counts
+/// as failed, so a probe that never returns cannot keep the breaker half-open. `shadow = true`
+/// runs the breaker without enforcing it: every call is admitted, and the calls it would
+/// have rejected are counted.
+///
+/// ```
+/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// #[circuit_breaker(max_concurrent = 64, probe_timeout = "30s")]
+/// async fn search(query: &str) -> Result<Vec<String>, LibError> {
+///     Ok(vec![query.to_owned()])
+/// }
+///
+/// #[circuit_breaker(shadow = true)]
+/// async fn reindex() -> Result<(), LibError> {
+///     Ok(())
 /// }
 /// ```
 ///
@@ -294,7 +372,8 @@ use proc_macro::TokenStream;
 /// It asks the breaker for a permit. If the breaker rejects it, the fallback answers, or
 /// `Err(E::from(rejected))` is returned; the body does not run. If admitted, the body runs,
 /// its value is classified and recorded, and returned unchanged. A retry loop around the
-/// function therefore asks the breaker before every attempt.
+/// function therefore asks the breaker before every attempt, and so do `retries`. Without
+/// `timeout` and `retries`, the call costs nothing more than this.
 ///
 /// `return` and `?` in the body keep their meaning and never skip the recording. A cancelled
 /// call (its future dropped) records nothing and frees its half-open probe slot; a panic in the
@@ -346,6 +425,43 @@ use proc_macro::TokenStream;
 /// }
 /// ```
 ///
+/// With `timeout` or `retries`, the call goes through the breaker's policy runner instead
+/// ([`Breaker::run_with`](../breaker/struct.Breaker.html#method.run_with)); with `retries`,
+/// each attempt gets its own copy of the arguments:
+///
+/// ```
+/// # use breaker::{Breaker, CallError, Classify, Config, Outcome, Rejected, TimedOut};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<TimedOut> for LibError { fn from(_: TimedOut) -> Self { LibError } }
+/// # async fn degraded(isbn: &str, rejected: Rejected) -> Result<String, LibError> { Ok(String::new()) }
+/// # fn breaker() -> &'static Breaker { unimplemented!() }
+/// // #[circuit_breaker(timeout = "800ms", retries = 2, fallback = degraded)]
+/// async fn get_book(isbn: &str) -> Result<String, LibError> {
+///     let breaker: &Breaker = breaker(); // registered on the first call, as above
+///     let result = breaker
+///         .run_with(
+///             || {
+///                 let isbn = Clone::clone(&isbn);
+///                 async move {
+///                     let out: Result<String, LibError> = async move {
+///                         Err(LibError) // the body
+///                     }
+///                     .await;
+///                     out
+///                 }
+///             },
+///             |out: &Result<String, LibError>| Classify::classify(out),
+///         )
+///         .await;
+///     match result {
+///         Ok(out) => out,
+///         Err(CallError::Rejected(rejected)) => degraded(isbn, rejected).await,
+///         Err(CallError::TimedOut(timed_out)) => Err(LibError::from(timed_out)),
+///     }
+/// }
+/// ```
+///
 /// # Compile errors
 ///
 /// Every error in the attribute is reported at once, at the key or value that causes it:
@@ -354,10 +470,14 @@ use proc_macro::TokenStream;
 /// broken rules (`window = 0`, `rate = 1.5`, `min = 1`, `min` over `window`, `probes = 0`,
 /// `successes` over `probes`, `open = "0s"`, `slow_rate` without `slow`, `buckets` with a
 /// count window, `backoff` below 1 or infinite, `open_max` below `open`, a `ramp` that does
-/// not rise strictly to 100, `ramp_step = "0s"`, `ramp_guard` of 1 or less), a function that
-/// is not `async`, a fallback of the wrong signature, an error type without
-/// `From<breaker::Rejected>` and no fallback, and a return type without `Classify` and no
-/// `classify`. On such an error the function is still defined as written, so its callers
+/// not rise strictly to 100, `ramp_step = "0s"`, `ramp_guard` of 1 or less, `timeout` or
+/// `probe_timeout` of zero, `retries` over 10, `retry_backoff` over 60s, `retry_budget`
+/// outside [0, 1], `max_concurrent = 0`, `retry_backoff` or `retry_budget` without `retries`),
+/// a function that is not `async`, a fallback of the wrong signature, an error type without
+/// `From<breaker::Rejected>` and no fallback (or without `From<breaker::TimedOut>` and a
+/// `timeout`), a return type without `Classify` and no `classify`, and with `retries` a
+/// receiver other than `&self`, a `&mut` argument or one that is not `Clone`, and `timeout`
+/// or `retries` without the runtime's `policy` feature. On such an error the function is still defined as written, so its callers
 /// show no errors of their own.
 ///
 /// ```compile_fail

@@ -6,6 +6,8 @@
 
 mod bulkhead;
 mod complete;
+#[cfg(feature = "recording")]
+mod recorder;
 mod shared;
 
 use std::fmt;
@@ -20,7 +22,7 @@ use crate::machine::{Admission, Events};
 use crate::permit::OwnedPermit;
 use crate::recovery::RampNews;
 use crate::rejected::{retry_nanos, Name};
-use crate::tally::Ending;
+use crate::tally::{Ending, RareEnding};
 use crate::{Classify, Outcome, Permit, RejectReason, Rejected, Snapshot, State};
 
 #[allow(unused_imports)] // for the call policy
@@ -86,10 +88,24 @@ pub(crate) struct Identity {
     key_at: usize,
     /// The name as rejections carry it.
     rejected_name: Name,
+    /// What few breakers use, made on first use: one pointer in every breaker (a keyed
+    /// family's members among them), which most never fill.
+    // std's, not the model checker's: made with every breaker, read by no loom model.
+    rare: std::sync::OnceLock<Box<Rare>>,
+}
+
+/// The parts of a breaker that only some breakers use.
+#[derive(Default)]
+pub(crate) struct Rare {
+    /// Made when a first listener is added (by the metrics, among others).
     listeners: Listeners,
-    /// The call policy as each call reads it, and the retry budget.
+    /// The call policy as each call reads it, and the retry budget: made when a
+    /// configuration first sets a timeout or retries.
     #[cfg(feature = "policy")]
-    policy: crate::policy::PolicyState,
+    pub(crate) policy: crate::policy::PolicyState,
+    /// Made when the breaker first records its calls.
+    #[cfg(feature = "recording")]
+    pub(crate) recorder: recorder::Recorder,
 }
 
 /// What admission off the fast path decided: the parts of a [`Permit`] or a [`Rejected`].
@@ -127,9 +143,7 @@ impl Breaker {
             rejected_name: Name::new(&name),
             name,
             key_at,
-            listeners: Listeners::default(),
-            #[cfg(feature = "policy")]
-            policy: crate::policy::PolicyState::new(),
+            rare: Default::default(),
         };
         Self {
             shared: Shared::new(config, clock, identity),
@@ -152,10 +166,29 @@ impl Breaker {
         self.shared.clock()
     }
 
-    /// The call policy's published values and retry budget (see `policy.rs`).
+    /// The parts only some breakers use, if this one has made them.
+    pub(crate) fn rare(&self) -> Option<&Rare> {
+        self.identity().rare.get().map(|rare| &**rare)
+    }
+
+    /// The parts only some breakers use, made now if they were not.
+    pub(crate) fn rare_made(&self) -> &Rare {
+        self.identity().rare.get_or_init(Box::default)
+    }
+
+    /// What a call starts under: the policy as published, or none.
+    #[cfg(feature = "policy")]
+    #[inline]
+    pub(crate) fn policy_plan(&self) -> crate::policy::Plan {
+        self.rare()
+            .map_or(crate::policy::Plan::NONE, |rare| rare.policy.plan())
+    }
+
+    /// The call policy's published values and retry budget (see `policy.rs`), made now if
+    /// they were not: for calls that retry.
     #[cfg(feature = "policy")]
     pub(crate) fn policy_state(&self) -> &crate::policy::PolicyState {
-        &self.identity().policy
+        &self.rare_made().policy
     }
 
     /// The breaker's name.
@@ -329,7 +362,7 @@ impl Breaker {
             State::Disabled => Ticket::Admit {
                 stamp: stamp(generation_of(word)),
                 admission: Admission::Passthrough,
-                started: None,
+                started: self.shared.recording().then(|| self.clock().now()),
             },
             _ => self.admit_locked(),
         }
@@ -388,9 +421,17 @@ impl Breaker {
         }
     }
 
-    /// Counts a rejection in OPEN with `left` nanoseconds to go, and tells it.
+    /// Counts a rejection in OPEN with `left` nanoseconds to go, and tells it; a shadow
+    /// breaker admits instead.
     #[inline(always)]
     fn count_open_rejection(&self, left: u64) -> Ticket {
+        if self.shared.shadow() {
+            return self.admit_shadow(generation_of(self.shared.word()));
+        }
+        #[cfg(feature = "recording")]
+        if self.shared.recording() {
+            self.record_rejection(RejectReason::Open);
+        }
         self.shared.count(Ending::RejectedOpen);
         Ticket::Reject {
             reason: RejectReason::Open,
@@ -403,10 +444,16 @@ impl Breaker {
     #[cold]
     fn admit_locked(&self) -> Ticket {
         let mut now = LazyNow::new(self.clock());
-        let ((admitted, generation, timed), events) = self.shared.transition(|m, packed| {
-            let admitted = m.acquire(&mut now, packed);
-            (admitted, m.generation(), m.times_calls())
-        });
+        let ((admitted, generation, timed, shadow), events) =
+            self.shared.transition(|m, packed| {
+                let admitted = m.acquire(&mut now, packed);
+                (
+                    admitted,
+                    m.generation(),
+                    m.times_calls(),
+                    m.config().shadow(),
+                )
+            });
         self.emit(events);
         match admitted {
             Ok(admission) => {
@@ -417,18 +464,41 @@ impl Breaker {
                     // too, for `probe_timeout`.
                     stamp: stamp(generation) | if probe && timed { TIMED } else { 0 },
                     admission,
-                    // When calls are timed (slow calls, latency guard), the time a call
-                    // starts; a probe's always (the instant the machine noted).
-                    started: (timed || probe).then(|| now.get()),
+                    // When calls are timed (slow calls, latency guard, a recording), the time
+                    // a call starts; a probe's always (the instant the machine noted).
+                    started: (timed || probe || self.shared.recording()).then(|| now.get()),
                 }
             }
+            Err(_) if shadow => self.admit_shadow(generation),
             Err((reason, retry_after)) => {
-                self.shared.count(Ending::rejected(reason));
+                #[cfg(feature = "recording")]
+                self.record_rejection(reason);
+                self.shared.count_rejection(reason);
                 Ticket::Reject {
                     reason,
                     detail: retry_nanos(retry_after),
                 }
             }
+        }
+    }
+
+    /// Admits, as a shadow breaker does, a call the breaker rejected in `generation`:
+    /// counted as a shadow rejection, and its result recorded nowhere but the totals, so that
+    /// the machine moves exactly as an enforcing breaker's would.
+    ///
+    /// Its stamp carries OPEN's code whatever the state: the one swap into the packed window
+    /// takes a result whose stamp equals the admission word, and a word with OPEN's code has
+    /// its window sealed, so the result goes to the lock, which drops a passthrough's. (A
+    /// bulkhead's rejection comes in CLOSED, whose word a plain stamp could equal once the
+    /// limit is gone.)
+    #[cold]
+    fn admit_shadow(&self, generation: u64) -> Ticket {
+        self.shared.count_rare(RareEnding::ShadowRejected);
+        Ticket::Admit {
+            stamp: stamp(generation) | OPEN,
+            admission: Admission::Passthrough,
+            // The call runs: a recording keeps its real outcome.
+            started: self.shared.recording().then(|| self.clock().now()),
         }
     }
 
@@ -535,7 +605,10 @@ impl Breaker {
     pub fn snapshot(&self) -> Snapshot {
         let totals_since = self.shared.call_totals();
         #[cfg(feature = "policy")]
-        let totals_since = self.policy_state().add_totals(totals_since);
+        let totals_since = match self.rare() {
+            Some(rare) => rare.policy.add_totals(totals_since),
+            None => totals_since,
+        };
         let mut now = LazyNow::new(self.clock());
         let (totals, (failure_rate, slow_call_rate), state, admit_percent) =
             self.shared.inspect(|m, packed| {
@@ -563,7 +636,7 @@ impl Breaker {
     /// Calls `listener` on every [`Event`], after the change is made and with no lock held,
     /// so it may call back into the breaker. A panicking listener is contained.
     pub fn on_event(&self, listener: impl Fn(&Event) + Send + Sync + 'static) {
-        self.identity().listeners.add(Arc::new(listener));
+        self.rare_made().listeners.add(Arc::new(listener));
     }
 
     /// Reports what an operation did, with no lock held. Most operations under the lock (a
@@ -579,17 +652,26 @@ impl Breaker {
     /// held by the latency guard to logs only).
     #[cold]
     fn emit_now(&self, events: Events) {
-        let listeners = &self.identity().listeners;
+        let listeners = self.rare().map(|rare| &rare.listeners);
+        let shadow = self.shared.shadow();
         if let Some((from, to)) = events.transition {
             #[cfg(feature = "tracing")]
-            crate::trace::transition(self, from, to);
-            listeners.emit(&Event::StateTransition { from, to });
+            crate::trace::transition(self, from, to, shadow);
+            if let Some(listeners) = listeners {
+                listeners.emit(&Event::StateTransition { from, to, shadow });
+            }
         }
         match events.ramp {
             Some(RampNews::Step { step, percent }) => {
                 #[cfg(feature = "tracing")]
                 crate::trace::ramp_step(self, step, percent);
-                listeners.emit(&Event::RampStep { step, percent });
+                if let Some(listeners) = listeners {
+                    listeners.emit(&Event::RampStep {
+                        step,
+                        percent,
+                        shadow,
+                    });
+                }
             }
             #[cfg(feature = "tracing")]
             Some(RampNews::Held {
@@ -608,7 +690,7 @@ impl fmt::Debug for Breaker {
         f.debug_struct("Breaker")
             .field("name", &self.name())
             .field("state", &self.state())
-            .field("listeners", &self.identity().listeners)
+            .field("listeners", &self.rare().map(|rare| &rare.listeners))
             .finish_non_exhaustive()
     }
 }

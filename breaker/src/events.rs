@@ -18,7 +18,7 @@ use crate::State;
 /// let seen = Arc::new(Mutex::new(Vec::new()));
 /// let log = seen.clone();
 /// b.on_event(move |e: &Event| {
-///     if let Event::StateTransition { from, to } = e {
+///     if let Event::StateTransition { from, to, .. } = e {
 ///         log.lock().unwrap().push((*from, *to));
 ///     }
 /// });
@@ -34,6 +34,9 @@ pub enum Event {
         from: State,
         /// State after.
         to: State,
+        /// Whether the breaker only watches ([`Config::shadow`](crate::Config::shadow)): it
+        /// moved as an enforcing breaker would have, and still admits every call.
+        shadow: bool,
     },
     /// The half-open ramp-up entered a step: its first when `successes` probes succeeded,
     /// then each step it climbs, one per step's length at most. After the last step comes
@@ -77,6 +80,9 @@ pub enum Event {
         step: u32,
         /// The share of calls the step admits, in percent.
         percent: u32,
+        /// Whether the breaker only watches: the step would admit this share, and every call
+        /// is admitted.
+        shadow: bool,
     },
 }
 

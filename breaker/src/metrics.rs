@@ -9,7 +9,10 @@
 //! | metric | type | value |
 //! |---|---|---|
 //! | `circuitbreaker_state` | gauge | the current state: 0 CLOSED, 1 OPEN, 2 HALF_OPEN, 3 FORCED_OPEN, 4 DISABLED |
-//! | `circuitbreaker_calls_total{result}` | counter | calls since the breaker was created, by `result`: `success`, `failure`, `ignored`, `cancelled` (dropped without a result), `rejected` |
+//! | `circuitbreaker_calls_total{result}` | counter | calls since the breaker was created, by `result`: `success`, `failure`, `ignored`, `cancelled` (dropped without a result), `rejected` (one series per `reason`: `open`, `half_open_full`, `forced_open`, `throttled`, `bulkhead`), `shadow_rejected` (for a shadow breaker: calls admitted that an enforcing one would have rejected) |
+//! | `circuitbreaker_retries_total` | counter | for a breaker that retries: retries made by the call policy (attempts after the first) |
+//! | `circuitbreaker_retry_budget_exhausted_total` | counter | for a breaker that retries: failed attempts returned without a retry because the retry budget was spent |
+//! | `circuitbreaker_in_flight` | gauge | for a breaker with a bulkhead (`max_concurrent`): calls holding one of its slots |
 //! | `circuitbreaker_failure_rate` | gauge | failures / calls in the window, once `min_calls` completed |
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
 //! | `circuitbreaker_state_transitions_total{from_state,to_state}` | counter | transitions since [`register`] first ran, or since the breaker was created if later |
@@ -36,7 +39,9 @@
 //! prometheus_client::encoding::text::encode(&mut text, &prometheus).unwrap();
 //! assert!(text.contains("circuitbreaker_state{name=\"docs::metrics\"} 3\n"));
 //! assert!(text.contains("circuitbreaker_calls_total{name=\"docs::metrics\",result=\"success\"} 1\n"));
-//! assert!(text.contains("circuitbreaker_calls_total{name=\"docs::metrics\",result=\"rejected\"} 1\n"));
+//! assert!(text.contains(
+//!     "circuitbreaker_calls_total{name=\"docs::metrics\",result=\"rejected\",reason=\"forced_open\"} 1\n"
+//! ));
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
@@ -169,10 +174,53 @@ impl Collector for BreakerCollector {
                 ("failure", t.failure),
                 ("ignored", t.ignored),
                 ("cancelled", t.cancelled),
-                ("rejected", t.rejected),
             ] {
                 let labels = s.labels(&[("result", result)]);
                 ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
+            }
+            if s.shadow || t.shadow_rejected != 0 {
+                let labels = s.labels(&[("result", "shadow_rejected")]);
+                ConstCounter::new(t.shadow_rejected).encode(family.encode_family(&labels)?)?;
+            }
+            let by = t.rejected_by;
+            for (reason, count) in [
+                ("open", by.open),
+                ("half_open_full", by.half_open_full),
+                ("forced_open", by.forced_open),
+                ("throttled", by.throttled),
+                ("bulkhead", by.bulkhead),
+            ] {
+                let labels = s.labels(&[("result", "rejected"), ("reason", reason)]);
+                ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
+            }
+        }
+
+        let help = "Retries the call policy made: attempts after the first.";
+        let mut family =
+            encoder.encode_descriptor("circuitbreaker_retries", help, None, MetricType::Counter)?;
+        for s in series.iter().filter(|s| s.retries) {
+            ConstCounter::new(s.totals.retries).encode(family.encode_family(&s.labels(&[]))?)?;
+        }
+
+        let help = "Failed attempts returned without a retry because the retry budget was spent.";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_retry_budget_exhausted",
+            help,
+            None,
+            MetricType::Counter,
+        )?;
+        for s in series.iter().filter(|s| s.retries) {
+            let count = s.totals.retry_budget_exhausted;
+            ConstCounter::new(count).encode(family.encode_family(&s.labels(&[]))?)?;
+        }
+
+        let help = "Calls holding a slot of the breaker's bulkhead (max_concurrent).";
+        let mut family =
+            encoder.encode_descriptor("circuitbreaker_in_flight", help, None, MetricType::Gauge)?;
+        for s in &series {
+            if let Some(in_flight) = s.in_flight {
+                ConstGauge::new(i64::from(in_flight))
+                    .encode(family.encode_family(&s.labels(&[]))?)?;
             }
         }
 
@@ -244,12 +292,24 @@ struct Series {
     totals: CallTotals,
     failure_rate: Option<f64>,
     slow_call_rate: Option<f64>,
+    /// Calls holding a bulkhead slot, for a breaker with a bulkhead.
+    in_flight: Option<u32>,
+    /// Whether the breaker retries, or has: its retry series are exported.
+    retries: bool,
+    /// Whether the breaker watches only, or has: its `shadow_rejected` series is exported.
+    shadow: bool,
     transitions: BTreeMap<(u64, u64), u64>,
 }
 
 impl Series {
     fn read(entry: &Entry, transitions: &Transitions) -> Self {
-        let s = entry.breaker().snapshot();
+        let breaker = entry.breaker();
+        let s = breaker.snapshot();
+        let config = breaker.config();
+        let in_flight = config.max_concurrent().map(|_| breaker.in_flight());
+        let retries = config.policy().retries() > 0
+            || s.totals.retries != 0
+            || s.totals.retry_budget_exhausted != 0;
         Self {
             name: entry.name().to_owned(),
             key: entry.key().map(str::to_owned),
@@ -257,6 +317,9 @@ impl Series {
             totals: s.totals,
             failure_rate: s.failure_rate,
             slow_call_rate: s.slow_call_rate,
+            in_flight,
+            retries,
+            shadow: config.shadow(),
             transitions: transitions.counts(entry.breaker()),
         }
     }
@@ -309,7 +372,7 @@ impl Transitions {
         let counts = Counts::default();
         let listened = counts.clone();
         breaker.on_event(move |event| match *event {
-            Event::StateTransition { from, to } => {
+            Event::StateTransition { from, to, .. } => {
                 let mut counts = listened.lock();
                 *counts.entry((from.code(), to.code())).or_insert(0) += 1;
             }

@@ -39,5 +39,5 @@ mod run;
 
 pub use self::error::CallError;
 #[cfg(feature = "policy")]
-pub(crate) use self::published::PolicyState;
+pub(crate) use self::published::{Plan, PolicyState};
 pub use self::timed_out::TimedOut;

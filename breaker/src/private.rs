@@ -30,6 +30,17 @@ pub const fn check(builder: ConfigBuilder, field: Field) {
     }
 }
 
+/// The rules of `record`, which only the attribute has: at least one call, and the
+/// `recording` feature that keeps them.
+pub const fn check_record(capacity: usize) {
+    if capacity == 0 {
+        panic!("record must be at least 1 call");
+    }
+    if cfg!(not(feature = "recording")) {
+        panic!("`record` needs the `recording` feature of breaker: enable it or remove the key");
+    }
+}
+
 /// The rule of `max_keys`, which only the attribute has.
 pub const fn check_max_keys(max_keys: usize) {
     if max_keys == 0 {
@@ -72,6 +83,20 @@ const fn checks_every_field(checked: &[Field]) -> bool {
     true
 }
 
+/// Fails compilation at the `timeout` or `retries` key of an attribute when this crate was
+/// built without the `policy` feature, which runs them.
+#[cfg(not(feature = "policy"))]
+pub const fn needs_policy_feature() {
+    panic!(
+        "`timeout` and `retries` need the `policy` feature of breaker: \
+         enable it (it is on by default) or remove the key"
+    );
+}
+
+/// With the `policy` feature, `timeout` and `retries` are run: nothing to refuse.
+#[cfg(feature = "policy")]
+pub const fn needs_policy_feature() {}
+
 /// The registry name of a method: its type's path without generic arguments, then the method.
 pub fn method_name(self_type: &str, method: &str) -> String {
     let path = self_type.trim_start_matches(['&', '*']);
@@ -83,6 +108,8 @@ pub fn method_name(self_type: &str, method: &str) -> String {
 #[derive(Debug)]
 pub struct StaticBreaker {
     config: Config,
+    /// Calls to record from the first (`record = N`); 0 for none.
+    record: usize,
     breaker: OnceLock<Arc<Breaker>>,
 }
 
@@ -90,8 +117,15 @@ impl StaticBreaker {
     pub const fn new(config: Config) -> Self {
         Self {
             config,
+            record: 0,
             breaker: OnceLock::new(),
         }
+    }
+
+    /// The breaker records its last `capacity` calls, from its first.
+    pub const fn recording(mut self, capacity: usize) -> Self {
+        self.record = capacity;
+        self
     }
 
     /// The breaker, registered under `name()` on the first call.
@@ -107,6 +141,10 @@ impl StaticBreaker {
     fn register(&'static self, name: String) -> &'static Breaker {
         self.breaker.get_or_init(|| {
             let breaker = Arc::new(Breaker::new(name, self.config.clone()));
+            #[cfg(feature = "recording")]
+            if self.record != 0 {
+                breaker.record(self.record);
+            }
             crate::registry().declare_site(breaker.name(), CallSite::of(&self.config));
             let registered = crate::registry().register(breaker);
             warn_if_differs(registered.name(), &registered.config(), &self.config);
@@ -264,6 +302,23 @@ where
     C: FnMut(&Fut::Output) -> Outcome,
 {
     breaker.run_with(attempt, classify).await
+}
+
+/// A call with `retries` and no `timeout`: as [`run`], with no timer, whatever the policy
+/// (a breaker shared by name with a timed function) says.
+#[cfg(feature = "policy")]
+#[inline]
+pub async fn run_untimed<F, Fut, C>(
+    breaker: &Breaker,
+    attempt: F,
+    classify: C,
+) -> Result<Fut::Output, Rejected>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future,
+    C: FnMut(&Fut::Output) -> Outcome,
+{
+    breaker.run_untimed(attempt, classify).await
 }
 
 /// A call with `timeout` and no `retries`: one attempt, the body's future itself.

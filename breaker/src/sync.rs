@@ -96,7 +96,7 @@ pub(crate) use checked::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWrite
 /// The locks of process-wide state that loom never sees (statics, the registry's maps): std's
 /// under loom too, so that they can be built in a `static`.
 pub(crate) mod process {
-    // The mutex serves the `overrides` and `prometheus` features only.
+    // The mutex serves the `overrides`, `prometheus` and `recording` features only.
     #![allow(dead_code)]
     use std::sync as imp;
     poisonless_locks!(const);

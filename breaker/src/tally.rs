@@ -15,7 +15,8 @@ use crate::{Outcome, RejectReason};
 #[cfg(loom)]
 use loom::thread_local;
 
-/// How a call asked of the breaker ended, as the totals count it; a rejection by its reason.
+/// How a call asked of the breaker ended, as the totals count it: the endings every breaker
+/// counts often, each with a counter in the owner's row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ending {
     Success,
@@ -23,16 +24,27 @@ pub(crate) enum Ending {
     Ignored,
     /// Dropped without a result (a cancelled future), not while panicking.
     Cancelled,
-    /// Rejected by OPEN; the first rejection keeps the counter all rejections shared before
-    /// they were split, so OPEN's path counts as it did.
+    /// Rejected by OPEN: the one rejection on a fast path.
     RejectedOpen,
+}
+
+/// The endings few breakers see, or see on slow paths only: counted in the stripes alone,
+/// so that the owner's row, in every breaker, holds only the five above.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RareEnding {
     RejectedHalfOpenFull,
     RejectedForcedOpen,
     RejectedThrottled,
     RejectedBulkhead,
+    /// Admitted by a shadow breaker where an enforcing one would have rejected it; the call
+    /// then ends as any other, and is counted again by how.
+    ShadowRejected,
 }
 
-const ENDINGS: usize = 9;
+/// Counters of the owner's row: one per [`Ending`].
+const HOT: usize = 5;
+/// Counters of a stripe: the [`Ending`]s, then the [`RareEnding`] ones.
+const ENDINGS: usize = HOT + 5;
 
 impl Ending {
     /// The outcome the window sees: a cancelled call is not judged.
@@ -43,15 +55,17 @@ impl Ending {
             _ => Outcome::Ignored,
         }
     }
+}
 
-    /// The ending of a call rejected for `reason`.
-    pub(crate) fn rejected(reason: RejectReason) -> Ending {
+impl RareEnding {
+    /// The rare ending of a call rejected for `reason`; `None` for OPEN's, an [`Ending`].
+    pub(crate) fn rejected(reason: RejectReason) -> Option<RareEnding> {
         match reason {
-            RejectReason::Open => Ending::RejectedOpen,
-            RejectReason::HalfOpenFull => Ending::RejectedHalfOpenFull,
-            RejectReason::ForcedOpen => Ending::RejectedForcedOpen,
-            RejectReason::Throttled => Ending::RejectedThrottled,
-            RejectReason::Bulkhead => Ending::RejectedBulkhead,
+            RejectReason::Open => None,
+            RejectReason::HalfOpenFull => Some(RareEnding::RejectedHalfOpenFull),
+            RejectReason::ForcedOpen => Some(RareEnding::RejectedForcedOpen),
+            RejectReason::Throttled => Some(RareEnding::RejectedThrottled),
+            RejectReason::Bulkhead => Some(RareEnding::RejectedBulkhead),
         }
     }
 }
@@ -104,6 +118,11 @@ pub struct CallTotals {
     pub cancelled: u64,
     /// Calls the breaker rejected, for any reason.
     pub rejected: u64,
+    /// The rejected calls by reason; their sum is `rejected`.
+    pub rejected_by: RejectedBy,
+    /// Calls a shadow breaker ([`Config::shadow`](crate::Config::shadow)) admitted where an
+    /// enforcing one would have rejected them; they are also counted by how they ended.
+    pub shadow_rejected: u64,
     /// Retries made by [`Breaker::run`](crate::Breaker::run) (and the attribute's
     /// `retries`): attempts after a failed one that the breaker admitted. Each is counted in
     /// the endings above too.
@@ -111,8 +130,6 @@ pub struct CallTotals {
     /// Failed calls returned without a retry they had left, because the retry budget was
     /// exhausted.
     pub retry_budget_exhausted: u64,
-    /// The rejected calls by reason; their sum is `rejected`.
-    pub rejected_by: RejectedBy,
 }
 
 impl CallTotals {
@@ -162,16 +179,16 @@ impl RejectedBy {
     }
 }
 
-/// One row of counters, indexed by `Ending as usize`.
-type Counters = [AtomicU64; ENDINGS];
+/// A row of `N` counters: an [`Ending`]'s at `Ending as usize`, a [`RareEnding`] one's after them.
+type Counters<const N: usize> = [AtomicU64; N];
 
-fn counters() -> Counters {
+fn counters<const N: usize>() -> Counters<N> {
     std::array::from_fn(|_| AtomicU64::new(0))
 }
 
 /// The owner's row: written by one thread only, with plain stores. The breaker keeps it
 /// away from the lines every call reads, or its writes would evict them from other cores.
-pub(crate) struct OwnerRow(Counters);
+pub(crate) struct OwnerRow(Counters<HOT>);
 
 impl OwnerRow {
     pub(crate) fn new() -> Self {
@@ -182,7 +199,7 @@ impl OwnerRow {
 /// A stripe: the counters of the threads that share it, alone on their pair of cache lines
 /// (the hardware may fetch lines in pairs).
 #[repr(align(128))]
-struct Stripe(Counters);
+struct Stripe(Counters<ENDINGS>);
 
 /// The owner of a row no thread has counted into: never a thread's number, nor the 0 of a
 /// thread without one.
@@ -239,6 +256,18 @@ impl Tally {
         {
             return add_owned(row, i);
         }
+        self.add_striped(me, i);
+    }
+
+    /// Counts one call that ended as `rare`: in this thread's stripe, grown if need be.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn add_rare(&self, rare: RareEnding) {
+        self.add_striped(thread_number(), HOT + rare as usize);
+    }
+
+    /// Adds one to counter `i` of the stripe of the thread numbered `me`.
+    fn add_striped(&self, me: u64, i: usize) {
         let stripes = self.stripes.get_or_init(|| {
             (0..stripe_count())
                 .map(|_| Stripe(counters()))
@@ -253,18 +282,18 @@ impl Tally {
     /// The totals so far. Each counter only grows, so a later reading is never smaller.
     pub(crate) fn read(&self, row: &OwnerRow) -> CallTotals {
         let mut sums = [0_u64; ENDINGS];
-        let rows = std::iter::once(&row.0).chain(
+        let rows = std::iter::once(&row.0[..]).chain(
             self.stripes
                 .get()
                 .into_iter()
-                .flat_map(|stripes| stripes.iter().map(|s| &s.0)),
+                .flat_map(|stripes| stripes.iter().map(|s| &s.0[..])),
         );
         for row in rows {
             for (sum, counter) in sums.iter_mut().zip(row) {
                 *sum += counter.load(Ordering::Relaxed);
             }
         }
-        let [success, failure, ignored, cancelled, open, half_open_full, forced_open, throttled, bulkhead] =
+        let [success, failure, ignored, cancelled, open, half_open_full, forced_open, throttled, bulkhead, shadow_rejected] =
             sums;
         let rejected_by = RejectedBy {
             open,
@@ -278,10 +307,11 @@ impl Tally {
             failure,
             ignored,
             cancelled,
-            retries: 0,
-            retry_budget_exhausted: 0,
             rejected: rejected_by.sum(),
             rejected_by,
+            shadow_rejected,
+            retries: 0,
+            retry_budget_exhausted: 0,
         }
     }
 }
@@ -363,10 +393,15 @@ mod tests {
             Ending::Cancelled,
             Ending::RejectedOpen,
             Ending::RejectedOpen,
-            Ending::RejectedBulkhead,
-            Ending::RejectedThrottled,
         ] {
             t.add(&row, ending);
+        }
+        for rare in [
+            RareEnding::RejectedBulkhead,
+            RareEnding::RejectedThrottled,
+            RareEnding::ShadowRejected,
+        ] {
+            t.add_rare(rare);
         }
         let r = t.read(&row);
         assert_eq!(
@@ -384,6 +419,7 @@ mod tests {
             ),
             (2, 0, 0, 1, 1)
         );
+        assert_eq!(r.shadow_rejected, 1);
         assert_eq!(r.admitted(), 5);
     }
 

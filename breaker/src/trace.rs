@@ -5,10 +5,43 @@ use std::time::Duration;
 
 use crate::{Breaker, State};
 
-pub(crate) fn transition(breaker: &Breaker, from: State, to: State) {
+pub(crate) fn transition(breaker: &Breaker, from: State, to: State, shadow: bool) {
     let s = breaker.snapshot();
     let name = breaker.name();
     let key = breaker.key().unwrap_or("");
+    if shadow {
+        // A breaker that only watches tells what it would do, and changes nothing for the
+        // calls: no warning.
+        return match to {
+            State::Open | State::ForcedOpen => tracing::info!(
+                breaker = name,
+                key,
+                %from,
+                %to,
+                shadow,
+                failure_rate = s.failure_rate,
+                slow_call_rate = s.slow_call_rate,
+                calls = s.calls,
+                "circuit breaker would open (shadow: calls still admitted)"
+            ),
+            State::Closed => tracing::info!(
+                breaker = name,
+                key,
+                %from,
+                %to,
+                shadow,
+                "circuit breaker would close (shadow)"
+            ),
+            State::HalfOpen | State::Disabled => tracing::info!(
+                breaker = name,
+                key,
+                %from,
+                %to,
+                shadow,
+                "circuit breaker would change state (shadow)"
+            ),
+        };
+    }
     match to {
         State::Open | State::ForcedOpen => tracing::warn!(
             breaker = name,

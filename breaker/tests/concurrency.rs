@@ -144,6 +144,7 @@ fn count_transitions(b: &Breaker) -> (Arc<AtomicU64>, Arc<AtomicU64>) {
         Event::StateTransition {
             from: State::HalfOpen,
             to: State::Closed,
+            ..
         } => {
             r.fetch_add(1, Ordering::Relaxed);
         }

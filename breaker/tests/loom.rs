@@ -76,7 +76,7 @@ fn transitions(b: &Breaker) -> Arc<Mutex<Vec<(State, State)>>> {
     let log = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&log);
     b.on_event(move |e: &Event| {
-        if let Event::StateTransition { from, to } = e {
+        if let Event::StateTransition { from, to, .. } = e {
             sink.lock().unwrap().push((*from, *to));
         }
     });

@@ -22,7 +22,7 @@ use proptest::test_runner::{FileFailurePersistence, TestRunner};
 #[path = "support/reference.rs"]
 mod reference;
 
-use reference::{run, run_and_count, Op, Seen, Spec, WindowSpec};
+use reference::{run, run_and_count, run_shadow, Op, Seen, Spec, WindowSpec};
 
 // ---------------------------------------------------------------------------------------
 // Configurations
@@ -215,6 +215,20 @@ proptest! {
         ops in ops(),
     ) {
         if let Err(e) = run(&spec, &ops) {
+            return Err(TestCaseError::fail(e));
+        }
+    }
+
+    /// A shadow breaker on the same traffic moves exactly as the enforcing model: same
+    /// states, windows, rates and `retry_after`s, its shadow rejections the model's
+    /// rejections, while it rejects nothing and the results of the calls it admitted only
+    /// as a shadow change nothing.
+    #[test]
+    fn shadow_breaker_moves_as_the_enforcing_model_and_rejects_nothing(
+        spec in spec(),
+        ops in ops(),
+    ) {
+        if let Err(e) = run_shadow(&spec, &ops) {
             return Err(TestCaseError::fail(e));
         }
     }

@@ -32,7 +32,7 @@ fn breaker(config: Config) -> (Breaker, ManualClock, Transitions) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&log);
     b.on_event(move |e: &Event| {
-        if let Event::StateTransition { from, to } = e {
+        if let Event::StateTransition { from, to, .. } = e {
             sink.lock().unwrap().push((*from, *to));
         }
     });

@@ -72,7 +72,7 @@ fn transitions(b: &Breaker) -> Arc<Mutex<Vec<(State, State)>>> {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
     b.on_event(move |e: &Event| {
-        if let Event::StateTransition { from, to } = e {
+        if let Event::StateTransition { from, to, .. } = e {
             log.lock().unwrap().push((*from, *to));
         }
     });

@@ -342,11 +342,19 @@ fn events(b: &Breaker) -> Arc<Mutex<Vec<Event>>> {
 }
 
 fn step(step: u32, percent: u32) -> Event {
-    Event::RampStep { step, percent }
+    Event::RampStep {
+        step,
+        percent,
+        shadow: false,
+    }
 }
 
 fn moved(from: State, to: State) -> Event {
-    Event::StateTransition { from, to }
+    Event::StateTransition {
+        from,
+        to,
+        shadow: false,
+    }
 }
 
 #[test]

@@ -550,7 +550,7 @@ fn one_event_per_real_transition() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     b.on_event(move |e| {
-        if let Event::StateTransition { from, to } = e {
+        if let Event::StateTransition { from, to, .. } = e {
             log.lock().unwrap().push((*from, *to));
         }
     });

@@ -2,7 +2,8 @@
 //! configurations and operation sequences chosen by the fuzzer instead of proptest: wider
 //! windows (packed and locked count windows, uneven buckets), any backoff factor in 1..=4,
 //! ramps of up to 16 steps, bulkheads of up to 8 calls, probe timeouts of any number of
-//! milliseconds, and long sequences.
+//! milliseconds, and long sequences; each sequence also runs through a shadow breaker, which
+//! must move as the enforcing model does.
 
 #![no_main]
 
@@ -13,7 +14,7 @@ use libfuzzer_sys::fuzz_target;
 #[allow(dead_code)]
 mod reference;
 
-use reference::{run, Op, Spec, WindowSpec};
+use reference::{run, run_shadow, Op, Spec, WindowSpec};
 
 #[derive(Arbitrary, Debug)]
 enum RawWindow {
@@ -152,5 +153,9 @@ fuzz_target!(|input: Input| {
     let ops: Vec<Op> = input.ops.iter().take(400).map(op).collect();
     if let Err(e) = run(&spec, &ops) {
         panic!("{spec:?}\n{ops:?}\n{e}");
+    }
+    // The same traffic through a shadow: it must move as the enforcing model does.
+    if let Err(e) = run_shadow(&spec, &ops) {
+        panic!("shadow: {spec:?}\n{ops:?}\n{e}");
     }
 });

@@ -24,10 +24,10 @@ use std::fmt;
 
 use crate::machine::Admission;
 use crate::sync::Ordering;
-use crate::tally::Ending;
+use crate::tally::RareEnding;
 use crate::{Breaker, Permit, RejectReason, Rejected};
 
-use super::shared::{CLOSED, IN_SLOT, OPEN, STATE_MASK, TIMED};
+use super::shared::{generation_of, CLOSED, IN_SLOT, OPEN, STATE_MASK, TIMED};
 use super::Ticket;
 
 /// A bulkhead slot held for a whole call: its attempts ask the breaker with
@@ -91,12 +91,18 @@ impl Breaker {
     }
 
     /// A bulkhead slot for a whole call, held until the `Slot` is dropped; `None` when the
-    /// breaker has no bulkhead. A full bulkhead rejects, counted as any rejection.
-    #[allow(dead_code)] // for the call policy, which holds one slot across its attempts
+    /// breaker has no bulkhead. A full bulkhead rejects, counted as any rejection; a shadow
+    /// breaker's lets the call go on without a slot, counted as a shadow rejection.
+    // Held across a call's attempts by the call policy.
+    #[cfg_attr(not(feature = "policy"), allow(dead_code))]
     pub(crate) fn bulkhead_slot(&self) -> Result<Option<Slot<'_>>, Rejected> {
         match self.take_slot() {
             Taken::Unlimited => Ok(None),
             Taken::Slot => Ok(Some(Slot { breaker: self })),
+            Taken::Full(_) if self.shared.shadow() => {
+                self.shared.count_rare(RareEnding::ShadowRejected);
+                Ok(None)
+            }
             Taken::Full(limit) => Err(self.bulkhead_rejection(limit)),
         }
     }
@@ -105,7 +111,8 @@ impl Breaker {
     /// [`bulkhead_slot`](Self::bulkhead_slot)), or whose breaker has none: the state decides,
     /// as in [`try_acquire`](Self::try_acquire), and the permit takes no slot.
     #[inline]
-    #[allow(dead_code)] // for the call policy, which holds one slot across its attempts
+    // Held across a call's attempts by the call policy.
+    #[cfg_attr(not(feature = "policy"), allow(dead_code))]
     pub(crate) fn try_acquire_in_slot(&self) -> Result<Permit<'_>, Rejected> {
         let word = self.shared.word();
         if word & (STATE_MASK | TIMED) == CLOSED {
@@ -116,6 +123,8 @@ impl Breaker {
     }
 
     #[inline(never)]
+    // Held across a call's attempts by the call policy.
+    #[cfg_attr(not(feature = "policy"), allow(dead_code))]
     fn admit_in_slot(&self, word: u64) -> Ticket {
         if word & STATE_MASK == OPEN {
             return self.reject_open::<false>(word);
@@ -147,18 +156,22 @@ impl Breaker {
             // The limit was removed since the word was read.
             Taken::Unlimited => admit(),
             Taken::Slot => match admit() {
+                // A shadow's admission of a call the state rejects holds no slot, as the
+                // rejection it stands for would not (see `admit_shadow`).
                 Ticket::Admit {
                     stamp,
                     admission,
                     started,
-                } => Ticket::Admit {
-                    stamp: stamp | IN_SLOT,
-                    admission,
-                    started,
-                },
-                rejected => {
+                } if !(admission == Admission::Passthrough && stamp & STATE_MASK == OPEN) => {
+                    Ticket::Admit {
+                        stamp: stamp | IN_SLOT,
+                        admission,
+                        started,
+                    }
+                }
+                rejected_or_shadowed => {
                     self.free_slot();
-                    rejected
+                    rejected_or_shadowed
                 }
             },
         }
@@ -211,7 +224,12 @@ impl Breaker {
     /// Counts a rejection by a full bulkhead of `limit` slots, and tells it.
     #[cold]
     fn reject_bulkhead(&self, limit: u32) -> Ticket {
-        self.shared.count(Ending::RejectedBulkhead);
+        if self.shared.shadow() {
+            return self.admit_shadow(generation_of(self.shared.word()));
+        }
+        #[cfg(feature = "recording")]
+        self.record_rejection(RejectReason::Bulkhead);
+        self.shared.count_rare(RareEnding::RejectedBulkhead);
         Ticket::Reject {
             reason: RejectReason::Bulkhead,
             detail: u64::from(limit),
@@ -219,8 +237,12 @@ impl Breaker {
     }
 
     /// [`reject_bulkhead`](Self::reject_bulkhead), told to the caller.
+    // Held across a call's attempts by the call policy.
+    #[cfg_attr(not(feature = "policy"), allow(dead_code))]
     fn bulkhead_rejection(&self, limit: u32) -> Rejected {
-        self.shared.count(Ending::RejectedBulkhead);
+        #[cfg(feature = "recording")]
+        self.record_rejection(RejectReason::Bulkhead);
+        self.shared.count_rare(RareEnding::RejectedBulkhead);
         let name = self.identity().rejected_name.clone();
         Rejected::after_nanos(name, RejectReason::Bulkhead, u64::from(limit))
     }

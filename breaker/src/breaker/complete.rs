@@ -128,6 +128,10 @@ impl Breaker {
             _ => Recorded::Locked,
         };
         self.shared.count(ending);
+        #[cfg(feature = "recording")]
+        if let (Some(started), true) = (started, self.shared.recording()) {
+            self.record_end(started, ending);
+        }
         match recorded {
             Recorded::Done => {}
             Recorded::Tripped => self.open_tripped(generation),

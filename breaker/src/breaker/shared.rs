@@ -15,8 +15,9 @@ use crate::clock::{ClockSource, LazyNow};
 use crate::config::Config;
 use crate::machine::{Events, Machine};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
-use crate::tally::{CallTotals, Ending, OwnerRow, Tally};
+use crate::tally::{CallTotals, Ending, OwnerRow, RareEnding, Tally};
 use crate::window::{PackedWindow, Threshold};
+use crate::RejectReason;
 use crate::State;
 
 use super::Identity;
@@ -114,8 +115,13 @@ struct Hot {
     when_full: AtomicU32,
     /// `f64` bits.
     failure_rate: AtomicU64,
-    /// The bulkhead's limit of calls in flight; 0 for none. (In the 4 bytes the fields above
-    /// leave before the end of the struct's alignment.)
+    /// 1 while the configuration is a shadow's: rejections admit instead.
+    shadow: AtomicU32,
+    /// 1 while calls are recorded (`Breaker::record`): calls are then timed, and rejections
+    /// recorded.
+    #[cfg(feature = "recording")]
+    recording: AtomicU32,
+    /// The bulkhead's limit of calls in flight; 0 for none.
     max_concurrent: AtomicU32,
 }
 
@@ -147,6 +153,9 @@ impl Shared {
             min_calls: AtomicU32::new(0),
             when_full: AtomicU32::new(0),
             failure_rate: AtomicU64::new(0),
+            shadow: AtomicU32::new(0),
+            #[cfg(feature = "recording")]
+            recording: AtomicU32::new(0),
             max_concurrent: AtomicU32::new(0),
         };
         let shared = Self {
@@ -205,8 +214,10 @@ impl Shared {
             hot.when_full.store(threshold.when_full, Ordering::Relaxed);
             hot.failure_rate
                 .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
+            hot.shadow
+                .store(u32::from(m.config().shadow()), Ordering::Relaxed);
             #[cfg(feature = "policy")]
-            self.identity.policy.publish(&m.config().policy());
+            self.publish_policy(&m.config().policy());
             // Before the count is swapped below: see `breaker/bulkhead.rs`.
             hot.max_concurrent
                 .store(m.config().max_concurrent().unwrap_or(0), Ordering::Release);
@@ -215,6 +226,7 @@ impl Shared {
             self.publish_open_period(opened, open_for);
         }
         let state = m.state();
+        let recording = self.recording();
         let limited = if m.config().max_concurrent().is_some() {
             LIMITED
         } else {
@@ -223,15 +235,22 @@ impl Shared {
         // A success into a full window of successes is settled inline without a look at its
         // permit, so never while a permit may hold a bulkhead slot that it must free: not
         // while limited, nor while slots taken under a limit removed since are held (the last
-        // of them publishes again when it frees its slot, see `Breaker::free_slot`).
+        // of them publishes again when it frees its slot, see `Breaker::free_slot`); and
+        // never while recording, as a recorded success must reach the recorder.
         let full_window = match m.packed_capacity() {
-            Some(_) if state == State::Closed && limited == 0 && self.slots_free() => {
+            Some(_)
+                if state == State::Closed && limited == 0 && self.slots_free() && !recording =>
+            {
                 PackedWindow::full_of_successes(m.generation())
             }
             _ => PackedWindow::NEVER,
         };
         hot.full_window.store(full_window, Ordering::Relaxed);
-        let timed = if m.times_calls() { TIMED } else { 0 };
+        let timed = if m.times_calls() || recording {
+            TIMED
+        } else {
+            0
+        };
         let word = stamp(m.generation()) | limited | timed | state.code();
         hot.word.store(word, Ordering::Release);
     }
@@ -252,6 +271,19 @@ impl Shared {
         self.hot.open_until.store(until, Ordering::Release);
         self.hot.coarse_from.store(coarse.from, Ordering::Release);
         self.hot.coarse_until.store(coarse.until, Ordering::Release);
+    }
+
+    /// Publishes a new configuration's call policy; a breaker that never had one makes no
+    /// room for it while it has none.
+    #[cfg(feature = "policy")]
+    #[cold]
+    fn publish_policy(&self, policy: &crate::Policy) {
+        let rare = match self.identity.rare.get() {
+            Some(rare) => rare,
+            None if policy.timeout().is_none() && policy.retries() == 0 => return,
+            None => self.identity.rare.get_or_init(Box::default),
+        };
+        rare.policy.publish(policy);
     }
 
     pub(crate) fn identity(&self) -> &Identity {
@@ -300,6 +332,29 @@ impl Shared {
         self.hot.packed.load(Ordering::Relaxed)
     }
 
+    /// Whether the breaker only watches: what it would reject, it admits.
+    #[inline(always)]
+    pub(crate) fn shadow(&self) -> bool {
+        self.hot.shadow.load(Ordering::Relaxed) != 0
+    }
+
+    /// Whether calls are recorded: they must note their start, and rejections be recorded.
+    #[inline(always)]
+    pub(crate) fn recording(&self) -> bool {
+        #[cfg(feature = "recording")]
+        return self.hot.recording.load(Ordering::Relaxed) != 0;
+        #[cfg(not(feature = "recording"))]
+        false
+    }
+
+    /// Starts or stops timing calls for a recording, and publishes it in the admission word.
+    #[cfg(feature = "recording")]
+    pub(crate) fn set_recording(&self, on: bool) {
+        self.hot.recording.store(u32::from(on), Ordering::Relaxed);
+        let ((), none) = self.transition(|_, _| ());
+        drop(none);
+    }
+
     /// The fewest failures that trip the full packed window.
     #[inline(always)]
     pub(crate) fn when_full(&self) -> u32 {
@@ -345,6 +400,19 @@ impl Shared {
     #[inline(always)]
     pub(crate) fn count(&self, ending: Ending) {
         self.counts.totals.add(&self.totals_row, ending);
+    }
+
+    /// Counts one rare end of a call (see [`RareEnding`]) in the lifetime totals.
+    pub(crate) fn count_rare(&self, rare: RareEnding) {
+        self.counts.totals.add_rare(rare);
+    }
+
+    /// Counts a rejection for `reason` in the lifetime totals.
+    pub(crate) fn count_rejection(&self, reason: RejectReason) {
+        match RareEnding::rejected(reason) {
+            Some(rare) => self.count_rare(rare),
+            None => self.count(Ending::RejectedOpen),
+        }
     }
 
     /// The lifetime totals.

@@ -382,6 +382,17 @@ mod tests {
         entries[0].config(current)
     }
 
+    /// Each text, applied to the defaults, is refused with its line and message.
+    fn assert_refused(cases: impl IntoIterator<Item = (&'static str, (usize, &'static str))>) {
+        for (text, (line, message)) in cases {
+            assert_eq!(
+                applied(&Config::default(), text),
+                Err((line, message.to_owned())),
+                "{text}"
+            );
+        }
+    }
+
     /// A valid TOML value of each key, for a breaker that has every key it needs.
     fn example(key: &str) -> &'static str {
         match key {
@@ -514,13 +525,7 @@ mod tests {
                 (2, "max_concurrent must be at least 1, got 0"),
             ),
         ];
-        for (text, (line, message)) in cases {
-            assert_eq!(
-                applied(&Config::default(), text),
-                Err((line, message.to_owned())),
-                "{text}"
-            );
-        }
+        assert_refused(cases);
     }
 
     #[test]
@@ -584,13 +589,7 @@ mod tests {
                 (2, "successes must be at most probes, got 4 with 3 probes"),
             ),
         ];
-        for (text, (line, message)) in cases {
-            assert_eq!(
-                applied(&Config::default(), text),
-                Err((line, message.to_owned())),
-                "{text}"
-            );
-        }
+        assert_refused(cases);
     }
 
     #[test]

@@ -23,6 +23,13 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// No timeout, no retries: the plan of a breaker whose configurations never set either.
+    pub(crate) const NONE: Plan = Plan {
+        timeout: 0,
+        retries: 0,
+        backoff: 0,
+    };
+
     /// The base delay before a retry.
     pub(crate) fn backoff(&self) -> Duration {
         Duration::from_nanos(self.backoff)
@@ -49,6 +56,12 @@ pub(crate) struct PolicyState {
 /// Retries are at most [`MAX_RETRIES`](crate::MAX_RETRIES), 10.
 const RETRIES_BITS: u32 = 8;
 const RETRIES_MASK: u64 = (1 << RETRIES_BITS) - 1;
+
+impl Default for PolicyState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl PolicyState {
     pub(crate) fn new() -> Self {

@@ -184,30 +184,70 @@ impl Breaker {
     /// ```
     pub async fn run_with<F, Fut, C>(
         &self,
-        mut attempt: F,
-        mut classify: C,
+        attempt: F,
+        classify: C,
     ) -> Result<Fut::Output, CallError>
     where
         F: FnMut() -> Fut,
         Fut: Future,
         C: FnMut(&Fut::Output) -> Outcome,
     {
-        let state = self.policy_state();
-        let plan = state.plan();
+        self.run_planned(attempt, classify, true).await
+    }
+
+    /// [`run_with`](Breaker::run_with) with no timeout, whatever the policy says: the
+    /// attribute's expansion for a function with `retries` and no `timeout`, whose error
+    /// type need not be made from a [`TimedOut`].
+    pub(crate) async fn run_untimed<F, Fut, C>(
+        &self,
+        attempt: F,
+        classify: C,
+    ) -> Result<Fut::Output, crate::Rejected>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future,
+        C: FnMut(&Fut::Output) -> Outcome,
+    {
+        match self.run_planned(attempt, classify, false).await {
+            Ok(output) => Ok(output),
+            Err(CallError::Rejected(rejected)) => Err(rejected),
+            // `run_planned` runs no timer when it is not `timed`, and only a timer makes a
+            // `TimedOut`.
+            Err(CallError::TimedOut(_)) => unreachable!("an untimed call timed out"),
+        }
+    }
+
+    /// The runner: under the published policy, without its timeout unless `timed`.
+    async fn run_planned<F, Fut, C>(
+        &self,
+        mut attempt: F,
+        mut classify: C,
+        timed: bool,
+    ) -> Result<Fut::Output, CallError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future,
+        C: FnMut(&Fut::Output) -> Outcome,
+    {
+        let mut plan = self.policy_plan();
+        if !timed {
+            plan.timeout = 0;
+        }
         let _slot = self.bulkhead_slot()?;
         let mut permit = self.try_acquire_in_slot()?;
         // A call without retries never touches the budget.
-        let budget = (plan.retries > 0).then(|| state.budget());
-        if let Some(budget) = budget {
-            budget.deposit(self.budget_second());
+        let state = (plan.retries > 0).then(|| self.policy_state());
+        if let Some(state) = state {
+            state.budget().deposit(self.budget_second());
         }
         let mut retry = 0;
         loop {
             let ended = self::attempt(permit, attempt(), plan.timeout, &mut classify).await;
-            let budget = match budget {
-                Some(budget) if ended.failed() && retry < plan.retries => budget,
+            let state = match state {
+                Some(state) if ended.failed() && retry < plan.retries => state,
                 _ => return ended.into_result(self),
             };
+            let budget = state.budget();
             let Some(withdrawal) = budget.withdraw(self.budget_second(), state.limit()) else {
                 return ended.into_result(self);
             };
@@ -236,7 +276,7 @@ impl Breaker {
         Fut: Future,
         C: FnOnce(&Fut::Output) -> Outcome,
     {
-        let timeout = self.policy_state().plan().timeout;
+        let timeout = self.policy_plan().timeout;
         let _slot = self.bulkhead_slot()?;
         let permit = self.try_acquire_in_slot()?;
         attempt(permit, future, timeout, classify)
@@ -266,5 +306,25 @@ mod tests {
         b.reconfigure(retried.build().unwrap());
         assert!(matches!(b.run(down).await, Ok(Err(_))));
         assert!(b.policy_state().budget_made());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_untimed_call_runs_past_the_policys_timeout() {
+        let config = Config::builder()
+            .timeout(Duration::from_millis(10))
+            .retries(1)
+            .build();
+        let b = Breaker::new("run::untimed", config.unwrap());
+        let slow = || async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Ok::<_, std::io::Error>("late")
+        };
+        let out = b.run_untimed(slow, crate::Classify::classify).await;
+        assert_eq!(out.unwrap().unwrap(), "late");
+        let timed = b.run(slow).await;
+        assert_eq!(
+            timed.unwrap_err().to_string(),
+            "call to 'run::untimed' timed out after 10ms"
+        );
     }
 }

@@ -159,7 +159,7 @@ where
     fn clone_request(&mut self, req: &Req) -> Option<Req> {
         // A request no retry can follow is not cloned, but for the last retry itself, whose
         // result settles the budget's withdrawal.
-        let retries = self.breaker.policy_state().plan().retries;
+        let retries = self.breaker.policy_plan().retries;
         (self.retried < retries || self.withdrawal.is_some()).then(|| req.clone())
     }
 }

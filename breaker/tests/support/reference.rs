@@ -367,6 +367,17 @@ impl Model {
         }
     }
 
+    /// What a breaker must show, enforcing or as a shadow: a shadow rejects nothing, so it
+    /// counts no rejection by reason (its shadow rejections are compared with the model's
+    /// rejections, see `observe_as`).
+    fn observe_as(&self, shadow: bool) -> Observed {
+        let mut observed = self.observe();
+        if shadow {
+            observed.rejected_by = [0; 5];
+        }
+        observed
+    }
+
     /// A state change, or a reset: new generation, no probes, no ramp. CLOSED starts empty;
     /// closing and every operator action forget the backoff.
     fn enter(&mut self, to: State) {
@@ -831,16 +842,37 @@ pub fn run(spec: &Spec, ops: &[Op]) -> Result<(), String> {
 
 /// [`run`], also telling what the model saw happen.
 pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
-    let config = spec.config().map_err(|e| format!("invalid spec: {e}"))?;
+    run_as(spec, ops, false)
+}
+
+/// Runs `ops` against a shadow breaker built from `spec` and against the (enforcing) model:
+/// the shadow admits every call, and must move exactly as the model does. A call the model
+/// rejects is admitted by the shadow as a shadow rejection; it is settled by the next
+/// operation that settles a permit, as that one is, at a later time and whatever the state
+/// by then, and its result must change nothing but the totals of how calls ended.
+pub fn run_shadow(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
+    run_as(spec, ops, true)
+}
+
+fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
+    let config_of = |spec: &Spec| {
+        spec.config()
+            .and_then(|c| c.to_builder().shadow(shadow).build())
+    };
+    let config = config_of(spec).map_err(|e| format!("invalid spec: {e}"))?;
     let clock = ManualClock::new();
     let b = Breaker::with_clock("model", config, clock.clone());
     let mut model = Model::new(spec.clone());
     let mut live: Live<'_> = Vec::new();
+    // The shadow's: calls the model rejected, oldest first, and how those settled ended.
+    let mut shadowed: Vec<Permit<'_>> = Vec::new();
+    let mut shadow_ended = [0_u64; 4];
 
     for (step, &op) in ops.iter().enumerate() {
         match op {
             Op::Acquire => match (b.try_acquire(), model.acquire()) {
                 (Ok(permit), Ok(mp)) => live.push((permit, mp)),
+                (Ok(permit), Err(_)) if shadow => shadowed.push(permit),
                 (Err(rejected), Err((reason, retry_after))) => {
                     agree!(rejected.reason(), reason, "step {step}: {op:?}: reason");
                     agree!(
@@ -858,17 +890,39 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
                     ));
                 }
             },
-            Op::Success(i) => settle(&mut live, &mut model, i, SUCCESS, |p| p.success()),
-            Op::Failure(i) => settle(&mut live, &mut model, i, FAILURE, |p| p.failure()),
+            Op::Success(i) => {
+                settle(&mut live, &mut model, i, SUCCESS, |p| p.success());
+                settle_shadowed(&mut shadowed, &mut shadow_ended, Ended::Success, |p| {
+                    p.success()
+                });
+            }
+            Op::Failure(i) => {
+                settle(&mut live, &mut model, i, FAILURE, |p| p.failure());
+                settle_shadowed(&mut shadowed, &mut shadow_ended, Ended::Failure, |p| {
+                    p.failure()
+                });
+            }
             Op::Ignore(i) => {
                 let ignored = (Verdict::Ignored, Ended::Ignored);
                 settle(&mut live, &mut model, i, ignored, |p| p.ignore());
+                settle_shadowed(&mut shadowed, &mut shadow_ended, Ended::Ignored, |p| {
+                    p.ignore()
+                });
             }
             Op::Drop(i) => {
                 let cancelled = (Verdict::Ignored, Ended::Cancelled);
                 settle(&mut live, &mut model, i, cancelled, drop);
+                settle_shadowed(&mut shadowed, &mut shadow_ended, Ended::Cancelled, drop);
             }
-            Op::PanicDrop(i) => settle(&mut live, &mut model, i, FAILURE, drop_panicking),
+            Op::PanicDrop(i) => {
+                settle(&mut live, &mut model, i, FAILURE, drop_panicking);
+                settle_shadowed(
+                    &mut shadowed,
+                    &mut shadow_ended,
+                    Ended::Failure,
+                    drop_panicking,
+                );
+            }
             Op::SlowSuccess(i) => {
                 if let Some((threshold_ms, _)) = model.spec.slow {
                     let by = Duration::from_millis(threshold_ms + 1);
@@ -876,6 +930,9 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
                     model.now += by;
                 }
                 settle(&mut live, &mut model, i, SUCCESS, |p| p.success());
+                settle_shadowed(&mut shadowed, &mut shadow_ended, Ended::Success, |p| {
+                    p.success()
+                });
             }
             Op::Advance(ms) => {
                 clock.advance(Duration::from_millis(ms));
@@ -898,7 +955,7 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
                     failure_rate,
                     ..model.spec.clone()
                 };
-                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                let config = config_of(&retuned).map_err(|e| format!("step {step}: {e}"))?;
                 b.reconfigure(config);
                 model.retune(failure_rate);
             }
@@ -908,7 +965,7 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
                     successes: Some(successes),
                     ..model.spec.clone()
                 };
-                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                let config = config_of(&retuned).map_err(|e| format!("step {step}: {e}"))?;
                 b.reconfigure(config);
                 model.resucceed(successes);
             }
@@ -921,7 +978,7 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
                     slow,
                     ..model.spec.clone()
                 };
-                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                let config = config_of(&retuned).map_err(|e| format!("step {step}: {e}"))?;
                 b.reconfigure(config);
                 model.set_slow(slow);
             }
@@ -930,7 +987,7 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
                     max_concurrent: limit,
                     ..model.spec.clone()
                 };
-                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                let config = config_of(&retuned).map_err(|e| format!("step {step}: {e}"))?;
                 b.reconfigure(config);
                 model.relimit(limit);
             }
@@ -939,13 +996,17 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
                     probe_timeout_ms: Some(ms),
                     ..model.spec.clone()
                 };
-                let config = retuned.config().map_err(|e| format!("step {step}: {e}"))?;
+                let config = config_of(&retuned).map_err(|e| format!("step {step}: {e}"))?;
                 b.reconfigure(config);
                 model.set_probe_timeout(ms);
             }
         }
         agree!(b.state(), model.state, "step {step}: {op:?}: state");
-        agree!(observe(&b), model.observe(), "step {step}: {op:?}");
+        agree!(
+            observe_as(&b, shadow, shadow_ended),
+            model.observe_as(shadow),
+            "step {step}: {op:?}"
+        );
     }
 
     // Settling every permit left must keep both in step too.
@@ -953,7 +1014,54 @@ pub fn run_and_count(spec: &Spec, ops: &[Op]) -> Result<Seen, String> {
         drop(permit);
         model.ended[Ended::Cancelled as usize] += 1;
         model.complete(mp, Verdict::Ignored);
-        agree!(observe(&b), model.observe(), "final drops");
+        agree!(
+            observe_as(&b, shadow, shadow_ended),
+            model.observe_as(shadow),
+            "final drops"
+        );
+    }
+    while !shadowed.is_empty() {
+        settle_shadowed(&mut shadowed, &mut shadow_ended, Ended::Failure, |p| {
+            p.failure()
+        });
+        agree!(
+            observe_as(&b, shadow, shadow_ended),
+            model.observe_as(shadow),
+            "final shadowed failures"
+        );
     }
     Ok(model.seen)
+}
+
+/// What the model observes of `b`; of a shadow, the rejections it turned into admissions
+/// count as the model's rejections (it must have rejected none), and the calls it admitted
+/// so are taken out of the totals of how calls ended.
+fn observe_as(b: &Breaker, shadow: bool, shadow_ended: [u64; 4]) -> Observed {
+    let mut seen = observe(b);
+    if shadow {
+        let totals = b.snapshot().totals;
+        seen.rejected = if totals.rejected == 0 {
+            totals.shadow_rejected
+        } else {
+            u64::MAX
+        };
+        for (ended, shadowed) in seen.ended.iter_mut().zip(shadow_ended) {
+            *ended -= shadowed;
+        }
+    }
+    seen
+}
+
+/// Settles the oldest call a shadow admitted where the model rejected, if any, as `how`.
+fn settle_shadowed<'b>(
+    shadowed: &mut Vec<Permit<'b>>,
+    ended: &mut [u64; 4],
+    as_: Ended,
+    how: fn(Permit<'b>),
+) {
+    if shadowed.is_empty() {
+        return;
+    }
+    how(shadowed.remove(0));
+    ended[as_ as usize] += 1;
 }

@@ -23,6 +23,21 @@ impl From<Rejected> for Down {
     }
 }
 
+impl From<breaker::TimedOut> for Down {
+    fn from(_: breaker::TimedOut) -> Self {
+        Down
+    }
+}
+
+// Named like the runtime's functions the expansion calls.
+fn run() -> u32 {
+    1
+}
+
+fn run_once() -> u32 {
+    2
+}
+
 #[circuit_breaker]
 async fn plain() -> Result<u32, Down> {
     Ok(BREAKER)
@@ -60,6 +75,32 @@ async fn fallback(
     Ok(0)
 }
 
+#[circuit_breaker(retries = 1, retry_backoff = "0s")]
+async fn retried(
+    breaker: u32,
+    rejected: u32,
+    out: u32,
+    result: u32,
+    timed_out: u32,
+    admission: u32,
+) -> Result<u32, Down> {
+    Ok(breaker + rejected + out + result + timed_out + admission + run() + run_once())
+}
+
+#[circuit_breaker(timeout = "1s", key = key, fallback = timed_fallback)]
+async fn timed_keyed(key: &str, result: u32, timed_out: u32) -> Result<u32, Down> {
+    Ok(key.len() as u32 + result + timed_out + BREAKER)
+}
+
+async fn timed_fallback(
+    _key: &str,
+    _result: u32,
+    _timed_out: u32,
+    _why: Rejected,
+) -> Result<u32, Down> {
+    Ok(0)
+}
+
 #[circuit_breaker]
 async fn generic<BREAKER_CONFIG: Into<u32>>(value: BREAKER_CONFIG) -> Result<u32, Down> {
     Ok(value.into() + BREAKER)
@@ -87,6 +128,7 @@ impl Client {
 
 fn main() {
     let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
         .build()
         .unwrap();
     rt.block_on(async {
@@ -94,6 +136,8 @@ fn main() {
         assert_eq!(keyed().await, Ok((7, "mine")));
         assert_eq!(every_local(1, 2, 3, 4, 5, 6, 7).await, Ok(28));
         assert_eq!(keyed_locals("ab", 1, 2).await, Ok(5));
+        assert_eq!(retried(1, 2, 3, 4, 5, 6).await, Ok(24));
+        assert_eq!(timed_keyed("ab", 1, 2).await, Ok(12));
         assert_eq!(generic(1u8).await, Ok(8));
         assert_eq!(own_items().await, Ok((8, "inner")));
         assert_eq!(Client { BREAKER: 1 }.method(2).await, Ok(13));

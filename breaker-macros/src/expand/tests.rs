@@ -1,0 +1,223 @@
+//! The expansion against the table of keys.
+
+use super::*;
+use crate::keys::TIME_WINDOW;
+
+/// A valid value of each configuration key, as the attribute takes it.
+fn example(key: &str) -> &'static str {
+    match key {
+        "window" => "\"10s\"",
+        "buckets" => "20",
+        "min" => "4",
+        "rate" => "0.25",
+        "slow" => "\"2s\"",
+        "slow_rate" => "0.75",
+        "open" => "\"20s\"",
+        "probes" => "4",
+        "successes" => "2",
+        "backoff" => "3.0",
+        "open_max" => "\"2m\"",
+        "ramp" => "[50, 100]",
+        "ramp_step" => "\"7s\"",
+        "ramp_guard" => "4.0",
+        "timeout" => "\"800ms\"",
+        "retries" => "2",
+        "retry_backoff" => "\"50ms\"",
+        "retry_budget" => "0.5",
+        "max_concurrent" => "64",
+        "probe_timeout" => "\"30s\"",
+        "shadow" => "true",
+        _ => panic!("no example value of `{key}`: add one, so the tests cover it"),
+    }
+}
+
+/// The key a key needs, written with its example value; empty if it needs none.
+fn needed(key: &crate::keys::ConfigKey) -> String {
+    match key.needs.as_ref().map(|n| n.what) {
+        Some(TIME_WINDOW) => "window = \"10s\"".to_owned(),
+        Some(other) => format!("{other} = {}", example(other)),
+        None => String::new(),
+    }
+}
+
+fn parsed(text: &str) -> (Args, Vec<syn::Error>) {
+    let mut errors = Vec::new();
+    let args = args::parse(text.parse().unwrap(), &mut errors);
+    (args, errors)
+}
+
+#[test]
+fn every_configuration_key_is_parsed_and_reaches_the_builder() {
+    let p = quote!(::breaker::__private);
+    for key in CONFIG_KEYS {
+        let base = needed(key);
+        let text = format!("{base}, {} = {}", key.name, example(key.name));
+        let (with, errors) = parsed(text.trim_start_matches(", "));
+        assert!(errors.is_empty(), "{text}");
+        assert!(with.spans_of(key.name).is_some(), "{text}");
+        let (without, _) = parsed(&base);
+        assert_ne!(
+            builder(&with, &p).to_string(),
+            builder(&without, &p).to_string(),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn every_needs_rule_of_the_table_refuses_the_key_alone() {
+    let func: ItemFn = syn::parse_quote!(
+        async fn f() {}
+    );
+    let mut rules = 0;
+    for key in CONFIG_KEYS.iter().filter(|k| k.needs.is_some()) {
+        let text = format!("{} = {}", key.name, example(key.name));
+        let (args, mut errors) = parsed(&text);
+        validate::validate(&args, &func, &mut errors);
+        let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(messages.len(), 1, "{text}: {messages:?}");
+        assert!(
+            messages[0].starts_with(&format!("`{}` needs ", key.name)),
+            "{text}: {messages:?}"
+        );
+        rules += 1;
+    }
+    assert_eq!(rules, 7);
+}
+
+#[test]
+fn every_field_of_the_table_is_checked_and_handed_to_the_runtime() {
+    let p = quote!(::breaker::__private);
+    let (args, _) = parsed("");
+    let fields = |tokens: TokenStream| -> Vec<String> {
+        let text = tokens.to_string();
+        text.split("Field ::")
+            .skip(1)
+            .map(|rest| {
+                let rest = rest.trim_start();
+                let end = rest
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                rest[..end].to_owned()
+            })
+            .collect()
+    };
+    let table: Vec<String> = CONFIG_KEYS.iter().map(|k| k.field.to_owned()).collect();
+    assert_eq!(fields(checks(&args, &p)), table);
+    assert_eq!(fields(checked_fields(&p)), table);
+}
+
+fn expansion(attr: &str, item: &str) -> String {
+    circuit_breaker(attr.parse().unwrap(), item.parse().unwrap()).to_string()
+}
+
+#[test]
+fn without_timeout_or_retries_a_call_asks_the_breaker_once_and_runs_nothing_else() {
+    let item = "async fn get(isbn: &str) -> Result<u32, E> { Ok(1) }";
+    for attr in [
+        "",
+        "window = 10, fallback = degraded",
+        "key = isbn",
+        "max_concurrent = 8, probe_timeout = \"1s\", shadow = true",
+    ] {
+        let out = expansion(attr, item);
+        assert!(out.contains(". try_acquire ()"), "{attr}: {out}");
+        for policy in [":: run", "Reuse", "CallError", "needs_policy_feature"] {
+            assert!(!out.contains(policy), "{attr}: {policy} in {out}");
+        }
+    }
+}
+
+#[test]
+fn timeout_runs_one_attempt_and_retries_run_a_fresh_attempt_each_time() {
+    let item = "async fn get(isbn: &str, mut shelf: String) -> Result<u32, E> { Ok(1) }";
+    let once = expansion("timeout = \"1s\"", item);
+    assert!(
+        once.contains(":: run_once (") && !once.contains("Reuse"),
+        "{once}"
+    );
+    let retried = expansion("timeout = \"1s\", retries = 2", item);
+    assert!(
+        retried.contains(":: run (") && !retried.contains("run_once"),
+        "{retried}"
+    );
+    for out in [&once, &retried] {
+        assert_eq!(
+            out.matches("needs_policy_feature").count(),
+            1 + usize::from(out == &retried),
+            "{out}"
+        );
+        assert!(out.contains("FromTimedOut > :: from_timed_out"), "{out}");
+    }
+    // Retried without a timeout: no timer, so nothing is made from a `TimedOut`.
+    let untimed = expansion("retries = 2", item);
+    assert!(untimed.contains(":: run_untimed ("), "{untimed}");
+    assert!(!untimed.contains("TimedOut"), "{untimed}");
+    // Each attempt gets its own copy of each argument; the argument itself is only lent.
+    for out in [&retried, &untimed] {
+        assert!(out.contains("let isbn = ") && out.contains("let mut shelf = "));
+        assert!(
+            out.contains("async fn get (isbn : & str , shelf : String)"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn with_timeout_and_fallback_the_body_gets_copies_and_the_fallback_the_arguments() {
+    let item = "async fn get(isbn: &str) -> Result<u32, E> { Ok(1) }";
+    let out = expansion("timeout = \"1s\", fallback = degraded", item);
+    assert!(
+        out.contains(":: run_once (") && out.contains("Reuse :: reuse (& isbn)"),
+        "{out}"
+    );
+    assert!(out.contains("degraded (isbn ,"), "{out}");
+}
+
+fn errors(attr: &str, item: &str) -> Vec<String> {
+    let func: ItemFn = syn::parse_str(item).unwrap();
+    let (args, mut errors) = parsed(attr);
+    validate::validate(&args, &func, &mut errors);
+    errors.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn retried_and_timed_bodies_with_a_fallback_share_self_and_copy_the_arguments() {
+    let ok = "async fn get(&self, isbn: &str, shelf: String) -> Result<u32, E> { Ok(1) }";
+    for attr in [
+        "retries = 1",
+        "timeout = \"1s\", fallback = f",
+        "retries = 1, fallback = f",
+    ] {
+        assert_eq!(errors(attr, ok), Vec::<String>::new(), "{attr}");
+    }
+    // Without a fallback, a timed body is the only one to get the arguments.
+    let exclusive = "async fn put(&mut self, buffer: &mut Vec<u8>) -> Result<u32, E> { Ok(1) }";
+    assert_eq!(errors("timeout = \"1s\"", exclusive), Vec::<String>::new());
+    assert_eq!(
+        errors("retries = 1", exclusive),
+        [
+            "with `retries`, each attempt runs the body anew, so the receiver must be `&self`: \
+             `&mut self` cannot be lent to more than one attempt",
+            "with `retries`, each attempt runs the body anew, and a `&mut` argument cannot be \
+             lent to more than one attempt: pass a `&` reference or an owned `Clone` value",
+        ]
+    );
+    assert_eq!(
+        errors(
+            "timeout = \"1s\", fallback = f",
+            "async fn take(self) -> Result<u32, E> { Ok(1) }"
+        ),
+        [
+            "with `timeout` and `fallback`, the body and the fallback both get `self`, so the \
+             receiver must be `&self`: `self` taken by value would be moved into the body"
+        ]
+    );
+    assert_eq!(
+        errors(
+            "retries = 1",
+            "async fn sum((a, b): (u32, u32)) -> Result<u32, E> { Ok(a + b) }"
+        ),
+        ["with `retries`, every argument needs a plain name, to be passed to each attempt"]
+    );
+}

@@ -1,0 +1,120 @@
+//! Shadow mode: a breaker that watches, moving through its states on real outcomes while it
+//! admits every call.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use breaker::clock::ManualClock;
+use breaker::{Breaker, Config, Event, RejectReason, State};
+
+fn config(shadow: bool) -> Config {
+    Config::builder()
+        .count_window(4)
+        .min_calls(4)
+        .probes(1)
+        .open_for(Duration::from_secs(5))
+        .shadow(shadow)
+        .build()
+        .unwrap()
+}
+
+fn events(b: &Breaker) -> Arc<Mutex<Vec<Event>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    b.on_event(move |e| log.lock().unwrap().push(*e));
+    seen
+}
+
+#[test]
+fn a_shadow_breaker_opens_and_recovers_as_an_enforcing_one_but_admits_every_call() {
+    let clock = ManualClock::new();
+    let b = Breaker::with_clock("shadow", config(true), clock.clone());
+    let seen = events(&b);
+    for _ in 0..4 {
+        b.try_acquire().unwrap().failure();
+    }
+    assert_eq!(b.state(), State::Open);
+    // Would be rejected: admitted, and their results change nothing.
+    for _ in 0..3 {
+        b.try_acquire().expect("a shadow admits").success();
+    }
+    assert_eq!(b.state(), State::Open);
+    let totals = b.snapshot().totals;
+    assert_eq!(
+        (totals.rejected, totals.shadow_rejected, totals.success),
+        (0, 3, 3)
+    );
+
+    clock.advance(Duration::from_secs(5));
+    let probe = b.try_acquire().unwrap();
+    assert_eq!(b.state(), State::HalfOpen);
+    // The probe slot is taken: an enforcing breaker would reject this one too.
+    b.try_acquire().expect("a shadow admits").failure();
+    assert_eq!(
+        b.state(),
+        State::HalfOpen,
+        "a shadowed failure is not a probe's"
+    );
+    probe.success();
+    assert_eq!(b.state(), State::Closed);
+    assert_eq!(b.snapshot().totals.shadow_rejected, 4);
+
+    let shadowed = |from, to| Event::StateTransition {
+        from,
+        to,
+        shadow: true,
+    };
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            shadowed(State::Closed, State::Open),
+            shadowed(State::Open, State::HalfOpen),
+            shadowed(State::HalfOpen, State::Closed),
+        ]
+    );
+}
+
+#[test]
+fn a_forced_open_shadow_still_admits_and_counts_what_it_would_reject() {
+    let b = Breaker::new("shadow::forced", config(true));
+    b.force_open();
+    b.try_acquire().expect("a shadow admits").success();
+    let totals = b.snapshot().totals;
+    assert_eq!((totals.rejected, totals.shadow_rejected), (0, 1));
+}
+
+#[test]
+fn switching_a_shadow_to_enforcing_rejects_at_once_with_the_time_left() {
+    let clock = ManualClock::new();
+    let b = Breaker::with_clock("shadow::switch", config(true), clock.clone());
+    for _ in 0..4 {
+        b.try_acquire().unwrap().failure();
+    }
+    clock.advance(Duration::from_secs(2));
+    b.try_acquire().expect("watching").success();
+
+    b.reconfigure(config(false));
+    let rejected = b.try_acquire().expect_err("enforcing");
+    assert_eq!(rejected.reason(), RejectReason::Open);
+    assert_eq!(rejected.retry_after(), Some(Duration::from_secs(3)));
+
+    b.reconfigure(config(true));
+    b.try_acquire().expect("watching again").success();
+    let totals = b.snapshot().totals;
+    assert_eq!((totals.rejected, totals.shadow_rejected), (1, 2));
+}
+
+#[test]
+fn an_enforcing_breaker_flags_its_events_as_enforced() {
+    let b = Breaker::new("shadow::enforcing", config(false));
+    let seen = events(&b);
+    b.force_open();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [Event::StateTransition {
+            from: State::Closed,
+            to: State::ForcedOpen,
+            shadow: false,
+        }]
+    );
+}

@@ -1,0 +1,22 @@
+use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+
+#[derive(Debug)]
+pub struct Down;
+
+impl Classify for Down {
+    fn classify(&self) -> Outcome {
+        Outcome::Failure
+    }
+}
+
+impl From<Rejected> for Down {
+    fn from(_: Rejected) -> Self {
+        Down
+    }
+}
+
+#[circuit_breaker(probe_timeout = "0s")]
+async fn probed() -> Result<(), Down> {
+    Ok(())
+}
+fn main() {}

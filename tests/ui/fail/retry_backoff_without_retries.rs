@@ -1,0 +1,22 @@
+use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+
+#[derive(Debug)]
+pub struct Down;
+
+impl Classify for Down {
+    fn classify(&self) -> Outcome {
+        Outcome::Failure
+    }
+}
+
+impl From<Rejected> for Down {
+    fn from(_: Rejected) -> Self {
+        Down
+    }
+}
+
+#[circuit_breaker(retry_backoff = "50ms")]
+async fn waits_for_nothing() -> Result<(), Down> {
+    Ok(())
+}
+fn main() {}

@@ -1,0 +1,22 @@
+use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+
+#[derive(Debug)]
+pub struct Down;
+
+impl Classify for Down {
+    fn classify(&self) -> Outcome {
+        Outcome::Failure
+    }
+}
+
+impl From<Rejected> for Down {
+    fn from(_: Rejected) -> Self {
+        Down
+    }
+}
+
+#[circuit_breaker(retry_budget = 0.5)]
+async fn budgets_nothing() -> Result<(), Down> {
+    Ok(())
+}
+fn main() {}
