@@ -582,6 +582,44 @@ fn tower_policy() -> impl Service<u64, Response = u64, Error = TowerPolicyError>
     retry.layer(breaker.layer_fn(time_limit.layer(svc)))
 }
 
+/// The downstream's error for the attribute with a timeout, which needs `From<TimedOut>`.
+#[derive(Debug)]
+struct PolicyDown;
+
+impl Classify for PolicyDown {
+    fn classify(&self) -> breaker::Outcome {
+        breaker::Outcome::Failure
+    }
+}
+
+impl From<breaker::Rejected> for PolicyDown {
+    fn from(_: breaker::Rejected) -> Self {
+        PolicyDown
+    }
+}
+
+impl From<breaker::TimedOut> for PolicyDown {
+    fn from(_: breaker::TimedOut) -> Self {
+        PolicyDown
+    }
+}
+
+/// The same policy written in the attribute. Its breaker is on the default clock, which is
+/// tokio's in this build (`test-util`): the retry budget's reading of it takes tokio's clock
+/// lock, which production builds do not.
+#[circuit_breaker(
+    window = 20,
+    min = 10,
+    rate = 0.5,
+    open = "5s",
+    probes = 3,
+    timeout = "800ms",
+    retries = 2
+)]
+async fn annotated_policy(n: u64) -> Result<u64, PolicyDown> {
+    downstream_async(n).await.map_err(|_| PolicyDown)
+}
+
 /// Ours under a policy, on the production clock.
 fn ours_with(policy: breaker::ConfigBuilder) -> Breaker {
     let config = policy
@@ -628,6 +666,14 @@ fn policy(c: &mut Criterion) {
             })
         });
     }
+    assert_eq!(block_on(annotated_policy(1)).ok(), Some(2));
+    g.bench_function("#[circuit_breaker(timeout, retries = 2)]", |b| {
+        b.iter(|| {
+            if let Ok(v) = block_on(annotated_policy(black_box(1))) {
+                black_box(v);
+            }
+        })
+    });
     let seatbelt = seatbelt_policy();
     assert_eq!(block_on(layered::Service::execute(&seatbelt, 1)), Ok(2));
     g.bench_function("seatbelt", |b| {
