@@ -340,3 +340,58 @@ fn a_forced_open_family_admits_no_call_on_a_new_key_even_at_its_birth() {
     assert_eq!(FORCED_CALLS.load(Ordering::Relaxed) - admitted_before, 0);
     assert_eq!(rejected.load(Ordering::Relaxed), 2 * KEYS as usize);
 }
+
+impl From<breaker::TimedOut> for Down {
+    fn from(_: breaker::TimedOut) -> Self {
+        Down
+    }
+}
+
+#[circuit_breaker(name = "ovr::untimed")]
+async fn untimed() -> Result<(), Down> {
+    Ok(())
+}
+
+#[circuit_breaker(name = "ovr::timed", timeout = "1s", retries = 1)]
+async fn timed() -> Result<(), Down> {
+    Ok(())
+}
+
+#[tokio::test]
+async fn timeout_and_retries_are_refused_where_the_attribute_did_not_write_them() {
+    untimed().await.unwrap();
+    timed().await.unwrap();
+    let err = registry()
+        .apply(&parse(
+            "[\"ovr::untimed\"]\nrate = 0.25\ntimeout = \"800ms\"\n",
+        ))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:3: breaker \"ovr::untimed\": timeout cannot be set by an override: \
+         its #[circuit_breaker] function was compiled without `timeout`; write `timeout = ...` \
+         in its attribute to let overrides change it"
+    );
+    let err = registry()
+        .apply(&parse("[\"ovr::untimed\"]\nretries = 2\n"))
+        .unwrap_err();
+    assert!(err.to_string().starts_with(
+        "overrides.toml:2: breaker \"ovr::untimed\": retries cannot be set by an override"
+    ));
+    let untouched = registry().get("ovr::untimed").unwrap().config();
+    assert_eq!(
+        (untouched.failure_rate(), untouched.policy().timeout()),
+        (0.5, None)
+    );
+
+    registry()
+        .apply(&parse(
+            "[\"ovr::timed\"]\ntimeout = \"800ms\"\nretries = 3\n",
+        ))
+        .unwrap();
+    let policy = registry().get("ovr::timed").unwrap().config().policy();
+    assert_eq!(
+        (policy.timeout(), policy.retries()),
+        (Some(Duration::from_millis(800)), 3)
+    );
+}
