@@ -435,7 +435,10 @@ use proc_macro::TokenStream;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<TimedOut> for LibError { fn from(_: TimedOut) -> Self { LibError } }
 /// # async fn degraded(isbn: &str, rejected: Rejected) -> Result<String, LibError> { Ok(String::new()) }
-/// # fn breaker() -> &'static Breaker { unimplemented!() }
+/// # fn breaker() -> &'static Breaker {
+/// #     static BREAKER: std::sync::OnceLock<Breaker> = std::sync::OnceLock::new();
+/// #     BREAKER.get_or_init(|| Breaker::new("app::get_book", Config::default()))
+/// # }
 /// // #[circuit_breaker(timeout = "800ms", retries = 2, fallback = degraded)]
 /// async fn get_book(isbn: &str) -> Result<String, LibError> {
 ///     let breaker: &Breaker = breaker(); // registered on the first call, as above
@@ -460,6 +463,10 @@ use proc_macro::TokenStream;
 ///         Err(CallError::TimedOut(timed_out)) => Err(LibError::from(timed_out)),
 ///     }
 /// }
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// assert!(get_book("978-1").await.is_err());
+/// assert_eq!(breaker().snapshot().failures, 1);
+/// # });
 /// ```
 ///
 /// # Compile errors
