@@ -128,9 +128,12 @@ impl Breaker {
             _ => Recorded::Locked,
         };
         self.shared.count(ending);
+        // Only a call that noted its start can be recorded: the flag is read for those alone.
         #[cfg(feature = "recording")]
-        if let (Some(started), true) = (started, self.shared.recording()) {
-            self.record_end(started, ending);
+        if let Some(started) = started {
+            if self.shared.recording() {
+                self.record_end(started, ending);
+            }
         }
         match recorded {
             Recorded::Done => {}
