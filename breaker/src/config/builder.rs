@@ -1,0 +1,282 @@
+//! The builder: a `const` setter per field, and `build`, which checks every rule
+//! (`rules.rs`) and fills the defaults.
+
+use std::time::Duration;
+
+use super::LEAST_MIN_CALLS;
+use super::{Backoff, Config, ConfigError, Field, Policy, RampUp, SlowCalls, Window};
+
+/// Builds a [`Config`]; every setter is `const` and [`build`](ConfigBuilder::build) validates.
+///
+/// `min_calls` defaults to half the count window but at least 2 (a count window of 1 can only
+/// have 1), or 10 for a time window. It must be at least 2 unless the count window is 1.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker::Config;
+///
+/// let config = Config::builder().time_window(Duration::from_secs(10), 10).build()?;
+/// assert_eq!(config.min_calls(), 10);
+///
+/// let err = Config::builder().failure_rate(1.5).build().unwrap_err();
+/// assert_eq!(err.to_string(), "failure_rate must be in (0, 1], got 1.5");
+/// # Ok::<(), breaker::ConfigError>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ConfigBuilder {
+    pub(super) window: Window,
+    pub(super) min_calls: Option<u32>,
+    pub(super) failure_rate: f64,
+    pub(super) slow_calls: Option<SlowCalls>,
+    pub(super) open_for: Duration,
+    pub(super) probes: u32,
+    pub(super) successes: Option<u32>,
+    pub(super) backoff: Option<Backoff>,
+    pub(super) ramp_up: Option<RampUp>,
+    pub(super) ramp_guard: Option<f64>,
+    pub(super) policy: Policy,
+    pub(super) max_concurrent: Option<u32>,
+    pub(super) probe_timeout: Option<Duration>,
+    pub(super) shadow: bool,
+}
+
+impl Default for ConfigBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ConfigBuilder {
+    /// The defaults: count window 20, min calls 10, failure rate 0.5, open 5s, 3 probes.
+    pub const fn new() -> Self {
+        Self {
+            window: Window::Count(20),
+            min_calls: None,
+            failure_rate: 0.5,
+            slow_calls: None,
+            open_for: Duration::from_secs(5),
+            probes: 3,
+            successes: None,
+            backoff: None,
+            ramp_up: None,
+            ramp_guard: None,
+            policy: Policy::NONE,
+            max_concurrent: None,
+            probe_timeout: None,
+            shadow: false,
+        }
+    }
+
+    /// Judge the last `calls` completed calls.
+    pub const fn count_window(mut self, calls: u32) -> Self {
+        self.window = Window::Count(calls);
+        self
+    }
+
+    /// Judge the calls completed during the last `span`, expired in `buckets` steps.
+    pub const fn time_window(mut self, span: Duration, buckets: u32) -> Self {
+        self.window = Window::Time { span, buckets };
+        self
+    }
+
+    /// Calls that must be in the window before the failure rate is judged: at least 2, so that
+    /// one call never decides, unless the count window holds only 1.
+    ///
+    /// ```
+    /// use breaker::Config;
+    ///
+    /// let err = Config::builder().min_calls(1).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "min_calls must be at least 2, got 1");
+    /// assert_eq!(Config::builder().count_window(1).min_calls(1).build()?.min_calls(), 1);
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub const fn min_calls(mut self, calls: u32) -> Self {
+        self.min_calls = Some(calls);
+        self
+    }
+
+    /// Open when `failures / calls >= rate`; `rate` must be in (0, 1].
+    pub const fn failure_rate(mut self, rate: f64) -> Self {
+        self.failure_rate = rate;
+        self
+    }
+
+    /// Count calls slower than `threshold` as slow, and open when `slow / calls >= rate`.
+    pub const fn slow_calls(mut self, threshold: Duration, rate: f64) -> Self {
+        self.slow_calls = Some(SlowCalls { threshold, rate });
+        self
+    }
+
+    /// How long the breaker stays open before it lets probes through.
+    pub const fn open_for(mut self, duration: Duration) -> Self {
+        self.open_for = duration;
+        self
+    }
+
+    /// How many half-open probes may be in flight at once; unless [`successes`](Self::successes)
+    /// says otherwise, that many must succeed to close.
+    pub const fn probes(mut self, probes: u32) -> Self {
+        self.probes = probes;
+        self
+    }
+
+    /// How many probe successes close a half-open breaker; at least 1 and at most `probes`.
+    /// Unset, it is `probes`, also in a configuration made from this one with other `probes`
+    /// ([`Config::to_builder`]). Any probe failure still reopens at once.
+    ///
+    /// ```
+    /// use breaker::Config;
+    ///
+    /// let config = Config::builder().probes(5).successes(2).build()?;
+    /// assert_eq!((config.probes(), config.successes()), (5, 2));
+    /// assert_eq!(Config::builder().probes(4).build()?.successes(), 4);
+    /// assert_eq!(Config::default().to_builder().probes(1).build()?.successes(), 1);
+    ///
+    /// let err = Config::builder().probes(2).successes(3).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "successes must be at most probes, got 3 with 2 probes");
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub const fn successes(mut self, successes: u32) -> Self {
+        self.successes = Some(successes);
+        self
+    }
+
+    /// After each failed half-open trial, make the next OPEN last `factor` times the previous
+    /// one, up to `max`. Example: open 5s, factor 2, max 60s probes after 5s, 10s, 20s, 40s,
+    /// 60s, 60s. Closing resets it.
+    pub const fn open_backoff(mut self, factor: f64, max: Duration) -> Self {
+        self.backoff = Some(Backoff { factor, max });
+        self
+    }
+
+    /// When the half-open probes have all succeeded, admit only `percents[0]`% of calls for
+    /// `step`, then the next percentage, and close after the last step. The percentages must
+    /// rise strictly, lie in 1..=100 and end at 100; any failure during the ramp reopens.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::Config;
+    ///
+    /// let config = Config::builder().ramp_up(&[10, 30, 60, 100], Duration::from_secs(5)).build()?;
+    /// assert_eq!(config.ramp_up().unwrap().percents(), [10, 30, 60, 100]);
+    ///
+    /// let err = Config::builder().ramp_up(&[10, 50], Duration::from_secs(5)).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "ramp_up must end at 100, got [10, 50]");
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub const fn ramp_up(mut self, percents: &[u32], step: Duration) -> Self {
+        self.ramp_up = Some(RampUp::new(percents, step));
+        self
+    }
+
+    /// During the ramp-up, hold the current step instead of climbing while the step's p99
+    /// latency exceeds `factor` times the baseline: the p99 of successful calls while CLOSED
+    /// (failures never enter it, so the slow timeouts that opened the breaker cannot lift it).
+    /// The baseline lives in memory across the breaker's CLOSED periods, halved as it grows so
+    /// that it follows recent traffic. A new breaker (after a restart) has none, nor has one
+    /// whose recovery settings were reconfigured: until CLOSED calls have built one, the guard
+    /// holds no step and the ramp climbs on time alone. A held step sends no event; with the
+    /// `tracing` feature it logs a warning with both p99s.
+    pub const fn ramp_latency_guard(mut self, factor: f64) -> Self {
+        self.ramp_guard = Some(factor);
+        self
+    }
+
+    /// Cancel each attempt that runs longer than `limit`, and count it as a failure (and as
+    /// slow, if slow calls are judged). Applies to calls run by
+    /// [`Breaker::run`](crate::Breaker::run) and `#[circuit_breaker]`.
+    pub const fn timeout(mut self, limit: Duration) -> Self {
+        self.policy.timeout = Some(limit);
+        self
+    }
+
+    /// Retry a call whose attempt failed (as [`Classify`](crate::Classify) judges it) up to
+    /// `retries` more times, at most 10, asking the breaker again before each retry. Applies
+    /// to calls run by [`Breaker::run`](crate::Breaker::run) and `#[circuit_breaker]`.
+    pub const fn retries(mut self, retries: u32) -> Self {
+        self.policy.retries = retries;
+        self
+    }
+
+    /// The base delay before a retry, at most 60 s: retry `n` waits a random time in
+    /// `[0, base * 2^(n-1)]` (full jitter). Default 20 ms; zero retries at once.
+    pub const fn retry_backoff(mut self, base: Duration) -> Self {
+        self.policy.backoff = base;
+        self
+    }
+
+    /// Retries may add at most `ratio` (in `[0, 1]`) times the first attempts of the last
+    /// 10 seconds, beside the [`retry_floor`](Self::retry_floor). Default 0.2.
+    pub const fn retry_budget(mut self, ratio: f64) -> Self {
+        self.policy.budget = ratio;
+        self
+    }
+
+    /// Retries per second allowed whatever the budget, so that a breaker with few calls can
+    /// still retry (over 10 seconds, ten times this many). Default 10; 0 leaves the budget
+    /// alone.
+    pub const fn retry_floor(mut self, per_second: u32) -> Self {
+        self.policy.floor = per_second;
+        self
+    }
+
+    /// The bulkhead: at most `calls` calls in flight at once (at least 1); the next is
+    /// rejected at once with [`RejectReason::Bulkhead`](crate::RejectReason::Bulkhead).
+    pub const fn max_concurrent(mut self, calls: u32) -> Self {
+        self.max_concurrent = Some(calls);
+        self
+    }
+
+    /// A half-open probe still in flight after `limit` counts as failed: the next call or
+    /// result after that reopens the breaker, and the probe's late result is discarded.
+    /// Unset, it is the [`timeout`](Self::timeout) if one is set, else 60 seconds.
+    pub const fn probe_timeout(mut self, limit: Duration) -> Self {
+        self.probe_timeout = Some(limit);
+        self
+    }
+
+    /// Watch only: run the state machine on every outcome but admit every call, counting
+    /// the calls an enforcing breaker would have rejected.
+    pub const fn shadow(mut self, shadow: bool) -> Self {
+        self.shadow = shadow;
+        self
+    }
+
+    /// Validates every field and returns the configuration, or the first rule broken.
+    pub const fn build(self) -> Result<Config, ConfigError> {
+        let mut i = 0;
+        while i < Field::ALL.len() {
+            if let Err(e) = self.check(Field::ALL[i]) {
+                return Err(e);
+            }
+            i += 1;
+        }
+        Ok(Config {
+            window: self.window,
+            min_calls: self.effective_min_calls(),
+            failure_rate: self.failure_rate,
+            slow_calls: self.slow_calls,
+            open_for: self.open_for,
+            probes: self.probes,
+            successes: self.successes,
+            backoff: self.backoff,
+            ramp_up: self.ramp_up,
+            ramp_guard: self.ramp_guard,
+            policy: self.policy,
+            max_concurrent: self.max_concurrent,
+            probe_timeout: self.probe_timeout,
+            shadow: self.shadow,
+        })
+    }
+
+    const fn effective_min_calls(&self) -> u32 {
+        match (self.min_calls, self.window) {
+            (Some(min), _) => min,
+            (None, Window::Count(n)) if n / 2 >= LEAST_MIN_CALLS => n / 2,
+            (None, Window::Count(n)) if n >= LEAST_MIN_CALLS => LEAST_MIN_CALLS,
+            (None, Window::Count(_)) => 1,
+            (None, Window::Time { .. }) => 10,
+        }
+    }
+}

@@ -1,0 +1,241 @@
+use super::*;
+
+/// The configuration the single table of `text` makes of `current`, or its error.
+fn applied(current: &Config, text: &str) -> Result<Option<Config>, (usize, String)> {
+    let entries = entries(text).expect("the text parses");
+    entries[0].config(current)
+}
+
+/// Each text, applied to the defaults, is refused with its line and message.
+fn assert_refused(cases: impl IntoIterator<Item = (&'static str, (usize, &'static str))>) {
+    for (text, (line, message)) in cases {
+        assert_eq!(
+            applied(&Config::default(), text),
+            Err((line, message.to_owned())),
+            "{text}"
+        );
+    }
+}
+
+/// A valid TOML value of each key, for a breaker that has every key it needs.
+fn example(key: &str) -> &'static str {
+    match key {
+        "window" => "\"20s\"",
+        "buckets" => "20",
+        "min" => "4",
+        "rate" => "0.25",
+        "slow" => "\"2s\"",
+        "slow_rate" => "0.75",
+        "open" => "\"20s\"",
+        "probes" => "4",
+        "successes" => "2",
+        "backoff" => "3.0",
+        "open_max" => "\"2m\"",
+        "ramp" => "[50, 100]",
+        "ramp_step" => "\"7s\"",
+        "ramp_guard" => "4.0",
+        "timeout" => "\"800ms\"",
+        "retries" => "2",
+        "retry_backoff" => "\"50ms\"",
+        "retry_budget" => "0.1",
+        "max_concurrent" => "64",
+        "probe_timeout" => "\"30s\"",
+        "shadow" => "true",
+        _ => panic!("no example value of `{key}`: add one, so the test below covers it"),
+    }
+}
+
+#[test]
+fn every_key_of_the_table_is_read_and_changes_the_configuration() {
+    let full = Config::builder()
+        .time_window(Duration::from_secs(10), 10)
+        .slow_calls(Duration::from_secs(1), 0.5)
+        .open_backoff(2.0, Duration::from_secs(60))
+        .ramp_up(&[10, 100], Duration::from_secs(5))
+        .ramp_latency_guard(3.0)
+        .retries(1)
+        .build()
+        .unwrap();
+    for key in crate::config::KEYS {
+        let text = format!("[\"a\"]\n{} = {}\n", key.name, example(key.name));
+        let entry = &entries(&text).expect("every key of the table parses")[0];
+        assert_eq!(entry.line_of_key(key.field), Some(2), "{text}");
+        let changed = entry.config(&full).unwrap().expect("a value changes");
+        assert_ne!(changed, full, "{text}");
+    }
+}
+
+#[test]
+fn every_needs_rule_of_the_table_refuses_the_key_alone() {
+    let mut rules = 0;
+    for key in crate::config::KEYS {
+        let Some(needs) = key.needs else { continue };
+        let text = format!("[\"a\"]\n{} = {}\n", key.name, example(key.name));
+        let message = format!(
+            "{} needs {needs}, which the breaker does not have",
+            key.name
+        );
+        assert_eq!(applied(&Config::default(), &text), Err((2, message)));
+        rules += 1;
+    }
+    assert_eq!(rules, 7);
+}
+
+#[test]
+fn keys_left_out_take_the_defaults_of_the_table() {
+    use crate::config::KeyDefault;
+    fn buckets(c: &Config) -> KeyDefault {
+        match c.window() {
+            Window::Time { buckets, .. } => KeyDefault::Count(buckets),
+            Window::Count(_) => panic!("a time window was written"),
+        }
+    }
+    fn slow_rate(c: &Config) -> KeyDefault {
+        KeyDefault::Rate(c.slow_calls().expect("slow was written").rate)
+    }
+    fn ramp_step(c: &Config) -> KeyDefault {
+        KeyDefault::Span(c.ramp_up().expect("ramp was written").step())
+    }
+    fn retry_backoff(c: &Config) -> KeyDefault {
+        KeyDefault::Span(c.policy().retry_backoff())
+    }
+    fn retry_budget(c: &Config) -> KeyDefault {
+        KeyDefault::Rate(c.policy().retry_budget())
+    }
+    let mut defaults = 0;
+    for key in crate::config::KEYS {
+        let Some(default) = key.default else { continue };
+        let (written, taken): (&str, fn(&Config) -> KeyDefault) = match key.name {
+            "buckets" => ("window = \"20s\"", buckets),
+            "slow_rate" => ("slow = \"2s\"", slow_rate),
+            "ramp_step" => ("ramp = [50, 100]", ramp_step),
+            "retry_backoff" => ("retries = 2", retry_backoff),
+            "retry_budget" => ("retries = 2", retry_budget),
+            _ => panic!("no case for the default of `{}`: add one", key.name),
+        };
+        let text = format!("[\"a\"]\n{written}\n");
+        let c = applied(&Config::default(), &text).unwrap().unwrap();
+        assert_eq!(taken(&c), default, "{text}");
+        defaults += 1;
+    }
+    assert_eq!(defaults, 5);
+}
+
+#[test]
+fn call_policy_overrides_follow_the_builder_rules_at_their_line() {
+    let cases = [
+        (
+            "[\"a\"]\nretries = 11\n",
+            (2, "retries must be at most 10, got 11"),
+        ),
+        (
+            "[\"a\"]\nretries = 1\nretry_budget = 1.5\n",
+            (3, "retry_budget must be in [0, 1], got 1.5"),
+        ),
+        (
+            "[\"a\"]\nretries = 1\nretry_backoff = \"61s\"\n",
+            (3, "retry_backoff must be at most 60s, got 61s"),
+        ),
+        (
+            "[\"a\"]\ntimeout = \"0s\"\n",
+            (2, "timeout must be greater than zero, got 0ns"),
+        ),
+        (
+            "[\"a\"]\nprobe_timeout = \"0s\"\n",
+            (2, "probe_timeout must be greater than zero, got 0ns"),
+        ),
+        (
+            "[\"a\"]\nmax_concurrent = 0\n",
+            (2, "max_concurrent must be at least 1, got 0"),
+        ),
+    ];
+    assert_refused(cases);
+}
+
+#[test]
+fn retry_backoff_and_budget_complete_the_retries_the_breaker_has() {
+    let retried = Config::builder().retries(2).build().unwrap();
+    let c = applied(
+        &retried,
+        "[\"a\"]\nretry_budget = 0.5\nretry_backoff = \"1s\"\n",
+    )
+    .unwrap()
+    .unwrap();
+    let policy = c.policy();
+    assert_eq!(
+        (
+            policy.retries(),
+            policy.retry_budget(),
+            policy.retry_backoff()
+        ),
+        (2, 0.5, Duration::from_secs(1))
+    );
+    let c = applied(
+        &Config::default(),
+        "[\"a\"]\nshadow = true\nmax_concurrent = 8\n",
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!((c.shadow(), c.max_concurrent()), (true, Some(8)));
+}
+
+#[test]
+fn successes_override_sets_the_probe_successes_that_close() {
+    let c = applied(&Config::default(), "[\"a\"]\nprobes = 5\nsuccesses = 2\n")
+        .unwrap()
+        .unwrap();
+    assert_eq!((c.probes(), c.successes()), (5, 2));
+    let c = applied(&c, "[\"a\"]\nsuccesses = 4\n").unwrap().unwrap();
+    assert_eq!((c.probes(), c.successes()), (5, 4));
+}
+
+#[test]
+fn successes_never_set_follow_overridden_probes() {
+    let c = applied(&Config::default(), "[\"a\"]\nprobes = 2\n")
+        .unwrap()
+        .unwrap();
+    assert_eq!((c.probes(), c.successes()), (2, 2));
+}
+
+#[test]
+fn successes_override_follows_the_builder_rules_at_its_line() {
+    let cases = [
+        (
+            "[\"a\"]\nsuccesses = 0\n",
+            (2, "successes must be at least 1, got 0"),
+        ),
+        (
+            "[\"a\"]\nprobes = 2\nsuccesses = 3\n",
+            (3, "successes must be at most probes, got 3 with 2 probes"),
+        ),
+        (
+            "[\"a\"]\nsuccesses = 4\n",
+            (2, "successes must be at most probes, got 4 with 3 probes"),
+        ),
+    ];
+    assert_refused(cases);
+}
+
+#[test]
+fn probes_below_kept_successes_are_refused_at_the_probes_line() {
+    let current = Config::builder().probes(4).successes(3).build().unwrap();
+    assert_eq!(
+        applied(&current, "[\"a\"]\nrate = 0.5\nprobes = 2\n"),
+        Err((
+            3,
+            "successes must be at most probes, got 3 with 2 probes".to_owned()
+        ))
+    );
+}
+
+#[test]
+fn min_override_below_two_is_refused() {
+    assert_eq!(
+        applied(&Config::default(), "[\"a\"]\nmin = 1\n"),
+        Err((2, "min must be at least 2, got 1".to_owned()))
+    );
+    let c = applied(&Config::default(), "[\"a\"]\nwindow = 1\nmin = 1\n")
+        .unwrap()
+        .unwrap();
+    assert_eq!((c.window(), c.min_calls()), (Window::Count(1), 1));
+}
