@@ -4,8 +4,10 @@
 //! [`Shared`](shared::Shared); this file decides, call by call, which path admission takes,
 //! and `complete.rs` which path a result takes. `docs/design.md` shows the whole flow.
 
+mod admit;
 mod bulkhead;
 mod complete;
+mod packed_owner;
 #[cfg(feature = "recording")]
 mod recorder;
 mod shared;
@@ -13,22 +15,20 @@ mod shared;
 use std::fmt;
 use std::future::IntoFuture;
 use std::sync::Arc;
-use std::time::Instant;
 
 use crate::clock::{Clock, ClockSource, LazyNow};
 use crate::config::Config;
 use crate::events::{Event, Listeners};
-use crate::machine::{Admission, Events};
+use crate::machine::Events;
 use crate::permit::OwnedPermit;
 use crate::recovery::RampNews;
-use crate::rejected::{retry_nanos, Name};
-use crate::tally::{Ending, RareEnding};
-use crate::{Classify, Outcome, Permit, RejectReason, Rejected, Snapshot, State};
+use crate::rejected::Name;
+use crate::{Classify, Outcome, Permit, Rejected, Snapshot, State};
 
 #[allow(unused_imports)] // for the call policy
 pub(crate) use bulkhead::Slot;
-pub(crate) use shared::{generation_of, stamp};
-use shared::{Shared, CLOSED, LIMITED, OPEN, STATE_MASK, TIMED};
+pub(crate) use shared::generation_of;
+use shared::{Shared, CLOSED, LIMITED, STATE_MASK, TIMED};
 
 /// A circuit breaker guarding one downstream.
 ///
@@ -106,19 +106,6 @@ pub(crate) struct Rare {
     /// Made when the breaker first records its calls.
     #[cfg(feature = "recording")]
     pub(crate) recorder: recorder::Recorder,
-}
-
-/// What admission off the fast path decided: the parts of a [`Permit`] or a [`Rejected`].
-enum Ticket {
-    Admit {
-        /// The permit's generation as `Permit` carries it (see [`stamp`]).
-        stamp: u64,
-        admission: Admission,
-        started: Option<Instant>,
-    },
-    /// Already counted in the totals. `detail`: the limit of a bulkhead rejection; for
-    /// others the time left in nanoseconds, `retry_nanos(None)` for none.
-    Reject { reason: RejectReason, detail: u64 },
 }
 
 impl Breaker {
@@ -205,7 +192,7 @@ impl Breaker {
 
     /// The breaker's current configuration.
     pub fn config(&self) -> Config {
-        self.shared.inspect(|m, _| m.config().clone())
+        self.shared.inspect(|m| m.config().clone())
     }
 
     /// Replaces the configuration of a running breaker, keeping its state: an operator's
@@ -231,9 +218,7 @@ impl Breaker {
     pub fn reconfigure(&self, config: Config) {
         let mut now = LazyNow::new(self.clock());
         now.get();
-        let (_, events) = self
-            .shared
-            .transition(|m, packed| m.reconfigure(config, &mut now, packed));
+        let events = self.shared.reconfigure(config, &mut now);
         self.emit(events);
     }
 
@@ -291,215 +276,6 @@ impl Breaker {
             return Ok(self.admit_closed(word));
         }
         self.permit_or_rejected(self.admit_by_state(word))
-    }
-
-    /// Admits a call in the untimed CLOSED: the word is the stamp of its generation, and the
-    /// permit carries it as it is.
-    #[inline(always)]
-    fn admit_closed(&self, word: u64) -> Permit<'_> {
-        Permit::new(self, word, Admission::Counted, None)
-    }
-
-    /// Makes the caller's permit or rejection from what a path off the untimed CLOSED one
-    /// decided. Those paths return a [`Ticket`], not the `Result`: a `Result` written by a
-    /// function out of line lives in memory, and the caller's fast path would then write
-    /// its permit to the stack and read it back too.
-    #[inline(always)]
-    fn permit_or_rejected(&self, ticket: Ticket) -> Result<Permit<'_>, Rejected> {
-        match ticket {
-            Ticket::Admit {
-                stamp,
-                admission,
-                started,
-            } => Ok(Permit::new(self, stamp, admission, started)),
-            Ticket::Reject { reason, detail } => Err(Rejected::after_nanos(
-                self.identity().rejected_name.clone(),
-                reason,
-                detail,
-            )),
-        }
-    }
-
-    /// Admission for every word but the untimed, unlimited CLOSED's, out of line so that
-    /// callers inline only that. The unlimited OPEN first: rejecting it is the other path a
-    /// caller takes often, and a function of its own keeps it small enough to inline what it
-    /// calls.
-    #[inline(never)]
-    fn admit_by_state(&self, word: u64) -> Ticket {
-        if word & (STATE_MASK | LIMITED) == OPEN {
-            return self.reject_open::<false>(word);
-        }
-        self.admit_timed_or_locked(word)
-    }
-
-    /// A timed CLOSED and DISABLED admit without the lock; HALF_OPEN and FORCED_OPEN decide
-    /// under it; a limited word takes a bulkhead slot first (`bulkhead.rs`).
-    #[inline(never)]
-    fn admit_timed_or_locked(&self, word: u64) -> Ticket {
-        if word & LIMITED != 0 {
-            return self.admit_limited(word);
-        }
-        // Timed, if CLOSED: the untimed CLOSED was admitted in `try_acquire`.
-        self.admit_in_state(word, true)
-    }
-
-    /// Admission by any word but OPEN's, taking no slot: CLOSED (timed for sure if
-    /// `closed_is_timed`, else as the word says) and DISABLED admit without the lock; the
-    /// rest decide under it.
-    #[inline(always)]
-    fn admit_in_state(&self, word: u64, closed_is_timed: bool) -> Ticket {
-        match State::from_code(word & STATE_MASK) {
-            State::Closed => {
-                let timed = closed_is_timed || word & TIMED != 0;
-                Ticket::Admit {
-                    // The word as read, but for `TIMED`: a timed call's result is recorded
-                    // with its latency, never by the one swap that compares the two.
-                    stamp: word & !TIMED,
-                    admission: Admission::Counted,
-                    started: timed.then(|| self.clock().now()),
-                }
-            }
-            State::Disabled => Ticket::Admit {
-                stamp: stamp(generation_of(word)),
-                admission: Admission::Passthrough,
-                started: self.shared.recording().then(|| self.clock().now()),
-            },
-            _ => self.admit_locked(),
-        }
-    }
-
-    /// Rejects in OPEN without the lock while the clock is inside the open period read with
-    /// `word`; anything else (expiry, a clock before the period) goes to the lock.
-    ///
-    /// The period is stored before the word that publishes it; reading the word again after
-    /// the period proves the two belong together: a period of a later OPEN is stored after
-    /// a word of another state was published, so the second read would differ.
-    ///
-    /// (A reconfiguration in OPEN may store a new period under the same word; a reader may
-    /// then mix the two, which are both periods of this OPEN. Each path decides and counts
-    /// the time left from one `until`, so the time left it tells is never negative.)
-    ///
-    /// The production clock rejects on the coarse clock while it is sure of the period (see
-    /// `clock::CoarsePeriod`), and reads the precise one only near the period's end. The
-    /// time left it tells is then never less than the precise one (a coarse reading is never
-    /// ahead), and at most one coarse tick and a millisecond more.
-    ///
-    /// `SLOT`: whether a call let through takes a bulkhead slot first.
-    #[inline(always)]
-    fn reject_open<const SLOT: bool>(&self, word: u64) -> Ticket {
-        let (until, from) = self.shared.coarse_period();
-        if let Some(left) = ClockSource::coarse_left(from, until) {
-            if self.shared.word() == word {
-                return self.count_open_rejection(left);
-            }
-        }
-        self.reject_open_precise::<SLOT>(word)
-    }
-
-    /// OPEN without a coarse period, or near its end: on the breaker's own clock.
-    #[inline(never)]
-    fn reject_open_precise<const SLOT: bool>(&self, word: u64) -> Ticket {
-        // The clock first: fewer values live across its call.
-        let Some(now) = self.clock().ticks() else {
-            return self.past_open::<SLOT>();
-        };
-        let (from, until) = self.shared.open_period();
-        if !(from <= now && now < until && self.shared.word() == word) {
-            return self.past_open::<SLOT>();
-        }
-        self.count_open_rejection(until - now)
-    }
-
-    /// An OPEN whose period may have ended: the lock decides, after a bulkhead slot is taken
-    /// if `SLOT`.
-    #[inline(always)]
-    fn past_open<const SLOT: bool>(&self) -> Ticket {
-        if SLOT {
-            self.in_new_slot(|| self.admit_locked())
-        } else {
-            self.admit_locked()
-        }
-    }
-
-    /// Counts a rejection in OPEN with `left` nanoseconds to go, and tells it; a shadow
-    /// breaker admits instead.
-    #[inline(always)]
-    fn count_open_rejection(&self, left: u64) -> Ticket {
-        if self.shared.shadow() {
-            return self.admit_shadow(generation_of(self.shared.word()));
-        }
-        #[cfg(feature = "recording")]
-        if self.shared.recording() {
-            self.record_rejection(RejectReason::Open);
-        }
-        self.shared.count(Ending::RejectedOpen);
-        Ticket::Reject {
-            reason: RejectReason::Open,
-            detail: left,
-        }
-    }
-
-    /// Admission decided by the machine, under the lock: HALF_OPEN's probes and ramp, an
-    /// OPEN that expired (or a clock that cannot tell), FORCED_OPEN.
-    #[cold]
-    fn admit_locked(&self) -> Ticket {
-        let mut now = LazyNow::new(self.clock());
-        let ((admitted, generation, timed, shadow), events) =
-            self.shared.transition(|m, packed| {
-                let admitted = m.acquire(&mut now, packed);
-                (
-                    admitted,
-                    m.generation(),
-                    m.times_calls(),
-                    m.config().shadow(),
-                )
-            });
-        self.emit(events);
-        match admitted {
-            Ok(admission) => {
-                let probe = admission == Admission::Probe;
-                Ticket::Admit {
-                    // A timed probe says so in its stamp, which no admission word equals (a
-                    // probe's result never takes the one swap): its start is noted untimed
-                    // too, for `probe_timeout`.
-                    stamp: stamp(generation) | if probe && timed { TIMED } else { 0 },
-                    admission,
-                    // When calls are timed (slow calls, latency guard, a recording), the time
-                    // a call starts; a probe's always (the instant the machine noted).
-                    started: (timed || probe || self.shared.recording()).then(|| now.get()),
-                }
-            }
-            Err(_) if shadow => self.admit_shadow(generation),
-            Err((reason, retry_after)) => {
-                #[cfg(feature = "recording")]
-                self.record_rejection(reason);
-                self.shared.count_rejection(reason);
-                Ticket::Reject {
-                    reason,
-                    detail: retry_nanos(retry_after),
-                }
-            }
-        }
-    }
-
-    /// Admits, as a shadow breaker does, a call the breaker rejected in `generation`:
-    /// counted as a shadow rejection, and its result recorded nowhere but the totals, so that
-    /// the machine moves exactly as an enforcing breaker's would.
-    ///
-    /// Its stamp carries OPEN's code whatever the state: the one swap into the packed window
-    /// takes a result whose stamp equals the admission word, and a word with OPEN's code has
-    /// its window sealed, so the result goes to the lock, which drops a passthrough's. (A
-    /// bulkhead's rejection comes in CLOSED, whose word a plain stamp could equal once the
-    /// limit is gone.)
-    #[cold]
-    fn admit_shadow(&self, generation: u64) -> Ticket {
-        self.shared.count_rare(RareEnding::ShadowRejected);
-        Ticket::Admit {
-            stamp: stamp(generation) | OPEN,
-            admission: Admission::Passthrough,
-            // The call runs: a recording keeps its real outcome.
-            started: self.shared.recording().then(|| self.clock().now()),
-        }
     }
 
     /// Runs `future` if the breaker admits it, and records its output as
@@ -586,17 +362,13 @@ impl Breaker {
     /// or disabled. No transition is announced; there was no state before to leave.
     pub(crate) fn start_in(&self, to: State) {
         let mut now = LazyNow::new(self.clock());
-        let (_, unannounced) = self
-            .shared
-            .transition(|m, packed| m.set(to, &mut now, packed));
+        let (_, unannounced) = self.shared.transition(|m| m.set(to, &mut now));
         drop(unannounced);
     }
 
     fn set(&self, to: State) {
         let mut now = LazyNow::new(self.clock());
-        let (_, events) = self
-            .shared
-            .transition(|m, packed| m.set(to, &mut now, packed));
+        let (_, events) = self.shared.transition(|m| m.set(to, &mut now));
         self.emit(events);
     }
 
@@ -611,8 +383,9 @@ impl Breaker {
         };
         let mut now = LazyNow::new(self.clock());
         let (totals, (failure_rate, slow_call_rate), state, admit_percent) =
-            self.shared.inspect(|m, packed| {
-                let totals = m.totals(&mut now, packed);
+            self.shared.inspect(|m| {
+                // A packed window's calls as its word stands: shown, not judged.
+                let totals = m.totals(&mut now, self.shared.window().read());
                 (totals, m.rates(totals), m.state(), m.admit_percent())
             });
         Snapshot {
@@ -630,7 +403,7 @@ impl Breaker {
 
     /// Half-open probes currently in flight (0 outside HALF_OPEN).
     pub fn probes_in_flight(&self) -> u32 {
-        self.shared.inspect(|m, _| m.probes_in_flight())
+        self.shared.inspect(|m| m.probes_in_flight())
     }
 
     /// Calls `listener` on every [`Event`], after the change is made and with no lock held,

@@ -8,7 +8,7 @@ use crate::clock::LazyNow;
 use crate::config::Window;
 
 pub(crate) use count::CountWindow;
-pub(crate) use packed::{Packed, PackedWindow, Threshold, MAX_PACKED};
+pub(crate) use packed::{Packed, PackedCalls, PackedWindow, Threshold, MAX_PACKED};
 pub(crate) use time::TimeWindow;
 
 /// Counts over the calls a window currently holds.
@@ -45,7 +45,7 @@ pub(crate) mod marks {
 }
 
 /// The window a machine keeps. `Packed` lives in the breaker's [`PackedWindow`], outside the
-/// lock, and is passed in where it is needed.
+/// lock: its calls are handed in where they are needed ([`PackedCalls`]).
 #[derive(Debug)]
 pub(crate) enum OutcomeWindow {
     /// Kept in the machine, recorded under the lock.
@@ -94,7 +94,8 @@ impl OutcomeWindow {
     }
 
     /// Counts of the calls in the window at `now` (ticks).
-    pub(crate) fn totals(&mut self, now: Option<u64>, packed: &PackedWindow) -> Totals {
+    /// A packed window's are those of `packed`, its word's calls.
+    pub(crate) fn totals(&mut self, now: Option<u64>, packed: PackedCalls) -> Totals {
         match self {
             OutcomeWindow::Locked(LockedWindow::Count(w)) => w.totals(),
             OutcomeWindow::Locked(LockedWindow::Time(w)) => w.totals(now),
@@ -112,7 +113,7 @@ impl OutcomeWindow {
         }
     }
 
-    /// Empties the window; a packed one is emptied by [`PackedWindow::open`].
+    /// Empties the window; a packed one is emptied by its owner, at the machine's request.
     pub(crate) fn clear(&mut self) {
         match self {
             OutcomeWindow::Locked(LockedWindow::Count(w)) => w.clear(),

@@ -27,8 +27,8 @@ use crate::sync::Ordering;
 use crate::tally::RareEnding;
 use crate::{Breaker, Permit, RejectReason, Rejected};
 
+use super::admit::Ticket;
 use super::shared::{generation_of, CLOSED, IN_SLOT, OPEN, STATE_MASK, TIMED};
-use super::Ticket;
 
 /// A bulkhead slot held for a whole call: its attempts ask the breaker with
 /// [`Breaker::try_acquire_in_slot`], which takes no slot of its own. Freed when dropped,
@@ -217,7 +217,7 @@ impl Breaker {
 
     #[cold]
     fn publish_again(&self) {
-        let ((), events) = self.shared.transition(|_, _| ());
+        let ((), events) = self.shared.transition(|_| ());
         self.emit(events);
     }
 

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use crate::clock::LazyNow;
-use crate::machine::Admission;
+use crate::machine::{self, Admission};
 use crate::tally::Ending;
 use crate::window::Packed;
 use crate::{Breaker, Outcome};
@@ -164,7 +164,7 @@ impl Breaker {
         }
         let (_, events) = if outcome == Outcome::Ignored {
             self.shared
-                .transition(|m, packed| m.release_probe(generation, started, &mut now, packed))
+                .transition(|m| m.release_probe(generation, started, &mut now))
         } else {
             let failure = outcome == Outcome::Failure;
             // A probe carries its start whether its call is timed or not (for
@@ -173,10 +173,13 @@ impl Breaker {
                 Admission::Probe => stamp & TIMED != 0,
                 _ => started.is_some(),
             };
-            self.shared.transition(|m, packed| {
-                m.record(
-                    generation, admission, failure, started, timed, &mut now, packed,
-                )
+            self.shared.transition(|m| {
+                match m.record(generation, admission, failure, started, timed, &mut now) {
+                    machine::Recorded::Applied(changed) => changed,
+                    machine::Recorded::ToPacked => {
+                        self.shared.record_packed(m, generation, failure, &mut now)
+                    }
+                }
             })
         };
         self.emit(events);
@@ -186,9 +189,7 @@ impl Breaker {
     #[cold]
     fn open_tripped(&self, generation: u64) {
         let mut now = LazyNow::new(self.clock());
-        let (_, events) = self
-            .shared
-            .transition(|m, packed| m.trip(generation, &mut now, packed));
+        let events = self.shared.open_tripped(generation, &mut now);
         self.emit(events);
     }
 }

@@ -6,7 +6,8 @@
 //! goes through [`Shared::transition`], which locks, changes, publishes and unlocks, and hands
 //! back the events to emit. The lock-free paths read the words through the accessors below,
 //! and write only the packed window (one swap per result), the totals and the bulkhead's
-//! count of calls in flight.
+//! count of calls in flight. Under the lock, the packed window's word is sealed, read and
+//! written for the machine by `packed_owner.rs`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -141,7 +142,7 @@ impl Shared {
             in_flight: AtomicU32::new(0),
         };
         let mut now = LazyNow::at(&clock, clock.origin_now());
-        let machine = Machine::new(config, &mut now, &counts.window);
+        let machine = Machine::new(config, &mut now);
         let hot = Hot {
             word: AtomicU64::new(0),
             open_from: AtomicU64::new(0),
@@ -177,12 +178,9 @@ impl Shared {
     /// Inline, publishing too: a result into a locked window comes here every call, and a
     /// call out of line would move the events through memory.
     #[inline(always)]
-    pub(crate) fn transition<R>(
-        &self,
-        change: impl FnOnce(&mut Machine, &PackedWindow) -> R,
-    ) -> (R, Events) {
+    pub(crate) fn transition<R>(&self, change: impl FnOnce(&mut Machine) -> R) -> (R, Events) {
         let mut m = self.lock();
-        let out = change(&mut m, &self.counts.window);
+        let out = change(&mut m);
         self.publish(&mut m);
         let events = m.take_events();
         drop(m);
@@ -191,8 +189,8 @@ impl Shared {
 
     /// Reads the machine under its lock. `read` changes nothing that is published (a time
     /// window moving on to the present is not).
-    pub(crate) fn inspect<R>(&self, read: impl FnOnce(&mut Machine, &PackedWindow) -> R) -> R {
-        read(&mut self.lock(), &self.counts.window)
+    pub(crate) fn inspect<R>(&self, read: impl FnOnce(&mut Machine) -> R) -> R {
+        read(&mut self.lock())
     }
 
     fn lock(&self) -> MutexGuard<'_, Machine> {
@@ -201,8 +199,9 @@ impl Shared {
     }
 
     /// Publishes the machine to the lock-free paths: the packed window's threshold and the
-    /// bulkhead's limit (after a new configuration), the open period, then the admission
-    /// word, so that a reader of the word finds what it publishes.
+    /// bulkhead's limit (after a new configuration), the packed window's word as the machine
+    /// asked, the open period, then the admission word, so that a reader of the word finds
+    /// what it publishes (and a recorder of an opened window, the threshold to judge by).
     #[inline(always)]
     fn publish(&self, m: &mut Machine) {
         let hot = &self.hot;
@@ -222,6 +221,7 @@ impl Shared {
             hot.max_concurrent
                 .store(m.config().max_concurrent().unwrap_or(0), Ordering::Release);
         }
+        self.write_window(m);
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);
         }
@@ -314,7 +314,8 @@ impl Shared {
         (from, self.hot.open_until.load(Ordering::Acquire))
     }
 
-    /// The packed window; recorders swap its word, and only the lock opens or seals it.
+    /// The packed window; recorders swap its word, and only the lock opens or seals it
+    /// (`packed_owner.rs`).
     #[inline(always)]
     pub(crate) fn window(&self) -> &PackedWindow {
         &self.counts.window
@@ -351,7 +352,7 @@ impl Shared {
     #[cfg(feature = "recording")]
     pub(crate) fn set_recording(&self, on: bool) {
         self.hot.recording.store(u32::from(on), Ordering::Relaxed);
-        let ((), none) = self.transition(|_, _| ());
+        let ((), none) = self.transition(|_| ());
         drop(none);
     }
 

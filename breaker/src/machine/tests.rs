@@ -39,60 +39,118 @@ fn at_rate(rate: f64) -> Config {
         .unwrap()
 }
 
-/// A machine with a packed window holding one success, and the threshold it judges by.
-fn one_success(rate: f64, clock: &ClockSource, packed: &PackedWindow) -> (Machine, Threshold) {
-    let mut now = LazyNow::new(clock);
-    let m = Machine::new(Arc::new(at_rate(rate)), &mut now, packed);
-    let threshold = m.threshold();
-    assert_eq!(packed.record(0, 4, false, || threshold), Packed::Counted);
-    (m, threshold)
+/// A packed window of 4 holding `outcomes`, oldest first.
+fn calls(outcomes: &[bool]) -> PackedCalls {
+    PackedCalls::of(4, outcomes.iter().copied())
 }
 
 #[test]
-fn a_trip_judged_under_a_threshold_raised_since_keeps_the_breaker_closed() {
+fn a_reconfigured_packed_window_stays_sealed_until_judged_under_the_new_rate() {
     let clock = ClockSource::custom(ManualClock::new());
-    let packed = PackedWindow::new();
-    let (mut m, at_half) = one_success(0.5, &clock, &packed);
     let mut now = LazyNow::new(&clock);
-    assert_eq!(m.reconfigure(at_rate(0.6), &mut now, &packed), None);
-    // A failure judged under 0.5 lands on the seal the reconfigure left; under the lock
-    // it is judged under 0.6 and counted.
-    assert_eq!(packed.record(0, 4, true, || at_half), Packed::Sealed);
-    let failure = m.record(0, Admission::Counted, true, None, false, &mut now, &packed);
-    assert_eq!((failure, m.state()), (None, State::Closed));
-    // One that sealed the window first asks the lock to open the breaker: judged under
-    // 0.6, the window is open to results again, with every call.
-    let (mut m, at_half) = one_success(0.5, &clock, &packed);
-    assert_eq!(packed.record(0, 4, true, || at_half), Packed::Tripped);
-    assert_eq!(m.reconfigure(at_rate(0.6), &mut now, &packed), None);
-    assert_eq!(m.trip(0, &mut now, &packed), None);
-    assert_eq!((m.state(), m.generation()), (State::Closed, 0));
-    let counts = packed.totals(4);
-    assert_eq!((counts.calls, counts.failures), (2, 1));
+    let mut m = Machine::new(Arc::new(at_rate(0.5)), &mut now);
+    let empty = PackedCalls::empty(4);
     assert_eq!(
-        packed.record(0, 4, false, || m.threshold()),
-        Packed::Counted
+        m.take_packed_write(),
+        Some(PackedWrite::Store {
+            calls: empty,
+            open: true
+        })
     );
+    // Raised to 0.6, with one success in the window: it does not trip, and the word is
+    // left sealed, for results judged under 0.5 to come to the lock.
+    assert_eq!(m.reconfigure(at_rate(0.6), &mut now, calls(&[false])), None);
+    assert_eq!(m.take_packed_write(), Some(PackedWrite::Seal));
+    // A failure that tripped the word under 0.5 asks the lock to open the breaker: under
+    // 0.6, 1 of 2 does not trip, and the word is open again with both calls.
+    assert!(m.counts_packed(0));
+    assert_eq!(m.judge(&mut now, calls(&[false, true])), None);
+    assert_eq!(
+        m.take_packed_write(),
+        Some(PackedWrite::Store {
+            calls: calls(&[false, true]),
+            open: true
+        })
+    );
+    assert_eq!((m.state(), m.generation()), (State::Closed, 0));
+    // Lowered to 0.5 again: the same window trips at once.
+    assert_eq!(
+        m.reconfigure(at_rate(0.5), &mut now, calls(&[false, true])),
+        Some((State::Closed, State::Open))
+    );
+    assert_eq!(m.take_packed_write(), Some(PackedWrite::Seal));
+    assert!(!m.counts_packed(0) && !m.counts_packed(1));
 }
 
 #[test]
-fn a_failure_judged_under_a_threshold_lowered_since_opens_the_breaker() {
+fn a_closed_result_goes_to_the_packed_window_and_a_stale_one_is_discarded() {
     let clock = ClockSource::custom(ManualClock::new());
-    let packed = PackedWindow::new();
-    let (mut m, at_more) = one_success(0.6, &clock, &packed);
     let mut now = LazyNow::new(&clock);
-    assert_eq!(m.reconfigure(at_rate(0.5), &mut now, &packed), None);
-    // Judged under 0.6 it would be counted without tripping: it lands on the seal and
-    // is judged under 0.5 under the lock.
-    assert_eq!(packed.record(0, 4, true, || at_more), Packed::Sealed);
-    let failure = m.record(0, Admission::Counted, true, None, false, &mut now, &packed);
-    assert_eq!(failure, Some((State::Closed, State::Open)));
+    let mut m = Machine::new(Arc::new(at_rate(0.5)), &mut now);
+    let _ = m.take_packed_write();
+    let failure = |m: &mut Machine, generation, now: &mut LazyNow<'_>| {
+        m.record(generation, Admission::Counted, true, None, false, now)
+    };
+    assert_eq!(failure(&mut m, 0, &mut now), Recorded::ToPacked);
+    assert_eq!(failure(&mut m, 1, &mut now), Recorded::Applied(None));
+    // A window whose word tripped: 1 of 2 at 0.5 opens the breaker, the word stays sealed.
+    assert_eq!(
+        m.judge(&mut now, calls(&[false, true])),
+        Some((State::Closed, State::Open))
+    );
+    assert_eq!(m.take_packed_write(), Some(PackedWrite::Seal));
+    assert_eq!(failure(&mut m, 0, &mut now), Recorded::Applied(None));
+    assert_eq!(m.judge(&mut now, calls(&[true, true])), None, "not CLOSED");
+    assert_eq!(m.take_packed_write(), None);
+    // A reset: a new CLOSED, whose word starts empty and open.
+    assert_eq!(
+        m.set(State::Closed, &mut now),
+        Some((State::Open, State::Closed))
+    );
+    assert_eq!(
+        m.take_packed_write(),
+        Some(PackedWrite::Store {
+            calls: PackedCalls::empty(4),
+            open: true
+        })
+    );
+    assert!(m.counts_packed(2));
+}
+
+/// Slow calls turned on move a packed window's calls under the lock, and off move them back.
+#[test]
+fn a_window_moves_between_the_word_and_the_lock_with_its_calls() {
+    let clock = ClockSource::custom(ManualClock::new());
+    let mut now = LazyNow::new(&clock);
+    let mut m = Machine::new(Arc::new(at_rate(0.9)), &mut now);
+    let _ = m.take_packed_write();
+    let slow = at_rate(0.9)
+        .to_builder()
+        .slow_calls(Duration::from_secs(1), 1.0)
+        .build()
+        .unwrap();
+    assert_eq!(m.reconfigure(slow, &mut now, calls(&[true, false])), None);
+    assert_eq!(m.packed_capacity(), None);
+    assert_eq!(m.take_packed_write(), None, "the word stays sealed");
+    let totals = m.totals(&mut now, PackedCalls::empty(4));
+    assert_eq!((totals.calls, totals.failures), (2, 1));
+    assert_eq!(
+        m.reconfigure(at_rate(0.9), &mut now, PackedCalls::empty(4)),
+        None
+    );
+    assert_eq!(
+        m.take_packed_write(),
+        Some(PackedWrite::Store {
+            calls: calls(&[true, false]),
+            open: false
+        }),
+        "sealed until a result is judged under the lock"
+    );
 }
 
 #[test]
 fn a_probe_out_for_probe_timeout_fails_its_trial_at_the_next_call_or_result() {
     let clock = ClockSource::custom(ManualClock::new());
-    let packed = PackedWindow::new();
     let config = Config::builder()
         .count_window(1)
         .min_calls(1)
@@ -102,34 +160,26 @@ fn a_probe_out_for_probe_timeout_fails_its_trial_at_the_next_call_or_result() {
         .unwrap();
     let origin = clock.now();
     let at = |secs: u64| LazyNow::at(&clock, origin + Duration::from_secs(secs));
-    let mut m = Machine::new(Arc::new(config), &mut at(0), &packed);
+    let mut m = Machine::new(Arc::new(config), &mut at(0));
     assert_eq!(
-        m.set(State::Open, &mut at(0), &packed),
+        m.set(State::Open, &mut at(0)),
         Some((State::Closed, State::Open))
     );
-    assert_eq!(m.acquire(&mut at(5), &packed), Ok(Admission::Probe));
-    assert_eq!(m.acquire(&mut at(20), &packed), Ok(Admission::Probe));
+    assert_eq!(m.acquire(&mut at(5)), Ok(Admission::Probe));
+    assert_eq!(m.acquire(&mut at(20)), Ok(Admission::Probe));
     let trial = m.generation();
     // The second probe ends at 34 s, when the first has been out 29 s: its slot is freed.
     let second = Some(origin + Duration::from_secs(20));
-    assert_eq!(m.release_probe(trial, second, &mut at(34), &packed), None);
+    assert_eq!(m.release_probe(trial, second, &mut at(34)), None);
     assert_eq!((m.state(), m.probes_in_flight()), (State::HalfOpen, 1));
     // At 35 s the first has been out 30 s: the next call finds the trial failed.
     assert_eq!(
-        m.acquire(&mut at(35), &packed),
+        m.acquire(&mut at(35)),
         Err((RejectReason::Open, Some(Duration::from_secs(5))))
     );
     assert_eq!((m.state(), m.probes_in_flight()), (State::Open, 0));
     // Its late success is of the trial that ended.
     let first = Some(origin + Duration::from_secs(5));
-    let late = m.record(
-        trial,
-        Admission::Probe,
-        false,
-        first,
-        false,
-        &mut at(36),
-        &packed,
-    );
-    assert_eq!((late, m.state()), (None, State::Open));
+    let late = m.record(trial, Admission::Probe, false, first, false, &mut at(36));
+    assert_eq!((late, m.state()), (Recorded::Applied(None), State::Open));
 }

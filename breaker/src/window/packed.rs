@@ -145,46 +145,31 @@ impl PackedWindow {
         generation << TAG_SHIFT
     }
 
-    /// Starts an empty window of `capacity` calls for `generation`. Called under the
-    /// breaker's lock, before the generation is published.
-    pub(crate) fn open(&self, generation: u64, capacity: u32) {
-        self.open_with(generation, capacity, std::iter::empty());
-    }
-
-    /// Starts a window for `generation` holding `outcomes` (failure bits, oldest first): a
-    /// locked window's calls, when the configuration moves the breaker to a packed one.
-    pub(crate) fn open_with(
-        &self,
-        generation: u64,
-        capacity: u32,
-        outcomes: impl Iterator<Item = bool>,
-    ) {
-        self.fill(generation, capacity, outcomes, 0);
-    }
-
-    /// Holds `outcomes` in a sealed window of `capacity` calls: the window of a breaker
-    /// outside CLOSED, readable and never recorded into.
-    pub(crate) fn sealed_with(&self, capacity: u32, outcomes: impl Iterator<Item = bool>) {
-        self.fill(0, capacity, outcomes, SEALED);
-    }
-
-    fn fill(
-        &self,
-        generation: u64,
-        capacity: u32,
-        outcomes: impl Iterator<Item = bool>,
-        sealed: u64,
-    ) {
-        let word = outcomes.fold(empty(capacity), |word, failure| {
-            step(word, entered(capacity, failure))
-        });
+    /// Stores `calls` as the window of `generation`: open to its results if `open`, else
+    /// sealed. Called under the breaker's lock, before the generation is published, and only
+    /// over a sealed word or a word of an older generation, whose results no longer count:
+    /// so no result is lost.
+    ///
+    /// A swap, not a store: it reads the word as every result left it, so it comes after
+    /// each of their swaps in the word's order of writes, which a plain store need not in the
+    /// model checker's memory model (a result that swapped in an older generation's word
+    /// could otherwise be read after it). It runs at a change of state or configuration only.
+    pub(crate) fn store(&self, generation: u64, calls: PackedCalls, open: bool) {
+        let sealed = if open { 0 } else { SEALED };
         self.bits
-            .store(Self::tag(generation) | sealed | word, Ordering::Release);
+            .swap(Self::tag(generation) | sealed | calls.0, Ordering::AcqRel);
     }
 
-    /// Ends counting for the current generation; the counts stay readable.
-    pub(crate) fn seal(&self) {
-        self.bits.fetch_or(SEALED, Ordering::AcqRel);
+    /// Ends counting for the current generation, and returns the calls the window holds,
+    /// which no result changes from here on.
+    pub(crate) fn seal(&self) -> PackedCalls {
+        PackedCalls(self.bits.fetch_or(SEALED, Ordering::AcqRel) & COUNTS_MASK)
+    }
+
+    /// The calls the window holds as it stands, which an open window's results may change
+    /// the next moment: to be shown, never judged.
+    pub(crate) fn read(&self) -> PackedCalls {
+        PackedCalls(self.word() & COUNTS_MASK)
     }
 
     #[cfg(test)]
@@ -209,7 +194,7 @@ impl PackedWindow {
     /// healthy breaker's calls share the window's cache line.
     ///
     /// Acquire, as every read of the word that a result is judged from: a word published by
-    /// `open_with` under the lock must come with the thresholds stored before it (no
+    /// `store` under the lock must come with the thresholds stored before it (no
     /// instruction on x86).
     #[inline]
     pub(crate) fn word(&self) -> u64 {
@@ -311,20 +296,40 @@ impl PackedWindow {
             .compare_exchange(current, next, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
     }
+}
+
+/// A packed window's calls as plain data: the counts of its word, without its generation or
+/// seal. The lock reads them from a sealed word, so that no result changes them while the
+/// machine judges them, and writes them back with [`PackedWindow::store`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PackedCalls(u64);
+
+impl PackedCalls {
+    /// No calls in a window of `capacity`.
+    pub(crate) fn empty(capacity: u32) -> Self {
+        Self(empty(capacity))
+    }
+
+    /// A window of `capacity` holding `outcomes` (failure bits, oldest first): a locked
+    /// window's calls, when the configuration moves the breaker to a packed one.
+    pub(crate) fn of(capacity: u32, outcomes: impl Iterator<Item = bool>) -> Self {
+        Self(outcomes.fold(empty(capacity), |word, failure| {
+            step(word, entered(capacity, failure))
+        }))
+    }
 
     /// The counts of a window of `capacity` calls.
-    pub(crate) fn totals(&self, capacity: u32) -> Totals {
-        let bits = self.bits.load(Ordering::Acquire);
+    pub(crate) fn totals(self, capacity: u32) -> Totals {
         Totals {
-            calls: calls(bits, capacity),
-            failures: failures(bits),
+            calls: calls(self.0, capacity),
+            failures: failures(self.0),
             slow: 0,
         }
     }
 
     /// The failure bits of the calls in a window of `capacity` calls, oldest first.
-    pub(crate) fn outcomes(&self, capacity: u32) -> impl Iterator<Item = bool> {
-        let word = self.bits.load(Ordering::Acquire);
+    pub(crate) fn outcomes(self, capacity: u32) -> impl Iterator<Item = bool> {
+        let word = self.0;
         let entry = MAX_PACKED - capacity;
         (0..calls(word, capacity))
             .rev()
@@ -405,256 +410,4 @@ fn calls(word: u64, capacity: u32) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A threshold no window reaches.
-    fn never() -> Threshold {
-        Threshold {
-            min_calls: u32::MAX,
-            failure_rate: 1.0,
-            when_full: u32::MAX,
-        }
-    }
-
-    #[test]
-    fn keeps_only_the_last_n_outcomes() {
-        let w = PackedWindow::new();
-        w.open(7, 3);
-        for failure in [true, true, false, false] {
-            assert_eq!(w.record(7, 3, failure, never), Packed::Counted);
-        }
-        assert_eq!((w.totals(3).calls, w.totals(3).failures), (3, 1));
-        assert_eq!(w.outcomes(3).collect::<Vec<_>>(), [true, false, false]);
-        for _ in 0..3 {
-            w.record(7, 3, false, never);
-        }
-        assert_eq!((w.totals(3).calls, w.totals(3).failures), (3, 0));
-        assert!(w.holds(PackedWindow::full_of_successes(7)));
-    }
-
-    #[test]
-    fn failures_are_counted_as_they_enter_and_leave() {
-        let w = PackedWindow::new();
-        w.open(9, 5);
-        let mut model = std::collections::VecDeque::new();
-        let mut x = 0x9E37_79B9_u32;
-        for _ in 0..500 {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            let failure = x.is_multiple_of(3);
-            w.record(9, 5, failure, never);
-            model.push_back(failure);
-            if model.len() > 5 {
-                model.pop_front();
-            }
-            let failures = model.iter().filter(|f| **f).count() as u32;
-            let totals = w.totals(5);
-            assert_eq!(
-                (totals.calls, totals.failures),
-                (model.len() as u32, failures)
-            );
-            assert!(w.outcomes(5).eq(model.iter().copied()));
-        }
-    }
-
-    #[test]
-    fn racing_recorders_lose_nothing_and_stale_ones_count_nothing() {
-        let w = PackedWindow::new();
-        w.open(2, 20);
-        std::thread::scope(|s| {
-            for t in 0..4 {
-                let w = &w;
-                s.spawn(move || {
-                    for i in 0..5_000 {
-                        if t % 2 == 0 {
-                            // A permit of the generation before: never counted.
-                            assert_eq!(w.record(1, 20, true, never), Packed::Stale);
-                        } else if i < 8 {
-                            assert_eq!(w.record(2, 20, i % 4 == 0, never), Packed::Counted);
-                        }
-                    }
-                });
-            }
-        });
-        let totals = w.totals(20);
-        assert_eq!((totals.calls, totals.failures), (16, 4));
-    }
-
-    #[test]
-    fn a_full_window_of_the_largest_size_fits() {
-        let w = PackedWindow::new();
-        w.open(u64::MAX, MAX_PACKED);
-        for i in 0..100 {
-            w.record(u64::MAX, MAX_PACKED, i % 2 == 0, never);
-        }
-        assert_eq!(w.totals(MAX_PACKED).calls, MAX_PACKED);
-        assert_eq!(w.totals(MAX_PACKED).failures, MAX_PACKED / 2);
-        assert!(!w.is_sealed());
-    }
-
-    /// The credit at both ends: a full window of failures, at every size, then of successes;
-    /// a window of one call is filled by its first result.
-    #[test]
-    fn a_window_of_failures_then_of_successes_at_every_size() {
-        for capacity in 1..=MAX_PACKED {
-            let w = PackedWindow::new();
-            w.open(5, capacity);
-            for i in 1..=capacity {
-                assert_eq!(w.record(5, capacity, true, never), Packed::Counted);
-                assert_eq!(
-                    (w.totals(capacity).calls, w.totals(capacity).failures),
-                    (i, i)
-                );
-            }
-            assert!(w.word() & FULL != 0, "{capacity}: full");
-            for i in 1..=capacity {
-                assert_eq!(w.record(5, capacity, false, never), Packed::Counted);
-                let totals = w.totals(capacity);
-                assert_eq!((totals.calls, totals.failures), (capacity, capacity - i));
-            }
-            assert!(w.holds(PackedWindow::full_of_successes(5)), "{capacity}");
-            assert!(w.outcomes(capacity).all(|failure| !failure));
-        }
-    }
-
-    #[test]
-    fn other_generations_and_sealed_windows_count_nothing() {
-        let w = PackedWindow::new();
-        assert_eq!(
-            w.record(0, 4, true, never),
-            Packed::Sealed,
-            "not opened yet"
-        );
-        w.open(0, 4);
-        assert_eq!(w.record(1, 4, true, never), Packed::Stale);
-        assert_eq!(w.record(0, 4, true, never), Packed::Counted);
-        w.seal();
-        assert_eq!(w.record(0, 4, true, never), Packed::Sealed);
-        assert_eq!(w.totals(4).failures, 1, "a sealed window keeps its counts");
-    }
-
-    #[test]
-    fn the_tripping_result_seals_the_window() {
-        let w = PackedWindow::new();
-        w.open(3, 4);
-        let half = || Threshold::new(4, 2, 0.5);
-        assert_eq!(w.record(3, 4, true, half), Packed::Counted, "below min");
-        assert_eq!(
-            w.record(3, 4, false, half),
-            Packed::Tripped,
-            "1 of 2 >= 0.5"
-        );
-        assert_eq!(w.record(3, 4, false, half), Packed::Sealed);
-        assert_eq!(w.totals(4).calls, 2);
-    }
-
-    #[test]
-    fn a_full_window_trips_as_the_division_says() {
-        for (capacity, min, rate) in [(20, 10, 0.5), (3, 1, 0.34), (7, 7, 1.0), (10, 10, 0.3)] {
-            let t = Threshold::new(capacity, min, rate);
-            for failures in 0..=capacity {
-                let ring = FULL | ((1 << failures) - 1) << (MAX_PACKED - capacity);
-                let divided = f64::from(failures) / f64::from(capacity) >= rate && failures > 0;
-                let tripped = t.trips(ring, failures, capacity);
-                assert_eq!(tripped, divided, "{failures} of {capacity} at {rate}");
-            }
-        }
-    }
-
-    /// `record_once` adds what `record` would, or writes nothing: compared, outcome by
-    /// outcome, with a window recorded only through `record`.
-    #[test]
-    fn record_once_adds_what_record_would_or_nothing() {
-        // 9 failures of 10 trip: never reached here, so every outcome is counted.
-        let t = Threshold::new(10, 5, 0.9);
-        let (once, model) = (PackedWindow::new(), PackedWindow::new());
-        once.open(4, 10);
-        model.open(4, 10);
-        let mut x = 0x2545_F491_u32;
-        let (mut at_once, mut declined) = (0, 0);
-        for _ in 0..400 {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            let failure = x.is_multiple_of(4);
-            let before = once.word();
-            if once.record_once(before, 4, failure, || 10, || t.when_full) {
-                at_once += 1;
-            } else {
-                declined += 1;
-                assert_eq!(once.word(), before, "declined: nothing written");
-                assert_eq!(once.record(4, 10, failure, || t), Packed::Counted);
-            }
-            assert_eq!(model.record(4, 10, failure, || t), Packed::Counted);
-            assert_eq!(once.word(), model.word());
-        }
-        assert!(
-            at_once > 0 && declined > 0,
-            "{at_once} at once, {declined} declined"
-        );
-    }
-
-    #[test]
-    fn record_once_declines_what_only_record_may_judge() {
-        let t = Threshold::new(4, 2, 0.5);
-        let w = PackedWindow::new();
-        let once = |generation, failure| {
-            w.record_once(w.word(), generation, failure, || 4, || t.when_full)
-        };
-        assert!(!once(0, false), "sealed: not opened yet");
-        w.open(6, 4);
-        assert!(!once(5, false), "another generation's window");
-        assert!(!once(6, true), "a failure into a window not yet full");
-        assert!(once(6, false));
-        for _ in 0..3 {
-            assert!(once(6, false));
-        }
-        assert_eq!(w.totals(4).calls, 4);
-        assert!(once(6, true), "1 of 4 is below 0.5");
-        assert!(
-            !once(6, true),
-            "2 of 4 trips: left to `record`, which seals"
-        );
-        assert_eq!((w.totals(4).calls, w.totals(4).failures), (4, 1));
-        assert_eq!(w.record(6, 4, true, || t), Packed::Tripped);
-        assert!(!once(6, false), "sealed");
-
-        w.open(7, 4);
-        assert_eq!(w.record(7, 4, true, never), Packed::Counted);
-        assert!(
-            !once(7, false),
-            "a success into a window still filling, holding a failure"
-        );
-    }
-
-    /// A success into a full window is taken without being judged, even one holding as many
-    /// failures as trip it (as after a reconfiguration lowered the rate, which the breaker
-    /// judges itself): it cannot raise the window's rate.
-    #[test]
-    fn record_once_takes_a_success_into_a_full_window_unjudged() {
-        let t = Threshold::new(4, 2, 0.5);
-        let w = PackedWindow::new();
-        w.open(8, 4);
-        for failure in [false, false, true, true] {
-            assert_eq!(w.record(8, 4, failure, never), Packed::Counted);
-        }
-        let once = |failure| w.record_once(w.word(), 8, failure, || 4, || t.when_full);
-        assert!(once(false), "the oldest success leaves, a success enters");
-        assert_eq!(
-            w.outcomes(4).collect::<Vec<_>>(),
-            [false, true, true, false]
-        );
-        assert!(
-            once(false),
-            "the other success leaves: still 2 failures of 4"
-        );
-        assert_eq!(
-            w.outcomes(4).collect::<Vec<_>>(),
-            [true, true, false, false]
-        );
-        assert!(!once(true), "a failure is judged: 2 of 4 trips");
-        assert!(!w.is_sealed());
-    }
-}
+mod tests;
