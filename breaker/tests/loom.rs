@@ -4,7 +4,8 @@
 //!
 //! Checked: the result racing a trip, the half-open probe limit, stale results finishing
 //! during a transition, `reset` racing a tripping failure, cancelled probes freeing their
-//! slot, a result racing a `reconfigure` of the failure rate, the lifetime totals, keyed
+//! slot, a result racing a `reconfigure` of the failure rate or of where the window is kept,
+//! the lifetime totals, keyed
 //! families, the bulkhead's slots racing completion and cancellation, and a hung probe's
 //! late result racing the call that finds it hung. Each model asserts exact outcomes after
 //! joining its threads; where the race leaves a choice, the assertion names every outcome
@@ -531,7 +532,7 @@ fn probe_cancelled_as_the_breaker_reopens_frees_nothing_later() {
     });
 }
 
-// 6. A result racing a `reconfigure` of the failure rate.
+// 6. A result racing a `reconfigure` of the failure rate, or of where the window is kept.
 
 /// A count window of 4 calls judged from 2 calls at `rate`: at 0.5, one failure in 2 calls
 /// trips it; at 0.6, one failure in 2 or 3 calls never does.
@@ -612,6 +613,42 @@ fn a_failure_judged_under_a_rate_lowered_since_still_opens_the_breaker() {
         let s = b.snapshot();
         let end = (s.state, s.calls, s.failures, seen(&log));
         assert_eq!(end, (State::Open, 2, 1, vec![(State::Closed, State::Open)]));
+    });
+}
+
+/// One success is in the packed window while an operator turns slow calls on, which moves
+/// the window under the lock (the owner seals the word and hands its calls to the machine).
+/// A failure recorded without the lock lands in the word before the seal and moves with the
+/// window, or finds the word sealed and is recorded under the lock into the moved window:
+/// counted once either way, and nothing is lost of the window.
+#[test]
+fn a_result_racing_the_window_moving_under_the_lock_is_counted_once() {
+    check(|| {
+        let b = Arc::new(Breaker::with_clock(
+            "libraryd",
+            at_rate(0.9),
+            ManualClock::new(),
+        ));
+        b.try_acquire().unwrap().success();
+
+        let failing = {
+            let b = Arc::clone(&b);
+            // One failure in 2 calls never trips at 0.9: admitted in CLOSED.
+            thread::spawn(move || b.try_acquire().expect("closed").failure())
+        };
+        let timed = at_rate(0.9)
+            .to_builder()
+            .slow_calls(Duration::from_secs(1), 1.0)
+            .build()
+            .unwrap();
+        b.reconfigure(timed);
+        failing.join().unwrap();
+
+        let s = b.snapshot();
+        assert_eq!(
+            (s.state, s.calls, s.failures, s.slow_calls),
+            (State::Closed, 2, 1, 0)
+        );
     });
 }
 
