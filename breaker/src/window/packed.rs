@@ -28,10 +28,14 @@
 //!
 //! - A window is created (under the breaker's lock) when its generation enters CLOSED, with
 //!   that generation's tag, and is stored *before* the generation is published to admission.
-//! - Leaving CLOSED (under the lock) first *seals* the window, and a result whose recording
-//!   trips the breaker seals it in the same swap that adds it. No swap succeeds on a sealed
-//!   word: the seal is the instant CLOSED ends for results, and nothing recorded after it
-//!   counts. A new CLOSED stores a new word with a new tag.
+//! - Leaving CLOSED (under the lock) *seals* the window, or, for a CLOSED of a new
+//!   generation (a reset), swaps in the new generation's word; a result whose recording
+//!   trips the breaker seals it in the same swap that adds it. No result's swap succeeds on
+//!   a sealed word or on another generation's: that write is the instant CLOSED ends for
+//!   results, and nothing recorded after it counts.
+//! - The lock writes the word only as the machine asks, after the operation that decided it
+//!   (`breaker/packed_owner.rs`); where the machine judges the word's calls, the lock seals
+//!   the word first, so that they are the calls it writes back.
 //! - A recorder compares the full generation of its permit with the breaker's admission word
 //!   first, then swaps only a word that carries its generation's tag and is not sealed.
 //!
