@@ -252,9 +252,10 @@ impl Breaker {
     /// the period is far from its end), not the lock.
     ///
     /// With a bulkhead ([`max_concurrent`](crate::ConfigBuilder::max_concurrent)), the
-    /// bulkhead is asked first: a full one rejects with [`RejectReason::Bulkhead`], whatever
-    /// the state. An admitted call holds a slot until its permit ends (a result, a drop, a
-    /// panic); a call the state rejects holds none. That costs an atomic read-modify-write
+    /// bulkhead is asked first: a full one rejects with
+    /// [`RejectReason::Bulkhead`](crate::RejectReason::Bulkhead), whatever the state. An
+    /// admitted call holds a slot until its permit ends (a result, a drop, a panic); a call
+    /// the state rejects holds none. That costs an atomic read-modify-write
     /// when the call is admitted and another when it ends (none for a rejection in OPEN), and
     /// its result takes the packed window's full path rather than the one swap.
     ///
