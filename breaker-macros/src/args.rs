@@ -16,11 +16,14 @@ pub(crate) struct Spanned<T> {
     pub(crate) span: Span,
     /// The key's span: rules about the key's presence point here.
     pub(crate) key_span: Span,
+    /// The value as written, for errors: `1.5`, `"5s"`, `[10, 50]`.
+    pub(crate) written: String,
 }
 
 struct Place {
     span: Span,
     key_span: Span,
+    written: String,
 }
 
 impl Place {
@@ -29,6 +32,7 @@ impl Place {
             value,
             span: self.span,
             key_span: self.key_span,
+            written: self.written.clone(),
         }
     }
 }
@@ -81,10 +85,14 @@ impl Args {
         self.retries.is_some() || (self.timeout.is_some() && self.fallback.is_some())
     }
 
-    /// The spans of the configuration key `name`'s value and of the key, if written.
-    pub(crate) fn spans_of(&self, name: &str) -> Option<(Span, Span)> {
-        fn at<T>(s: &Option<Spanned<T>>) -> Option<(Span, Span)> {
-            s.as_ref().map(|s| (s.span, s.key_span))
+    /// Where and how the configuration key `name` was written, if it was.
+    pub(crate) fn written(&self, name: &str) -> Option<Written<'_>> {
+        fn at<T>(s: &Option<Spanned<T>>) -> Option<Written<'_>> {
+            s.as_ref().map(|s| Written {
+                span: s.span,
+                key_span: s.key_span,
+                text: &s.written,
+            })
         }
         match name {
             "window" => at(&self.window),
@@ -113,6 +121,13 @@ impl Args {
     }
 }
 
+/// A configuration key as written.
+pub(crate) struct Written<'a> {
+    pub(crate) span: Span,
+    pub(crate) key_span: Span,
+    pub(crate) text: &'a str,
+}
+
 /// Parses `tokens`; a value error is collected and parsing goes on, so that every error of
 /// the attribute is reported at once.
 pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
@@ -133,7 +148,11 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
             };
             let expr: Expr = meta.value()?.parse()?;
             let span = expr_span(&expr);
-            let at = Place { span, key_span };
+            let at = Place {
+                span,
+                key_span,
+                written: written(&expr),
+            };
             let result =
                 match key.as_str() {
                     "window" => {
@@ -242,6 +261,20 @@ fn unknown_key(meta: &ParseNestedMeta<'_>) -> Error {
     meta.error(format!(
         "unknown key `{written}`{suggestion}\nvalid keys: {valid}"
     ))
+}
+
+/// The value as the user wrote it, spaced as rustfmt would: `-1`, `[10, 50]`.
+fn written(expr: &Expr) -> String {
+    match expr {
+        Expr::Array(array) => {
+            let elems: Vec<String> = array.elems.iter().map(written).collect();
+            format!("[{}]", elems.join(", "))
+        }
+        Expr::Unary(ExprUnary { op, expr, .. }) => {
+            format!("{}{}", quote::ToTokens::to_token_stream(op), written(expr))
+        }
+        _ => quote::ToTokens::to_token_stream(expr).to_string(),
+    }
 }
 
 /// The span of the value's first token: on stable compilers a span cannot be joined, so the

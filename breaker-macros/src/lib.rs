@@ -5,6 +5,7 @@
 mod args;
 mod expand;
 mod keys;
+mod rules;
 mod validate;
 
 use proc_macro::TokenStream;
@@ -58,8 +59,9 @@ use proc_macro::TokenStream;
 /// # Keys
 ///
 /// Every key is optional; an unwritten key keeps its value in `Config::default()`. Values are
-/// checked when the crate compiles, by the same rules as `ConfigBuilder::build`, and a broken
-/// rule is reported at the value that breaks it.
+/// checked while the attribute expands, by the rules `ConfigBuilder::build` and the overrides
+/// use (one definition, the `breaker-rules` crate), and a broken rule is one compile error at
+/// the value that breaks it, in the attribute's words: `rate = 1.5: must be in (0, 1]`.
 ///
 /// | key | value | meaning |
 /// |---|---|---|
@@ -383,7 +385,8 @@ use proc_macro::TokenStream;
 /// # Equivalent code without the macro
 ///
 /// `get_book` at the top of this page expands to about this (the configuration is checked
-/// while compiling, and the breaker registered on the first call). The breaker's items sit in
+/// while the attribute expands, so the expansion's `Config` is never refused, and the breaker
+/// is registered on the first call). The breaker's items sit in
 /// a block of their own, and its locals are hygienic: the body sees exactly the names it would
 /// see without the attribute.
 ///
@@ -483,16 +486,18 @@ use proc_macro::TokenStream;
 /// a function that is not `async`, a fallback of the wrong signature, an error type without
 /// `From<breaker::Rejected>` and no fallback (or without `From<breaker::TimedOut>` and a
 /// `timeout`), a return type without `Classify` and no `classify`, and with `retries` a
-/// receiver other than `&self`, a `&mut` argument or one that is not `Clone`, and `timeout`
-/// or `retries` without the runtime's `policy` feature. On such an error the function is still defined as written, so its callers
-/// show no errors of their own.
+/// receiver other than `&self`, a `&mut` argument or one that is not `Clone`, `timeout` or
+/// `retries` without the runtime's `policy` feature, and `record` without its `recording`
+/// feature. A rule across keys is reported at the key that breaks it, naming the other:
+/// `min = 30: must be at most the count window (window = 20)`. On such an error the function
+/// is still defined as written, so its callers show no errors of their own.
 ///
 /// ```compile_fail
 /// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
-/// #[circuit_breaker(rate = 1.5)] // error: failure_rate must be in (0, 1]
+/// #[circuit_breaker(rate = 1.5)] // error: rate = 1.5: must be in (0, 1]
 /// async fn get_book() -> Result<(), LibError> {
 ///     Ok(())
 /// }
