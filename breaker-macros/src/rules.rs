@@ -147,6 +147,6 @@ fn text(value: &Value) -> String {
         Value::MinOverWindow { min, .. } => min.to_string(),
         Value::MaxUnderOpen { max, .. } => duration(max),
         Value::SuccessesOverProbes { successes, .. } => successes.to_string(),
-        Value::Ramp(ramp) => format!("{:?}", ramp.percents()),
+        Value::Ramp(percents) => format!("{:?}", percents.as_slice()),
     }
 }

@@ -42,4 +42,4 @@ pub use crate::settings::{
     Backoff, RampUp, Settings, SlowCalls, Window, LEAST_MIN_CALLS, MAX_BUCKETS, MAX_COUNT_WINDOW,
     MAX_RAMP_STEPS, MAX_RETRIES, MAX_RETRY_BACKOFF,
 };
-pub use crate::violation::{Value, Violation};
+pub use crate::violation::{Percents, Value, Violation};

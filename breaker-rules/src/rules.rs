@@ -5,7 +5,7 @@ use crate::settings::{
     RampUp, Settings, Window, LEAST_MIN_CALLS, MAX_BUCKETS, MAX_COUNT_WINDOW, MAX_RAMP_STEPS,
     MAX_RETRIES, MAX_RETRY_BACKOFF,
 };
-use crate::violation::{Value, Violation};
+use crate::violation::{Percents, Value, Violation};
 
 impl Settings {
     /// Checks every field, in [`Field::ALL`]'s order, and returns the first rule broken.
@@ -259,7 +259,12 @@ const fn check_ramp(field: Field, ramp: RampUp) -> Result<(), Violation> {
         }
     };
     match broken {
-        Some(rule) => Err(Violation::of(field, subject, rule, Value::Ramp(ramp))),
+        Some(rule) => Err(Violation::of(
+            field,
+            subject,
+            rule,
+            Value::Ramp(Percents::of(&ramp)),
+        )),
         None => Ok(()),
     }
 }

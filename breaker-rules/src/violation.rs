@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::field::Field;
 use crate::keys::ConfigKey;
-use crate::settings::RampUp;
+use crate::settings::{RampUp, MAX_RAMP_STEPS};
 
 /// The value a rule was checked against.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -24,7 +24,32 @@ pub enum Value {
     /// `successes` over `probes`.
     SuccessesOverProbes { successes: u32, probes: u32 },
     /// A ramp-up's percentages.
-    Ramp(RampUp),
+    Ramp(Percents),
+}
+
+/// A ramp-up's percentages, without its step: what its rules judge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Percents {
+    kept: [u32; MAX_RAMP_STEPS],
+    len: u8,
+}
+
+impl Percents {
+    /// The percentages of a ramp of at most [`MAX_RAMP_STEPS`] steps.
+    pub(crate) const fn of(ramp: &RampUp) -> Self {
+        let mut kept = [0; MAX_RAMP_STEPS];
+        let mut i = 0;
+        while i < ramp.len() && i < MAX_RAMP_STEPS {
+            kept[i] = ramp.at(i);
+            i += 1;
+        }
+        Self { kept, len: i as u8 }
+    }
+
+    /// The percentages, step by step.
+    pub fn as_slice(&self) -> &[u32] {
+        &self.kept[..usize::from(self.len)]
+    }
 }
 
 impl fmt::Display for Value {
@@ -38,7 +63,7 @@ impl fmt::Display for Value {
             Value::SuccessesOverProbes { successes, probes } => {
                 write!(f, "{successes} with {probes} probes")
             }
-            Value::Ramp(ramp) => write!(f, "{:?}", ramp.percents()),
+            Value::Ramp(percents) => write!(f, "{:?}", percents.as_slice()),
         }
     }
 }
