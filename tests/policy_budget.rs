@@ -187,3 +187,33 @@ async fn a_zero_backoff_retries_at_once() {
     assert_eq!(start.elapsed(), Duration::ZERO);
     assert_eq!(b.snapshot().totals.retries, 15);
 }
+
+/// Polls `call` once, as a caller that gives up at once does: it must be waiting then.
+async fn give_up_after_one_poll<F: std::future::Future>(call: F) {
+    let mut call = std::pin::pin!(call);
+    let polled = std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
+    assert!(polled.is_pending(), "the call is waiting");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_in_its_backoff_gives_its_retry_back() {
+    let policy = Config::builder()
+        .retries(1)
+        .retry_backoff(Duration::from_secs(1))
+        .retry_budget(0.0)
+        .retry_floor(1);
+    let b = breaker("budget::dropped_in_backoff", policy);
+    // Ten callers give up while their call waits before its retry: no retry starts.
+    for _ in 0..10 {
+        give_up_after_one_poll(
+            b.run(|| async { Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionRefused)) }),
+        )
+        .await;
+    }
+    assert_eq!(retries_and_exhausted(&b), (0, 0));
+    assert_eq!(b.snapshot().totals.failure, 10);
+    // The eleventh still has the floor's retries.
+    failing_calls(&b, 1).await;
+    assert_eq!(retries_and_exhausted(&b), (1, 0));
+    assert_eq!(b.snapshot().totals.failure, 12);
+}

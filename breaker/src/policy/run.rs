@@ -104,7 +104,8 @@ impl Breaker {
     /// a paused clock drives them exactly), and need a tokio runtime with its time driver
     /// when a `timeout` or a backoff is configured; the budget counts on the breaker's
     /// clock. Dropping the call's future cancels the attempt in flight (recorded as
-    /// cancelled) and frees its slot.
+    /// cancelled) and frees its slot; dropped while it waits before a retry, it gives that
+    /// retry back to the budget: a retry is spent only by an attempt that starts.
     ///
     /// [`CallTotals`](crate::CallTotals) counts the retries made and the failures returned
     /// because the budget was exhausted. A breaker without `retries` never touches its
@@ -248,20 +249,16 @@ impl Breaker {
                 _ => return ended.into_result(self),
             };
             let budget = state.budget();
-            let Some(withdrawal) = budget.withdraw(self.budget_second(), state.limit()) else {
+            // Spent only by an attempt that starts: dropped in the backoff (the caller gave
+            // up) or with the retry rejected, it is given back.
+            let Some(withdrawal) = budget.withdraw_held(self.budget_second(), state.limit()) else {
                 return ended.into_result(self);
             };
             drop(ended);
             retry += 1;
             backoff::wait(plan.backoff(), retry).await;
-            permit = match self.try_acquire_in_slot() {
-                Ok(permit) => permit,
-                Err(rejected) => {
-                    budget.refund(withdrawal);
-                    return Err(CallError::Rejected(rejected));
-                }
-            };
-            budget.count_retry();
+            permit = self.try_acquire_in_slot()?;
+            withdrawal.spend();
         }
     }
 
