@@ -21,8 +21,8 @@ use crate::{Breaker, Classify, Outcome};
 /// It follows the breaker's current [`Policy`](crate::Policy), as
 /// [`Breaker::run`](crate::Breaker::run) does: a result the classifier calls a
 /// [`Outcome::Failure`] is retried up to `retries` times, within the breaker's retry budget
-/// (the same budget `run` draws on), after the same backoff (`[0, retry_backoff *
-/// 2^(n-1)]`). A [`BreakerError::Rejected`] is never retried: the breaker said no, and the
+/// (the same budget `run` draws on), after the same backoff (`[0, min(retry_backoff_max,
+/// retry_backoff * 2^(n-1))]`). A [`BreakerError::Rejected`] is never retried: the breaker said no, and the
 /// downstream never saw it. A breaker without `retries` retries nothing, and the request is
 /// not even cloned. A retry is taken from the budget only by an attempt that starts: a
 /// request dropped while it waits before its retry (a deadline, a client gone) gives it back.
@@ -198,6 +198,7 @@ where
         self.retried += 1;
         Some(RetryDelay::new(backoff::delay(
             plan.backoff(),
+            plan.backoff_max(),
             self.retried,
         )))
     }
