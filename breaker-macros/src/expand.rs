@@ -370,7 +370,13 @@ fn builder(s: &Settings, p: &TokenStream) -> TokenStream {
         b = quote!(#b.timeout(#limit));
     }
     let (retries, base, budget) = (s.retries, duration(s.retry_backoff), float(s.retry_budget));
-    b = quote!(#b.retries(#retries).retry_backoff(#base).retry_budget(#budget));
+    let floor = s.retry_floor;
+    b = quote!(#b.retries(#retries).retry_backoff(#base).retry_budget(#budget).retry_floor(#floor));
+    // Unwritten, the runtime's default: 10 s, or the base if that is longer.
+    if let Some(max) = s.retry_backoff_max {
+        let max = duration(max);
+        b = quote!(#b.retry_backoff_max(#max));
+    }
     if let Some(calls) = s.max_concurrent {
         b = quote!(#b.max_concurrent(#calls));
     }

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use breaker_rules::{
     Backoff, ConfigKey, Field, RampUp, Settings, SlowCalls, Value, Violation, DEFAULT_BUCKETS,
-    DEFAULT_RAMP_STEP, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_SLOW_RATE, TIME_WINDOW,
+    DEFAULT_RAMP_STEP, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_FLOOR,
+    DEFAULT_SLOW_RATE, TIME_WINDOW,
 };
 use proc_macro2::Span;
 use syn::Error;
@@ -65,10 +66,15 @@ pub(crate) fn settings(args: &Args) -> Settings {
             .retry_backoff
             .as_ref()
             .map_or(DEFAULT_RETRY_BACKOFF, |d| d.value);
+        s.retry_backoff_max = args.retry_backoff_max.as_ref().map(|d| d.value);
         s.retry_budget = args
             .retry_budget
             .as_ref()
             .map_or(DEFAULT_RETRY_BUDGET, |r| r.value);
+        s.retry_floor = args
+            .retry_floor
+            .as_ref()
+            .map_or(DEFAULT_RETRY_FLOOR, |f| f.value);
     }
     s.max_concurrent = args.max_concurrent.as_ref().map(|n| n.value);
     s.probe_timeout = args.probe_timeout.as_ref().map(|t| t.value);
@@ -145,7 +151,7 @@ fn text(value: &Value) -> String {
         Value::F64(v) => v.to_string(),
         Value::Duration(d) => duration(d),
         Value::MinOverWindow { min, .. } => min.to_string(),
-        Value::MaxUnderOpen { max, .. } => duration(max),
+        Value::MaxUnderOpen { max, .. } | Value::MaxUnderBase { max, .. } => duration(max),
         Value::SuccessesOverProbes { successes, .. } => successes.to_string(),
         Value::Ramp(percents) => format!("{:?}", percents.as_slice()),
     }

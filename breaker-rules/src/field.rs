@@ -21,7 +21,9 @@ pub enum Field {
     Timeout,
     Retries,
     RetryBackoff,
+    RetryBackoffMax,
     RetryBudget,
+    RetryFloor,
     MaxConcurrent,
     ProbeTimeout,
     Shadow,
@@ -29,7 +31,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, in the order the rules are checked.
-    pub const ALL: [Field; 21] = [
+    pub const ALL: [Field; 23] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -47,7 +49,9 @@ impl Field {
         Field::Timeout,
         Field::Retries,
         Field::RetryBackoff,
+        Field::RetryBackoffMax,
         Field::RetryBudget,
+        Field::RetryFloor,
         Field::MaxConcurrent,
         Field::ProbeTimeout,
         Field::Shadow,
@@ -73,7 +77,9 @@ impl Field {
             Field::Timeout => "timeout",
             Field::Retries => "retries",
             Field::RetryBackoff => "retry_backoff",
+            Field::RetryBackoffMax => "retry_backoff_max",
             Field::RetryBudget => "retry_budget",
+            Field::RetryFloor => "retry_floor",
             Field::MaxConcurrent => "max_concurrent",
             Field::ProbeTimeout => "probe_timeout",
             Field::Shadow => "shadow",

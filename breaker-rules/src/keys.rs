@@ -50,8 +50,13 @@ pub const DEFAULT_SLOW_RATE: f64 = 0.5;
 pub const DEFAULT_RAMP_STEP: Duration = Duration::from_secs(5);
 /// Base delay before a retry when `retry_backoff` is not given (fail once, wait 20 ms).
 pub const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(20);
+/// Longest wait before a retry when `retry_backoff_max` is not given (or the base, if
+/// longer): 10 retries with a 60 s base would otherwise wait 8.5 hours before the last.
+pub const DEFAULT_RETRY_BACKOFF_MAX: Duration = Duration::from_secs(10);
 /// Retries per first attempt when `retry_budget` is not given.
 pub const DEFAULT_RETRY_BUDGET: f64 = 0.2;
+/// Retries a second allowed whatever the budget when `retry_floor` is not given.
+pub const DEFAULT_RETRY_FLOOR: u32 = 10;
 
 const fn key(name: &'static str, field: Field) -> ConfigKey {
     ConfigKey {
@@ -131,9 +136,19 @@ pub const KEYS: [ConfigKey; Field::ALL.len()] = [
         ..key("retry_backoff", Field::RetryBackoff)
     },
     ConfigKey {
+        default: Some(KeyDefault::Span(DEFAULT_RETRY_BACKOFF_MAX)),
+        needs: Some(NEEDS_RETRIES),
+        ..key("retry_backoff_max", Field::RetryBackoffMax)
+    },
+    ConfigKey {
         default: Some(KeyDefault::Rate(DEFAULT_RETRY_BUDGET)),
         needs: Some(NEEDS_RETRIES),
         ..key("retry_budget", Field::RetryBudget)
+    },
+    ConfigKey {
+        default: Some(KeyDefault::Count(DEFAULT_RETRY_FLOOR)),
+        needs: Some(NEEDS_RETRIES),
+        ..key("retry_floor", Field::RetryFloor)
     },
     key("max_concurrent", Field::MaxConcurrent),
     key("probe_timeout", Field::ProbeTimeout),

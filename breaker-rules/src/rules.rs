@@ -204,11 +204,23 @@ impl Settings {
                     Value::Duration(self.retry_backoff),
                 ))
             }
+            Field::RetryBackoffMax => match self.retry_backoff_max {
+                Some(max) if max.as_nanos() < self.retry_backoff.as_nanos() => Err(Violation::new(
+                    field,
+                    "must be at least retry_backoff",
+                    Value::MaxUnderBase {
+                        max,
+                        base: self.retry_backoff,
+                    },
+                )),
+                _ => Ok(()),
+            },
             // Written so that NaN fails too.
             Field::RetryBudget if !(self.retry_budget >= 0.0 && self.retry_budget <= 1.0) => Err(
                 Violation::new(field, "must be in [0, 1]", Value::F64(self.retry_budget)),
             ),
-            Field::Retries | Field::RetryBackoff | Field::RetryBudget => Ok(()),
+            // Any number a second is a floor; 0 leaves the budget alone.
+            Field::Retries | Field::RetryBackoff | Field::RetryBudget | Field::RetryFloor => Ok(()),
             Field::MaxConcurrent => match self.max_concurrent {
                 Some(0) => Err(Violation::new(field, "must be at least 1", Value::U32(0))),
                 _ => Ok(()),

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::keys::{DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET};
+use crate::keys::{DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_FLOOR};
 
 /// Largest count window: memory per breaker stays bounded (one byte per call).
 pub const MAX_COUNT_WINDOW: u32 = 1 << 20;
@@ -156,8 +156,12 @@ pub struct Settings {
     pub retries: u32,
     /// Base delay before a retry.
     pub retry_backoff: Duration,
+    /// Longest delay before a retry; `None`: 10 s, or the base if that is longer.
+    pub retry_backoff_max: Option<Duration>,
     /// Retries per first attempt.
     pub retry_budget: f64,
+    /// Retries a second allowed beside the budget.
+    pub retry_floor: u32,
     /// The bulkhead's limit on calls in flight.
     pub max_concurrent: Option<u32>,
     /// How long a half-open probe may run.
@@ -182,7 +186,9 @@ impl Settings {
         timeout: None,
         retries: 0,
         retry_backoff: DEFAULT_RETRY_BACKOFF,
+        retry_backoff_max: None,
         retry_budget: DEFAULT_RETRY_BUDGET,
+        retry_floor: DEFAULT_RETRY_FLOOR,
         max_concurrent: None,
         probe_timeout: None,
         shadow: false,

@@ -21,6 +21,8 @@ pub enum Value {
     MinOverWindow { min: u32, window: u32 },
     /// `open_backoff.max` under `open_for`.
     MaxUnderOpen { max: Duration, open: Duration },
+    /// `retry_backoff_max` under `retry_backoff`.
+    MaxUnderBase { max: Duration, base: Duration },
     /// `successes` over `probes`.
     SuccessesOverProbes { successes: u32, probes: u32 },
     /// A ramp-up's percentages.
@@ -60,6 +62,9 @@ impl fmt::Display for Value {
             Value::Duration(d) => write!(f, "{d:?}"),
             Value::MinOverWindow { min, window } => write!(f, "{min} with a window of {window}"),
             Value::MaxUnderOpen { max, open } => write!(f, "{max:?} with open_for {open:?}"),
+            Value::MaxUnderBase { max, base } => {
+                write!(f, "{max:?} with retry_backoff {base:?}")
+            }
             Value::SuccessesOverProbes { successes, probes } => {
                 write!(f, "{successes} with {probes} probes")
             }
@@ -120,6 +125,7 @@ impl Violation {
         match self.value {
             Value::MinOverWindow { window, .. } => Some((Field::Window, Value::U32(window))),
             Value::MaxUnderOpen { open, .. } => Some((Field::OpenFor, Value::Duration(open))),
+            Value::MaxUnderBase { base, .. } => Some((Field::RetryBackoff, Value::Duration(base))),
             Value::SuccessesOverProbes { probes, .. } => Some((Field::Probes, Value::U32(probes))),
             _ => None,
         }
