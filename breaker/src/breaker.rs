@@ -28,6 +28,7 @@ use crate::{Classify, Outcome, Permit, Rejected, Snapshot, State, TransitionReas
 
 #[allow(unused_imports)] // for the call policy
 pub(crate) use admit::shadowed;
+#[cfg(feature = "policy")]
 pub(crate) use bulkhead::CallSlot;
 pub(crate) use shared::generation_of;
 use shared::{Shared, CLOSED, LIMITED, STATE_MASK, TIMED};
