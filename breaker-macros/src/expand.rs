@@ -95,7 +95,8 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
     let builder = builder(args, &p);
     let checks = checks(args, &p);
     let checked = checked_fields(&p);
-    let name = registry_name(args, &sig);
+    let (name, name_item) = registry_name(args, &sig, &p);
+    let at = quote!(::core::file!(), ::core::line!(), ::core::column!());
 
     let (ret_span, ret_ty) = match &sig.output {
         ReturnType::Default => (sig.ident.span(), Some(quote!(()))),
@@ -174,9 +175,11 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
                     const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
                     #checks
                     #record_check
+                    #name_item
                     static BREAKER: #p::StaticBreaker =
-                        #p::StaticBreaker::new(#p::config(BREAKER_CONFIG, #checked))#recording;
-                    BREAKER.get(#name)
+                        #p::StaticBreaker::new(#name, #p::config(BREAKER_CONFIG, #checked))#recording;
+                    #p::submit! { #p::Declared::single(&BREAKER, #at) }
+                    BREAKER.get()
                 };
             }
         }
@@ -188,7 +191,7 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
                 .as_ref()
                 .map(|m| respan(quote!(const _: () = #p::check_max_keys(#max_keys);), m.span));
             let lookup = quote_spanned! {key.span=>
-                BREAKER.breaker(#name, (&#p::KeyArg(#key_value)).__breaker_key())
+                BREAKER.breaker((&#p::KeyArg(#key_value)).__breaker_key())
             };
             // The key is evaluated outside the block, where the arguments are all it sees.
             quote! {
@@ -197,8 +200,13 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
                         const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
                         #checks
                         #max_keys_check
-                        static BREAKER: #p::StaticKeyed =
-                            #p::StaticKeyed::new(#p::config(BREAKER_CONFIG, #checked), #max_keys);
+                        #name_item
+                        static BREAKER: #p::StaticKeyed = #p::StaticKeyed::new(
+                            #name,
+                            #p::config(BREAKER_CONFIG, #checked),
+                            #max_keys,
+                        );
+                        #p::submit! { #p::Declared::keyed(&BREAKER, #at) }
                         #[allow(unused_imports)]
                         use #p::{BorrowedKey as _, OwnedKey as _};
                         #lookup
@@ -506,19 +514,25 @@ fn checked_fields(p: &TokenStream) -> TokenStream {
     quote!(&[#(#p::Field::#fields),*])
 }
 
-/// A closure giving the registry name, called once, on the first call.
-fn registry_name(args: &Args, sig: &Signature) -> TokenStream {
+/// The registry name, a constant but for a method, whose type only the compiler knows: then
+/// an item nested in the method's body, whose path names the `impl` block's type.
+fn registry_name(args: &Args, sig: &Signature, p: &TokenStream) -> (TokenStream, TokenStream) {
     let ident = LitStr::new(&sig.ident.unraw().to_string(), sig.ident.span());
     if let Some(name) = &args.name {
         let name = &name.value;
-        quote!(|| ::std::string::String::from(#name))
+        (quote!(#p::Name::Fixed(#name)), TokenStream::new())
     } else if sig.receiver().is_some() {
-        let p = private_path(args);
-        quote!(|| #p::method_name(::core::any::type_name::<Self>(), #ident))
+        let path_of = Ident::new("breaker_path_of", Span::mixed_site());
+        let item = quote! {
+            fn #path_of() -> &'static ::core::primitive::str {
+                ::core::any::type_name_of_val(&#path_of)
+            }
+        };
+        let name = quote!(#p::Name::Method { path_of: #path_of, method: #ident });
+        (name, item)
     } else {
-        quote!(|| ::std::string::String::from(
-            ::core::concat!(::core::module_path!(), "::", #ident)
-        ))
+        let name = quote!(#p::Name::Fixed(::core::concat!(::core::module_path!(), "::", #ident)));
+        (name, TokenStream::new())
     }
 }
 
