@@ -29,7 +29,7 @@ async fn main() {
     let scrape = breaker::metrics::text();
     let series = ["circuitbreaker_state{", "circuitbreaker_failure_rate{"];
     for line in scrape.lines().filter(|l| l.contains(pricing::GET_PRICE)) {
-        if series.iter().any(|s| l.starts_with(s)) || l.contains("result=\"failure\"") {
+        if series.iter().any(|s| line.starts_with(s)) || line.contains("result=\"failure\"") {
             println!("  {line}");
         }
     }
