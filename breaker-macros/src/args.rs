@@ -16,11 +16,14 @@ pub(crate) struct Spanned<T> {
     pub(crate) span: Span,
     /// The key's span: rules about the key's presence point here.
     pub(crate) key_span: Span,
+    /// The value as written, for errors: `1.5`, `"5s"`, `[10, 50]`.
+    pub(crate) written: String,
 }
 
 struct Place {
     span: Span,
     key_span: Span,
+    written: String,
 }
 
 impl Place {
@@ -29,6 +32,7 @@ impl Place {
             value,
             span: self.span,
             key_span: self.key_span,
+            written: self.written.clone(),
         }
     }
 }
@@ -58,7 +62,9 @@ pub(crate) struct Args {
     pub(crate) timeout: Option<Spanned<Duration>>,
     pub(crate) retries: Option<Spanned<u32>>,
     pub(crate) retry_backoff: Option<Spanned<Duration>>,
+    pub(crate) retry_backoff_max: Option<Spanned<Duration>>,
     pub(crate) retry_budget: Option<Spanned<f64>>,
+    pub(crate) retry_floor: Option<Spanned<u32>>,
     pub(crate) max_concurrent: Option<Spanned<u32>>,
     pub(crate) probe_timeout: Option<Spanned<Duration>>,
     pub(crate) shadow: Option<Spanned<bool>>,
@@ -81,10 +87,14 @@ impl Args {
         self.retries.is_some() || (self.timeout.is_some() && self.fallback.is_some())
     }
 
-    /// The spans of the configuration key `name`'s value and of the key, if written.
-    pub(crate) fn spans_of(&self, name: &str) -> Option<(Span, Span)> {
-        fn at<T>(s: &Option<Spanned<T>>) -> Option<(Span, Span)> {
-            s.as_ref().map(|s| (s.span, s.key_span))
+    /// Where and how the configuration key `name` was written, if it was.
+    pub(crate) fn written(&self, name: &str) -> Option<Written<'_>> {
+        fn at<T>(s: &Option<Spanned<T>>) -> Option<Written<'_>> {
+            s.as_ref().map(|s| Written {
+                span: s.span,
+                key_span: s.key_span,
+                text: &s.written,
+            })
         }
         match name {
             "window" => at(&self.window),
@@ -104,13 +114,22 @@ impl Args {
             "timeout" => at(&self.timeout),
             "retries" => at(&self.retries),
             "retry_backoff" => at(&self.retry_backoff),
+            "retry_backoff_max" => at(&self.retry_backoff_max),
             "retry_budget" => at(&self.retry_budget),
+            "retry_floor" => at(&self.retry_floor),
             "max_concurrent" => at(&self.max_concurrent),
             "probe_timeout" => at(&self.probe_timeout),
             "shadow" => at(&self.shadow),
             _ => unreachable!("`{name}` is a configuration key of the table"),
         }
     }
+}
+
+/// A configuration key as written.
+pub(crate) struct Written<'a> {
+    pub(crate) span: Span,
+    pub(crate) key_span: Span,
+    pub(crate) text: &'a str,
 }
 
 /// Parses `tokens`; a value error is collected and parsing goes on, so that every error of
@@ -133,7 +152,11 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
             };
             let expr: Expr = meta.value()?.parse()?;
             let span = expr_span(&expr);
-            let at = Place { span, key_span };
+            let at = Place {
+                span,
+                key_span,
+                written: written(&expr),
+            };
             let result =
                 match key.as_str() {
                     "window" => {
@@ -172,8 +195,12 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                         .map(|v| set_once(&mut args.retries, at.of(v), &key, errors)),
                     "retry_backoff" => duration(&expr, &key)
                         .map(|v| set_once(&mut args.retry_backoff, at.of(v), &key, errors)),
+                    "retry_backoff_max" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.retry_backoff_max, at.of(v), &key, errors)),
                     "retry_budget" => number(&expr, &key, "0.2")
                         .map(|v| set_once(&mut args.retry_budget, at.of(v), &key, errors)),
+                    "retry_floor" => unsigned(&expr, &key)
+                        .map(|v| set_once(&mut args.retry_floor, at.of(v), &key, errors)),
                     "max_concurrent" => integer(&expr, &key)
                         .map(|v| set_once(&mut args.max_concurrent, at.of(v), &key, errors)),
                     "probe_timeout" => duration(&expr, &key)
@@ -244,6 +271,20 @@ fn unknown_key(meta: &ParseNestedMeta<'_>) -> Error {
     ))
 }
 
+/// The value as the user wrote it, spaced as rustfmt would: `-1`, `[10, 50]`.
+fn written(expr: &Expr) -> String {
+    match expr {
+        Expr::Array(array) => {
+            let elems: Vec<String> = array.elems.iter().map(written).collect();
+            format!("[{}]", elems.join(", "))
+        }
+        Expr::Unary(ExprUnary { op, expr, .. }) => {
+            format!("{}{}", quote::ToTokens::to_token_stream(op), written(expr))
+        }
+        _ => quote::ToTokens::to_token_stream(expr).to_string(),
+    }
+}
+
 /// The span of the value's first token: on stable compilers a span cannot be joined, so the
 /// literal (after any `-`) is the most precise place to point at.
 fn expr_span(expr: &Expr) -> Span {
@@ -295,6 +336,18 @@ where
             expr,
             format!("`{key}` expects an integer literal, like `{key} = 10`"),
         )),
+    }
+}
+
+/// An integer literal of a key for which 0 is a valid value: a negative one is refused here,
+/// as no rule of the runtime's could.
+fn unsigned(expr: &Expr, key: &str) -> syn::Result<u32> {
+    match expr {
+        Expr::Unary(_) if is_integer_literal(expr) => Err(Error::new_spanned(
+            expr,
+            format!("`{key}` must be at least 0, like `{key} = 10`"),
+        )),
+        _ => integer(expr, key),
     }
 }
 

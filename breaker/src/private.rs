@@ -4,98 +4,19 @@ use std::borrow::Borrow;
 use std::fmt::Display;
 use std::hash::Hash;
 
-pub use crate::config::{ConfigBuilder, ConfigKey, Field, KeyDefault, KEYS};
+pub use crate::config::ConfigBuilder;
 pub use crate::declared::{Declared, Name, StaticBreaker, StaticKeyed};
 pub use crate::keyed::{FamilyAction, Keyed};
 pub use crate::{Breaker, CallError, Classify, Config, Outcome, Permit, Rejected, TimedOut};
 /// Submits an annotated function's [`Declared`] static to the list the registry reads at boot.
 pub use inventory::submit;
 
-/// Fails compilation with the rule `field` breaks, when the attribute's `const` evaluates it.
-pub const fn check(builder: ConfigBuilder, field: Field) {
-    // A broken window or `probes` is reported at its key; rules measured against it would
-    // only repeat it.
-    let measured_by = match field {
-        Field::Buckets | Field::MinCalls => Some(Field::Window),
-        Field::Successes => Some(Field::Probes),
-        _ => None,
-    };
-    if let Some(measure) = measured_by {
-        if builder.check(measure).is_err() {
-            return;
-        }
-    }
-    if let Err(e) = builder.check(field) {
-        panic!("{}", e.rule());
-    }
+/// The configuration of the attribute's builder, whose every rule the attribute checked at
+/// expansion with this crate's own rules (`breaker-rules`, of the same version), reporting a
+/// broken one at its key: nothing is left to refuse here.
+pub const fn config(builder: ConfigBuilder) -> Config {
+    builder.build_checked()
 }
-
-/// The rules of `record`, which only the attribute has: at least one call, and the
-/// `recording` feature that keeps them.
-pub const fn check_record(capacity: usize) {
-    if capacity == 0 {
-        panic!("record must be at least 1 call");
-    }
-    if cfg!(not(feature = "recording")) {
-        panic!("`record` needs the `recording` feature of breaker: enable it or remove the key");
-    }
-}
-
-/// The rule of `max_keys`, which only the attribute has.
-pub const fn check_max_keys(max_keys: usize) {
-    if max_keys == 0 {
-        panic!("max_keys must be at least 1");
-    }
-}
-
-/// The configuration of a builder whose every field was checked by [`check`]; `checked`
-/// names the fields the attribute checked.
-///
-/// They must be every field, in `Field::ALL`'s order: a field the attribute does not check
-/// fails compilation here, rather than ship a configuration no rule looked at. Then an
-/// invalid builder yields the defaults instead of a second compile error: its broken rule
-/// is already reported, at the key that broke it.
-pub const fn config(builder: ConfigBuilder, checked: &[Field]) -> Config {
-    if !checks_every_field(checked) {
-        panic!("#[circuit_breaker] must check every configuration field: breaker-macros and breaker differ");
-    }
-    match builder.build() {
-        Ok(config) => config,
-        Err(_) => match ConfigBuilder::new().build() {
-            Ok(config) => config,
-            Err(_) => panic!("the default configuration is valid"),
-        },
-    }
-}
-
-/// Whether `checked` is `Field::ALL`.
-const fn checks_every_field(checked: &[Field]) -> bool {
-    if checked.len() != Field::ALL.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < checked.len() {
-        if checked[i] as usize != Field::ALL[i] as usize {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-/// Fails compilation at the `timeout` or `retries` key of an attribute when this crate was
-/// built without the `policy` feature, which runs them.
-#[cfg(not(feature = "policy"))]
-pub const fn needs_policy_feature() {
-    panic!(
-        "`timeout` and `retries` need the `policy` feature of breaker: \
-         enable it (it is on by default) or remove the key"
-    );
-}
-
-/// With the `policy` feature, `timeout` and `retries` are run: nothing to refuse.
-#[cfg(feature = "policy")]
-pub const fn needs_policy_feature() {}
 
 /// A key of a keyed breaker: hashable, comparable, printable, owned or borrowed.
 #[diagnostic::on_unimplemented(
@@ -260,18 +181,6 @@ impl<T: Clone> Reuse for T {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_configuration_is_only_made_once_every_field_was_checked() {
-        assert!(checks_every_field(&Field::ALL));
-        assert!(!checks_every_field(&Field::ALL[1..]));
-        let mut swapped = Field::ALL;
-        swapped.swap(0, 1);
-        assert!(!checks_every_field(&swapped));
-        let forgot = std::panic::catch_unwind(|| config(ConfigBuilder::new(), &Field::ALL[..13]));
-        assert!(forgot.is_err());
-        assert_eq!(config(ConfigBuilder::new(), &Field::ALL), Config::default());
-    }
 
     #[test]
     fn a_timeout_becomes_the_error_of_a_result() {

@@ -3,19 +3,8 @@
 
 use std::time::Duration;
 
-use super::error::{ConfigError, Field, Value};
+use breaker_rules::{Settings, DEFAULT_RETRY_BACKOFF_MAX};
 
-/// Most retries after the first attempt.
-pub const MAX_RETRIES: u32 = 10;
-/// Longest base delay before a retry.
-pub const MAX_RETRY_BACKOFF: Duration = Duration::from_secs(60);
-/// Base delay before the first retry when `retry_backoff` is not given (fail once, wait
-/// 20 ms, try again).
-pub(crate) const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(20);
-/// Retries per first attempt when `retry_budget` is not given.
-pub(crate) const DEFAULT_RETRY_BUDGET: f64 = 0.2;
-/// Retries per second a breaker may always make, however few its calls.
-pub(crate) const DEFAULT_RETRY_FLOOR: u32 = 10;
 /// How long a half-open probe may run when neither `probe_timeout` nor `timeout` is given.
 pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -23,8 +12,10 @@ pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// attempts are retried. [`Config::policy`](crate::Config::policy) holds it; set it with
 /// the builder's [`timeout`](crate::ConfigBuilder::timeout),
 /// [`retries`](crate::ConfigBuilder::retries),
-/// [`retry_backoff`](crate::ConfigBuilder::retry_backoff) and
-/// [`retry_budget`](crate::ConfigBuilder::retry_budget).
+/// [`retry_backoff`](crate::ConfigBuilder::retry_backoff),
+/// [`retry_backoff_max`](crate::ConfigBuilder::retry_backoff_max),
+/// [`retry_budget`](crate::ConfigBuilder::retry_budget) and
+/// [`retry_floor`](crate::ConfigBuilder::retry_floor).
 ///
 /// ```
 /// use std::time::Duration;
@@ -35,7 +26,9 @@ pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// assert_eq!(policy.timeout(), Some(Duration::from_millis(800)));
 /// assert_eq!(policy.retries(), 2);
 /// assert_eq!(policy.retry_backoff(), Duration::from_millis(20));
+/// assert_eq!(policy.retry_backoff_max(), Duration::from_secs(10));
 /// assert_eq!(policy.retry_budget(), 0.2);
+/// assert_eq!(policy.retry_floor(), 10);
 /// # Ok::<(), breaker::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -43,6 +36,8 @@ pub struct Policy {
     pub(super) timeout: Option<Duration>,
     pub(super) retries: u32,
     pub(super) backoff: Duration,
+    /// `None`: the default, 10 s or the base if longer.
+    pub(super) backoff_max: Option<Duration>,
     pub(super) budget: f64,
     pub(super) floor: u32,
 }
@@ -50,11 +45,12 @@ pub struct Policy {
 impl Policy {
     /// No timeout, no retries.
     pub(super) const NONE: Policy = Policy {
-        timeout: None,
-        retries: 0,
-        backoff: DEFAULT_RETRY_BACKOFF,
-        budget: DEFAULT_RETRY_BUDGET,
-        floor: DEFAULT_RETRY_FLOOR,
+        timeout: Settings::DEFAULT.timeout,
+        retries: Settings::DEFAULT.retries,
+        backoff: Settings::DEFAULT.retry_backoff,
+        backoff_max: Settings::DEFAULT.retry_backoff_max,
+        budget: Settings::DEFAULT.retry_budget,
+        floor: Settings::DEFAULT.retry_floor,
     };
 
     /// How long each attempt may run before it is cancelled and counted as a failure.
@@ -68,9 +64,19 @@ impl Policy {
     }
 
     /// The base delay before a retry: the delay before retry `n` is drawn from
-    /// `[0, base * 2^(n-1)]`.
+    /// `[0, min(retry_backoff_max, base * 2^(n-1))]`.
     pub const fn retry_backoff(&self) -> Duration {
         self.backoff
+    }
+
+    /// The longest delay before a retry, however many retries came before: as set, or 10 s
+    /// (the base, if that is longer) when not set.
+    pub const fn retry_backoff_max(&self) -> Duration {
+        match self.backoff_max {
+            Some(max) => max,
+            None if self.backoff.as_nanos() > DEFAULT_RETRY_BACKOFF_MAX.as_nanos() => self.backoff,
+            None => DEFAULT_RETRY_BACKOFF_MAX,
+        }
     }
 
     /// Retries allowed per first attempt of the last 10 seconds, in `[0, 1]`.
@@ -81,42 +87,5 @@ impl Policy {
     /// Retries per second allowed beside the budget, so that a quiet breaker can retry too.
     pub const fn retry_floor(&self) -> u32 {
         self.floor
-    }
-
-    /// Checks the policy's own fields; `None` for the fields it does not hold.
-    pub(super) const fn check(&self, field: Field) -> Option<Result<(), ConfigError>> {
-        let result = match field {
-            Field::Timeout => match self.timeout {
-                Some(t) if t.is_zero() => Err(ConfigError::new(
-                    field,
-                    "timeout must be greater than zero",
-                    Value::Duration(t),
-                )),
-                _ => Ok(()),
-            },
-            Field::Retries if self.retries > MAX_RETRIES => Err(ConfigError::new(
-                field,
-                "retries must be at most 10",
-                Value::U32(self.retries),
-            )),
-            Field::RetryBackoff if self.backoff.as_nanos() > MAX_RETRY_BACKOFF.as_nanos() => {
-                Err(ConfigError::new(
-                    field,
-                    "retry_backoff must be at most 60s",
-                    Value::Duration(self.backoff),
-                ))
-            }
-            // Written so that NaN fails too.
-            Field::RetryBudget if !(self.budget >= 0.0 && self.budget <= 1.0) => {
-                Err(ConfigError::new(
-                    field,
-                    "retry_budget must be in [0, 1]",
-                    Value::F64(self.budget),
-                ))
-            }
-            Field::Retries | Field::RetryBackoff | Field::RetryBudget => Ok(()),
-            _ => return None,
-        };
-        Some(result)
     }
 }
