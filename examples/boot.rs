@@ -2,6 +2,8 @@
 //! (`src/pricing.rs`, a crate of the workspace this example depends on) are in the registry
 //! from its first access: the operators' overrides file, a listener and the first Prometheus
 //! scrape all reach them before any call, and a typo in the file is caught at start-up.
+//!
+//! `cargo run --example boot --features boot`
 
 use breaker::overrides::Overrides;
 use breaker::{registry, Event};
