@@ -2,5 +2,6 @@
 //! README's code.
 #![doc = include_str!("../README.md")]
 
+pub mod redis_server;
 pub mod simulation;
 pub mod tune;

@@ -402,6 +402,14 @@ impl Breaker {
         }
     }
 
+    /// The time left in the current OPEN; `None` in other states.
+    #[cfg(feature = "fleet")]
+    pub(crate) fn open_left(&self) -> Option<std::time::Duration> {
+        let now = self.clock().now();
+        let period = self.shared.inspect(|m| m.open_period());
+        period.map(|(since, open_for)| (since + open_for).saturating_duration_since(now))
+    }
+
     /// Half-open probes currently in flight (0 outside HALF_OPEN).
     pub fn probes_in_flight(&self) -> u32 {
         self.shared.inspect(|m| m.probes_in_flight())

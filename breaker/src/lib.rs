@@ -163,6 +163,8 @@ mod classify;
 pub mod clock;
 mod config;
 mod events;
+#[cfg(feature = "fleet")]
+pub mod fleet;
 mod integrations;
 mod keyed;
 mod latency;

@@ -30,11 +30,13 @@ pub enum Field {
     MaxConcurrent,
     ProbeTimeout,
     Shadow,
+    Fleet,
+    FleetQuorum,
 }
 
 impl Field {
     /// Every field, in the order `build` checks them.
-    pub const ALL: [Field; 21] = [
+    pub const ALL: [Field; 23] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -56,6 +58,8 @@ impl Field {
         Field::MaxConcurrent,
         Field::ProbeTimeout,
         Field::Shadow,
+        Field::Fleet,
+        Field::FleetQuorum,
     ];
 
     /// The builder's name for the field.
@@ -82,6 +86,8 @@ impl Field {
             Field::MaxConcurrent => "max_concurrent",
             Field::ProbeTimeout => "probe_timeout",
             Field::Shadow => "shadow",
+            Field::Fleet => "fleet",
+            Field::FleetQuorum => "fleet_quorum",
         }
     }
 }

@@ -42,6 +42,8 @@ pub enum KeyDefault {
 pub(crate) const DEFAULT_BUCKETS: u32 = 10;
 /// Slow-call rate when only `slow` is given.
 pub(crate) const DEFAULT_SLOW_RATE: f64 = 0.5;
+/// Peers that must hold a breaker OPEN before the fleet opens it, when `fleet_quorum` is not given.
+pub(crate) const DEFAULT_FLEET_QUORUM: u32 = 2;
 /// Length of a ramp step when `ramp_step` is not given.
 pub(crate) const DEFAULT_RAMP_STEP: Duration = Duration::from_secs(5);
 
@@ -105,6 +107,12 @@ pub const KEYS: [ConfigKey; Field::ALL.len()] = [
     key("max_concurrent", Field::MaxConcurrent),
     key("probe_timeout", Field::ProbeTimeout),
     key("shadow", Field::Shadow),
+    key("fleet", Field::Fleet),
+    ConfigKey {
+        default: Some(KeyDefault::Count(DEFAULT_FLEET_QUORUM)),
+        needs: Some("fleet"),
+        ..key("fleet_quorum", Field::FleetQuorum)
+    },
 ];
 
 // The table holds the fields in `Field::ALL`'s order, so that `ConfigKey::of` is an index and a

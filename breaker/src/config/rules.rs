@@ -196,7 +196,15 @@ impl ConfigBuilder {
             },
             // Checked by the policy above.
             Field::Timeout | Field::Retries | Field::RetryBackoff | Field::RetryBudget => Ok(()),
-            Field::Shadow => Ok(()),
+            Field::Shadow | Field::Fleet => Ok(()),
+            Field::FleetQuorum => match self.fleet_quorum {
+                Some(quorum) if quorum < 2 => Err(ConfigError::new(
+                    field,
+                    "fleet_quorum must be at least 2, so that one instance never opens the fleet",
+                    Value::U32(quorum),
+                )),
+                _ => Ok(()),
+            },
         }
     }
 }
