@@ -456,6 +456,14 @@ fn builder(args: &Args, p: &TokenStream) -> TokenStream {
         let shadow = shadow.value;
         b = quote!(#b.shadow(#shadow));
     }
+    if let Some(fleet) = &args.fleet {
+        let fleet = fleet.value;
+        b = quote!(#b.fleet(#fleet));
+    }
+    if let Some(quorum) = &args.fleet_quorum {
+        let quorum = quorum.value;
+        b = quote!(#b.fleet_quorum(#quorum));
+    }
     b
 }
 

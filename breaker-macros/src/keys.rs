@@ -46,6 +46,8 @@ pub(crate) const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(20);
 pub(crate) const DEFAULT_RETRY_BUDGET: f64 = 0.2;
 /// Bound on keyed breakers when `max_keys` is not given.
 pub(crate) const DEFAULT_MAX_KEYS: usize = 1024;
+/// `fleet_quorum` when only `fleet` is given.
+pub(crate) const DEFAULT_FLEET_QUORUM: u32 = 2;
 
 /// `needs` of a time window rather than of a key.
 pub(crate) const TIME_WINDOW: &str = "a time window";
@@ -129,6 +131,15 @@ pub(crate) const CONFIG_KEYS: &[ConfigKey] = &[
     key("max_concurrent", "MaxConcurrent"),
     key("probe_timeout", "ProbeTimeout"),
     key("shadow", "Shadow"),
+    key("fleet", "Fleet"),
+    ConfigKey {
+        default: Some(KeyDefault::Count(DEFAULT_FLEET_QUORUM)),
+        needs: Some(Needs {
+            what: "fleet",
+            hint: ", like `fleet = true`: the quorum counts the peers of a fleet",
+        }),
+        ..key("fleet_quorum", "FleetQuorum")
+    },
 ];
 
 /// The keys only the attribute has, after the configuration keys in the docs.

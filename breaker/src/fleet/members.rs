@@ -198,7 +198,11 @@ impl Members {
                     .arg(1)
                     .arg(millis(settings.lease_ttl));
                 match bounded(settings.timeout, script.invoke_async::<u64>(*conn)).await {
-                    Ok(0) => slot.holds_lease = true,
+                    // Its trial starts at its next call.
+                    Ok(0) => {
+                        slot.holds_lease = true;
+                        open_adopted(&breaker, Duration::ZERO);
+                    }
                     Ok(wait) => {
                         let until = Instant::now()
                             + Duration::from_millis(wait).min(settings.lease_ttl)
@@ -218,6 +222,38 @@ impl Members {
 }
 
 impl Members {
+    /// Whether a member holds a probe lease, which the task then renews.
+    pub(crate) fn holds_a_lease(&self) -> bool {
+        self.by_name.values().flatten().any(|slot| slot.holds_lease)
+    }
+
+    /// Renews the leases of the members still in their trial, so that no second instance
+    /// starts one; a store error ends the renewals (the lease expires by its ttl).
+    pub(crate) async fn renew_leases(
+        &mut self,
+        inner: &Inner,
+        conn: &mut ConnectionManager,
+        settings: &Settings,
+    ) -> Result<(), String> {
+        for (name, slots) in &self.by_name {
+            for slot in slots.iter().filter(|slot| slot.holds_lease) {
+                let trial = slot.member.breaker.upgrade().map(|b| b.state());
+                if !matches!(trial, Some(State::HalfOpen | State::Open)) {
+                    continue;
+                }
+                let keys = Keys::new(&settings.prefix, name);
+                let mut script = layout::TAKE_LEASE.prepare_invoke();
+                script
+                    .key(&keys.lease)
+                    .arg(&*inner.instance)
+                    .arg(1)
+                    .arg(millis(settings.lease_ttl));
+                bounded(settings.timeout, script.invoke_async::<u64>(conn)).await?;
+            }
+        }
+        Ok(())
+    }
+
     /// Takes back the leases that members of `name` held, whose trial ended; returns
     /// whether one was held.
     pub(crate) fn settle(&mut self, name: &str) -> bool {

@@ -160,7 +160,10 @@ impl Task {
                     }
                     Some(command) => self.online(&mut conn, command).await?,
                 },
-                _ = renew.tick(), if !self.own.is_empty() => self.renew(&mut conn).await?,
+                _ = renew.tick(), if !self.own.is_empty() || self.members.holds_a_lease() => {
+                    self.renew(&mut conn).await?;
+                    self.members.renew_leases(&self.inner, &mut conn, &self.settings).await?;
+                }
                 _ = snapshot.tick() => self.snapshot(&mut conn, None).await?,
                 () = at(deadline) => {
                     let lease = (&mut conn, &self.settings);
