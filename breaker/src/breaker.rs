@@ -486,6 +486,13 @@ impl Breaker {
         period.map(|(since, open_for)| (since + open_for).saturating_duration_since(now))
     }
 
+    /// Whether the breaker is OPEN for its fleet (`TransitionReason::FleetOpen`).
+    #[cfg(feature = "fleet")]
+    pub(crate) fn in_fleet_open(&self) -> bool {
+        self.shared
+            .inspect(|m| m.open_reason() == Some(crate::TransitionReason::FleetOpen))
+    }
+
     /// Half-open probes currently in flight (0 outside HALF_OPEN).
     pub fn probes_in_flight(&self) -> u32 {
         self.shared.inspect(|m| m.probes_in_flight())

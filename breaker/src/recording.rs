@@ -56,10 +56,11 @@ impl CallOutcome {
             CallOutcome::Rejected(RejectReason::ForcedOpen) => "rejected_forced_open",
             CallOutcome::Rejected(RejectReason::Throttled) => "rejected_throttled",
             CallOutcome::Rejected(RejectReason::Bulkhead) => "rejected_bulkhead",
+            CallOutcome::Rejected(RejectReason::FleetOpen) => "rejected_fleet_open",
         }
     }
 
-    const ALL: [CallOutcome; 8] = [
+    const ALL: [CallOutcome; 9] = [
         CallOutcome::Completed(Outcome::Success),
         CallOutcome::Completed(Outcome::Failure),
         CallOutcome::Completed(Outcome::Ignored),
@@ -68,6 +69,7 @@ impl CallOutcome {
         CallOutcome::Rejected(RejectReason::ForcedOpen),
         CallOutcome::Rejected(RejectReason::Throttled),
         CallOutcome::Rejected(RejectReason::Bulkhead),
+        CallOutcome::Rejected(RejectReason::FleetOpen),
     ];
 }
 

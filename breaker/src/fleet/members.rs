@@ -5,7 +5,7 @@
 //! no I/O: one message to the task), and the task acts on the breaker only through the
 //! breaker's own change path (`Breaker::open_until_because`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use super::layout::{self, Keys};
 use super::task::{bounded, millis, Command, Settings};
 use super::{Fleet, Inner};
-use crate::{Breaker, Event, State};
+use crate::{Breaker, Event, State, TransitionReason};
 
 /// One breaker that joined.
 pub(crate) struct Member {
@@ -76,16 +76,23 @@ impl Member {
 }
 
 /// Whether a transition is the fleet's own adoption, which publishes nothing.
-fn adopted(_event: &Event) -> bool {
-    false
+fn adopted(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::StateTransition {
+            reason: TransitionReason::FleetOpen,
+            ..
+        }
+    )
 }
 
 /// A member and what the fleet did to it.
 struct Slot {
     member: Member,
-    /// The end of the peers' quorum this member last adopted: the same quorum, renewed,
-    /// is not adopted again once the breaker left the OPEN it caused.
-    adopted_end: Option<Instant>,
+    /// The opinions (peer, sequence number) of the quorum this member last adopted: the same
+    /// opinions, renewed, are not adopted again once the breaker left the OPEN they caused;
+    /// a new OPEN of a peer is.
+    adopted: HashSet<(Box<str>, u64)>,
     /// When to ask for the probe lease: shortly before the adopted OPEN ends.
     lease_at: Option<Instant>,
     /// Whether this member holds the probe lease of its name.
@@ -114,7 +121,7 @@ impl Members {
         let new = slots.is_empty();
         slots.push(Slot {
             member,
-            adopted_end: None,
+            adopted: HashSet::new(),
             lease_at: None,
             holds_lease: false,
         });
@@ -135,14 +142,19 @@ impl Members {
             let Some(end) = view.quorum_until(name, now, slot.member.quorum) else {
                 continue;
             };
-            if slot.adopted_end.is_some_and(|adopted| adopted >= end)
-                || breaker.state() != State::Closed
-            {
+            let voters = view.voters(name, now);
+            let fresh = voters
+                .iter()
+                .any(|(id, seq)| !slot.adopted.contains(&(Box::from(*id), *seq)));
+            if !fresh || breaker.state() != State::Closed {
                 continue;
             }
             let until = end + jitter(inner.ttl);
             if open_adopted(&breaker, until - now) {
-                slot.adopted_end = Some(end);
+                slot.adopted = voters
+                    .iter()
+                    .map(|(id, seq)| (Box::from(*id), *seq))
+                    .collect();
                 slot.lease_at = Some(lease_time(now, until, inner.ttl));
             }
         }
@@ -184,7 +196,9 @@ impl Members {
                 let Some(breaker) = slot.member.breaker.upgrade() else {
                     continue;
                 };
-                if breaker.state() != State::Open {
+                // Only the fleet's OPEN waits for the lease: an OPEN of its own (a probe
+                // failed) is the breaker's to end.
+                if !breaker.in_fleet_open() {
                     continue;
                 }
                 let Some((conn, settings)) = store.as_mut() else {
@@ -265,9 +279,12 @@ impl Members {
     }
 }
 
-/// Opens `breaker` for `left` for its peers.
-fn open_adopted(_breaker: &Breaker, _left: Duration) -> bool {
-    false
+/// Opens `breaker` for `left` for its peers, through its own change path; from the fleet's
+/// OPEN, the period is replaced.
+fn open_adopted(breaker: &Breaker, left: Duration) -> bool {
+    let until = breaker.clock().now() + left;
+    breaker.open_until_because(until, TransitionReason::FleetOpen);
+    true
 }
 
 /// A random delay of up to a tenth of the ttl, so that instances that adopted one quorum

@@ -154,6 +154,20 @@ impl View {
             .collect()
     }
 
+    /// The peers whose opinions of `name` count at `now`, each with the sequence number of its
+    /// opinion: a renewal keeps it, a new OPEN has another.
+    pub(crate) fn voters(&self, name: &str, now: Instant) -> Vec<(&str, u64)> {
+        let Some(peers) = self.names.get(name) else {
+            return Vec::new();
+        };
+        peers
+            .by_instance
+            .iter()
+            .filter(|(_, seen)| seen.open.is_some_and(|o| o.expires > now && o.until > now))
+            .map(|(id, seen)| (&**id, seen.seq))
+            .collect()
+    }
+
     /// Until when at least `quorum` peers hold `name` OPEN, if they do at `now`: the end of
     /// the `quorum`-th latest of their OPENs (with exactly `quorum` of them, the earliest).
     pub(crate) fn quorum_until(&self, name: &str, now: Instant, quorum: usize) -> Option<Instant> {
