@@ -60,6 +60,8 @@ pub(crate) struct Inner {
     listeners: RwLock<Vec<Arc<dyn Fn(&FleetEvent) + Send + Sync>>>,
     max_instances: usize,
     ttl: Duration,
+    /// How long before an adopted OPEN ends the lease is asked for: twice the timeout.
+    lead: Duration,
 }
 
 /// What the fleet reports about its store.
@@ -313,6 +315,7 @@ impl FleetBuilder {
             listeners: RwLock::new(Vec::new()),
             max_instances: self.max_instances,
             ttl: self.ttl,
+            lead: self.timeout * 2,
         });
         let settings = Settings {
             client,

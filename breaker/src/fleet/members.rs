@@ -155,7 +155,7 @@ impl Members {
                     .iter()
                     .map(|(id, seq)| (Box::from(*id), *seq))
                     .collect();
-                slot.lease_at = Some(lease_time(now, until, inner.ttl));
+                slot.lease_at = Some(lease_time(now, until, inner.lead));
             }
         }
     }
@@ -217,12 +217,12 @@ impl Members {
                         slot.holds_lease = true;
                         open_adopted(&breaker, Duration::ZERO);
                     }
+                    // Open until the lease may be free, and long enough to ask again before.
                     Ok(wait) => {
-                        let until = Instant::now()
-                            + Duration::from_millis(wait).min(settings.lease_ttl)
-                            + jitter(inner.ttl);
+                        let wait = Duration::from_millis(wait).min(settings.lease_ttl);
+                        let until = Instant::now() + wait.max(inner.lead * 2) + jitter(inner.ttl);
                         if open_adopted(&breaker, until - Instant::now()) {
-                            slot.lease_at = Some(lease_time(Instant::now(), until, inner.ttl));
+                            slot.lease_at = Some(lease_time(Instant::now(), until, inner.lead));
                         }
                     }
                     Err(_failure) => {
@@ -294,10 +294,10 @@ fn jitter(ttl: Duration) -> Duration {
     Duration::from_millis(fastrand::u64(0..=max))
 }
 
-/// When to ask for the lease before an OPEN that ends at `until`: a twentieth of the ttl
-/// before, or now if that is past.
-fn lease_time(now: Instant, until: Instant, ttl: Duration) -> Instant {
-    until.checked_sub(ttl / 20).unwrap_or(now).max(now)
+/// When to ask for the lease before an OPEN that ends at `until`: `lead` (twice the store's
+/// timeout) before, so that the answer comes before the OPEN ends; now if that is past.
+fn lease_time(now: Instant, until: Instant, lead: Duration) -> Instant {
+    until.checked_sub(lead).unwrap_or(now).max(now)
 }
 
 /// Joins every breaker of the registry whose configuration has the fleet on, now and as
