@@ -1,4 +1,4 @@
-//! The fleet across separate OS processes: `examples/fleet_instance.rs` started three times
+//! The fleet across separate OS processes: `src/bin/fleet_instance.rs` started three times
 //! against one `redis-server`. Two instances open by their own judgement; the third, whose
 //! calls all succeed, learns of them and rejects with `FleetOpen`.
 
@@ -10,13 +10,9 @@ use std::time::Duration;
 
 use breaker_workspace::redis_server::RedisServer;
 
-/// The example's binary, which `cargo test` builds beside the tests' own.
+/// The instance's binary, which cargo builds for the tests.
 fn example() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let target = exe.parent().unwrap().parent().unwrap();
-    target
-        .join("examples")
-        .join(format!("fleet_instance{}", std::env::consts::EXE_SUFFIX))
+    PathBuf::from(env!("CARGO_BIN_EXE_fleet_instance"))
 }
 
 /// A running instance and the lines it printed.
