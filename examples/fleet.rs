@@ -36,7 +36,8 @@ struct Downstream {
     sick_calls: AtomicU32,
     /// Calls per bucket of the run.
     per_bucket: Mutex<Vec<u32>>,
-    /// Half-open probes in flight, and the most at once after the outage.
+    /// Half-open probes sent, in flight, and the most in flight at once.
+    probes: AtomicU32,
     probing: AtomicU32,
     most_probing: AtomicU32,
 }
@@ -45,6 +46,7 @@ struct Report {
     fleet: bool,
     sick_calls: u32,
     stopped_after: Duration,
+    probes: u32,
     most_probing: u32,
     per_bucket: Vec<u32>,
 }
@@ -71,15 +73,16 @@ fn main() -> Result<(), Box<dyn Error>> {
         OUTAGE_END.as_secs()
     );
     println!(
-        "{:<10} {:>22} {:>28} {:>26}",
-        "fleet", "calls to the sick one", "time to stop calling it", "probes at once, recovery"
+        "{:<6} {:>22} {:>24} {:>12} {:>16}",
+        "fleet", "calls to the sick one", "time to stop calling it", "probes sent", "most at once"
     );
     for r in &reports {
         println!(
-            "{:<10} {:>22} {:>27.2}s {:>26}",
+            "{:<6} {:>22} {:>23.2}s {:>12} {:>16}",
             if r.fleet { "on" } else { "off" },
             r.sick_calls,
             r.stopped_after.as_secs_f64(),
+            r.probes,
             r.most_probing
         );
     }
@@ -153,6 +156,7 @@ async fn run(server: &RedisServer, fleet_on: bool) -> Report {
         fleet: fleet_on,
         sick_calls: downstream.sick_calls.load(Ordering::Relaxed),
         stopped_after,
+        probes: downstream.probes.load(Ordering::Relaxed),
         most_probing: downstream.most_probing.load(Ordering::Relaxed),
         per_bucket,
     }
@@ -185,13 +189,14 @@ async fn traffic(
         };
         let bucket = (at.as_millis() / BUCKET.as_millis()) as usize;
         downstream.per_bucket.lock().unwrap()[bucket] += 1;
-        if probe && at >= OUTAGE_END {
+        if probe {
+            downstream.probes.fetch_add(1, Ordering::Relaxed);
             let now = downstream.probing.fetch_add(1, Ordering::Relaxed) + 1;
             downstream.most_probing.fetch_max(now, Ordering::Relaxed);
         }
         // The call takes 5 ms, and fails while the downstream is sick.
         tokio::time::sleep(Duration::from_millis(5)).await;
-        if probe && at >= OUTAGE_END {
+        if probe {
             downstream.probing.fetch_sub(1, Ordering::Relaxed);
         }
         if sick {
