@@ -30,7 +30,10 @@ fn closed_path(c: &mut Criterion) {
     };
     let config = Config::builder().count_window(20).min_calls(10);
     let off = Breaker::new("bench::fleet_off", config.build().unwrap());
-    let on = Arc::new(Breaker::new("bench::fleet_on", config.fleet(true).build().unwrap()));
+    let on = Arc::new(Breaker::new(
+        "bench::fleet_on",
+        config.fleet(true).build().unwrap(),
+    ));
     fleet.join(&on, 2);
     runtime.block_on(fleet.flush());
 

@@ -52,12 +52,15 @@ pub struct Fleet {
     commands: UnboundedSender<Command>,
 }
 
+/// A listener of [`FleetEvent`]s.
+type Listener = Arc<dyn Fn(&FleetEvent) + Send + Sync>;
+
 /// What the handles and the task share.
 pub(crate) struct Inner {
     instance: Arc<str>,
     view: Mutex<View>,
     degraded: Mutex<Option<String>>,
-    listeners: RwLock<Vec<Arc<dyn Fn(&FleetEvent) + Send + Sync>>>,
+    listeners: RwLock<Vec<Listener>>,
     max_instances: usize,
     ttl: Duration,
     /// How long before an adopted OPEN ends the lease is asked for: twice the timeout.

@@ -247,8 +247,8 @@ impl ConfigBuilder {
         self
     }
 
-    /// Share judgement with the other instances of the service through the fleet (see
-    /// [`breaker::fleet`](crate#the-fleet)): this breaker publishes its own OPENs, and opens
+    /// Share judgement with the other instances of the service through the fleet (module
+    /// `breaker::fleet`, feature `fleet`): this breaker publishes its own OPENs, and opens
     /// when a quorum of its peers hold its name OPEN. Takes effect once the process
     /// connects a fleet (the `fleet` feature); without one the breaker judges alone.
     pub const fn fleet(mut self, fleet: bool) -> Self {

@@ -189,7 +189,7 @@ impl Members {
     ) {
         for (name, slots) in &mut self.by_name {
             for slot in slots.iter_mut() {
-                if !slot.lease_at.is_some_and(|at| at <= now) {
+                if slot.lease_at.is_none_or(|at| at > now) {
                     continue;
                 }
                 slot.lease_at = None;

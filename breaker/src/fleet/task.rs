@@ -179,7 +179,7 @@ impl Task {
             Ok(parsed) => parsed,
             Err(layout::Malformed(what)) => {
                 #[cfg(feature = "tracing")]
-                tracing::warn!(message = %text, field = what, "fleet message ignored: malformed");
+                tracing::warn!(text = %text, field = what, "fleet message ignored: malformed");
                 let _ = what;
                 return;
             }
@@ -192,11 +192,11 @@ impl Task {
             Applied::NotMine => {}
             Applied::Stale => {
                 #[cfg(feature = "tracing")]
-                tracing::info!(message = %text, "fleet message ignored: older than what the view holds");
+                tracing::info!(text = %text, "fleet message ignored: older than what the view holds");
             }
             Applied::Full => {
                 #[cfg(feature = "tracing")]
-                tracing::warn!(message = %text, "fleet message ignored: too many instances for one name");
+                tracing::warn!(text = %text, "fleet message ignored: too many instances for one name");
             }
         }
     }
@@ -412,7 +412,7 @@ pub(crate) fn millis(span: Duration) -> u64 {
 
 /// One name's row of a snapshot: `[instance, seq, until left, expires left]` repeated.
 fn parse_rows(row: &[String]) -> Result<Vec<(String, u64, u64, u64)>, &'static str> {
-    if row.len() % 4 != 0 {
+    if !row.len().is_multiple_of(4) {
         return Err("length");
     }
     row.chunks(4)

@@ -41,6 +41,8 @@ fn example(key: &str) -> &'static str {
         "max_concurrent" => "64",
         "probe_timeout" => "\"30s\"",
         "shadow" => "true",
+        "fleet" => "false",
+        "fleet_quorum" => "3",
         _ => panic!("no example value of `{key}`: add one, so the test below covers it"),
     }
 }
@@ -54,6 +56,7 @@ fn every_key_of_the_table_is_read_and_changes_the_configuration() {
         .ramp_up(&[10, 100], Duration::from_secs(5))
         .ramp_latency_guard(3.0)
         .retries(1)
+        .fleet(true)
         .build()
         .unwrap();
     for key in crate::config::KEYS {
@@ -78,7 +81,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
         assert_eq!(applied(&Config::default(), &text), Err((2, message)));
         rules += 1;
     }
-    assert_eq!(rules, 7);
+    assert_eq!(rules, 8);
 }
 
 #[test]
@@ -102,6 +105,9 @@ fn keys_left_out_take_the_defaults_of_the_table() {
     fn retry_budget(c: &Config) -> KeyDefault {
         KeyDefault::Rate(c.policy().retry_budget())
     }
+    fn fleet_quorum(c: &Config) -> KeyDefault {
+        KeyDefault::Count(c.fleet_quorum())
+    }
     let mut defaults = 0;
     for key in crate::config::KEYS {
         let Some(default) = key.default else { continue };
@@ -111,6 +117,7 @@ fn keys_left_out_take_the_defaults_of_the_table() {
             "ramp_step" => ("ramp = [50, 100]", ramp_step),
             "retry_backoff" => ("retries = 2", retry_backoff),
             "retry_budget" => ("retries = 2", retry_budget),
+            "fleet_quorum" => ("fleet = true", fleet_quorum),
             _ => panic!("no case for the default of `{}`: add one", key.name),
         };
         let text = format!("[\"a\"]\n{written}\n");
@@ -118,7 +125,30 @@ fn keys_left_out_take_the_defaults_of_the_table() {
         assert_eq!(taken(&c), default, "{text}");
         defaults += 1;
     }
-    assert_eq!(defaults, 5);
+    assert_eq!(defaults, 6);
+}
+
+#[test]
+fn fleet_overrides_follow_the_builder_rules_at_their_line() {
+    assert_refused([(
+        "[\"a\"]\nfleet = true\nfleet_quorum = 1\n",
+        (
+            3,
+            "fleet_quorum must be at least 2, so that one instance never opens the fleet, got 1",
+        ),
+    )]);
+    let c = applied(
+        &Config::default(),
+        "[\"a\"]\nfleet = true\nfleet_quorum = 4\n",
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!((c.fleet(), c.fleet_quorum()), (true, 4));
+    let fleet = Config::builder().fleet(true).build().unwrap();
+    let quorum_only = applied(&fleet, "[\"a\"]\nfleet_quorum = 3\n")
+        .unwrap()
+        .unwrap();
+    assert_eq!((quorum_only.fleet(), quorum_only.fleet_quorum()), (true, 3));
 }
 
 #[test]
