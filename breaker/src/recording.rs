@@ -336,7 +336,8 @@ mod tests {
         assert_eq!(
             "rejected".parse::<CallOutcome>().unwrap_err(),
             "outcome must be one of success, failure, ignored, rejected_open, \
-             rejected_half_open_full, rejected_forced_open, rejected_throttled, rejected_bulkhead, got \"rejected\""
+             rejected_half_open_full, rejected_forced_open, rejected_throttled, rejected_bulkhead, \
+             rejected_fleet_open, got \"rejected\""
         );
     }
 

@@ -27,6 +27,8 @@ fn example(key: &str) -> &'static str {
         "max_concurrent" => "64",
         "probe_timeout" => "\"30s\"",
         "shadow" => "true",
+        "fleet" => "true",
+        "fleet_quorum" => "3",
         _ => panic!("no example value of `{key}`: add one, so the tests cover it"),
     }
 }
@@ -82,7 +84,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
         );
         rules += 1;
     }
-    assert_eq!(rules, 7);
+    assert_eq!(rules, 8);
 }
 
 #[test]
