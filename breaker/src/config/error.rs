@@ -26,7 +26,9 @@ pub enum Field {
     Timeout,
     Retries,
     RetryBackoff,
+    RetryBackoffMax,
     RetryBudget,
+    RetryFloor,
     MaxConcurrent,
     ProbeTimeout,
     Shadow,
@@ -36,7 +38,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, in the order `build` checks them.
-    pub const ALL: [Field; 23] = [
+    pub const ALL: [Field; 25] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -54,7 +56,9 @@ impl Field {
         Field::Timeout,
         Field::Retries,
         Field::RetryBackoff,
+        Field::RetryBackoffMax,
         Field::RetryBudget,
+        Field::RetryFloor,
         Field::MaxConcurrent,
         Field::ProbeTimeout,
         Field::Shadow,
@@ -82,7 +86,9 @@ impl Field {
             Field::Timeout => "timeout",
             Field::Retries => "retries",
             Field::RetryBackoff => "retry_backoff",
+            Field::RetryBackoffMax => "retry_backoff_max",
             Field::RetryBudget => "retry_budget",
+            Field::RetryFloor => "retry_floor",
             Field::MaxConcurrent => "max_concurrent",
             Field::ProbeTimeout => "probe_timeout",
             Field::Shadow => "shadow",
@@ -100,6 +106,7 @@ pub(crate) enum Value {
     Duration(Duration),
     MinOverWindow { min: u32, window: u32 },
     MaxUnderOpen { max: Duration, open: Duration },
+    MaxUnderBase { max: Duration, base: Duration },
     SuccessesOverProbes { successes: u32, probes: u32 },
     Ramp(RampUp),
 }
@@ -112,6 +119,9 @@ impl fmt::Display for Value {
             Value::Duration(d) => write!(f, "{d:?}"),
             Value::MinOverWindow { min, window } => write!(f, "{min} with a window of {window}"),
             Value::MaxUnderOpen { max, open } => write!(f, "{max:?} with open_for {open:?}"),
+            Value::MaxUnderBase { max, base } => {
+                write!(f, "{max:?} with retry_backoff {base:?}")
+            }
             Value::SuccessesOverProbes { successes, probes } => {
                 write!(f, "{successes} with {probes} probes")
             }
