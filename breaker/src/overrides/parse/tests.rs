@@ -135,7 +135,30 @@ fn keys_left_out_take_the_defaults_of_the_table() {
         assert_eq!(taken(&c), default, "{text}");
         defaults += 1;
     }
-    assert_eq!(rules, 10);
+    assert_eq!(defaults, 8);
+}
+
+#[test]
+fn fleet_overrides_follow_the_builder_rules_at_their_line() {
+    assert_refused([(
+        "[\"a\"]\nfleet = true\nfleet_quorum = 1\n",
+        (
+            3,
+            "fleet_quorum must be at least 2, so that one instance never opens the fleet, got 1",
+        ),
+    )]);
+    let c = applied(
+        &Config::default(),
+        "[\"a\"]\nfleet = true\nfleet_quorum = 4\n",
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!((c.fleet(), c.fleet_quorum()), (true, 4));
+    let fleet = Config::builder().fleet(true).build().unwrap();
+    let quorum_only = applied(&fleet, "[\"a\"]\nfleet_quorum = 3\n")
+        .unwrap()
+        .unwrap();
+    assert_eq!((quorum_only.fleet(), quorum_only.fleet_quorum()), (true, 3));
 }
 
 #[test]
