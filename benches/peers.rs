@@ -7,7 +7,7 @@
 //! of its own). Two references bound what is possible: no breaker at all, and one
 //! `AtomicU64::fetch_add`.
 //!
-//! Run with `cargo bench --bench peers`; `benches/README.md` has the table of one run.
+//! Run with `cargo bench -p breaker-benches --bench peers`; `benches/README.md` has the table of one run.
 
 use std::future::Future;
 use std::hint::black_box;

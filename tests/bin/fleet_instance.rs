@@ -1,8 +1,8 @@
 //! One instance of a service in a fleet, as its own OS process: `tests/fleet_processes.rs`
-//! starts it several times against one `redis-server` (a binary of this package, so that
-//! cargo builds it for the tests).
+//! starts it several times against one `redis-server` (a binary of the tests'
+//! package, so that cargo builds it for them).
 //!
-//! `cargo run --bin fleet_instance -- redis://127.0.0.1:6379 web-1 sick|watch`
+//! `cargo run -p breaker-tests --bin fleet_instance -- redis://127.0.0.1:6379 web-1 sick|watch`
 //!
 //! Its breaker `libraryd` (2 failed calls of 2 open it for 30 s; the fleet on, quorum 2) joins
 //! the fleet. `sick` fails two calls, so the breaker opens by its own judgement; `watch` calls
