@@ -2,5 +2,6 @@
 //! replay tuner.
 
 pub mod pricing;
+pub mod redis_server;
 pub mod simulation;
 pub mod tune;

@@ -60,6 +60,7 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"forced_open\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"throttled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"bulkhead\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::cycle\"} 0.75",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
         ]
@@ -81,6 +82,7 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"forced_open\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"throttled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"bulkhead\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::cycle\"} 0.0",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"open\",to_state=\"half_open\",reason=\"open_elapsed\"} 1",
@@ -124,6 +126,7 @@ fn slow_call_rate_is_exported_once_the_window_is_judged() {
             "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\",reason=\"forced_open\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\",reason=\"throttled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\",reason=\"bulkhead\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::slow\"} 0.0",
             "circuitbreaker_slow_call_rate{name=\"metrics::slow\"} 0.25",
         ]
@@ -216,6 +219,7 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"forced_open\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"throttled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"bulkhead\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::replica\",key=\"10.1.0.1:80\"} 1.0",
             "circuitbreaker_state_transitions_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
         ]
@@ -233,6 +237,7 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"forced_open\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"throttled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"bulkhead\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::replica\",key=\"10.1.0.2:80\"} 0.0",
         ]
     );
@@ -266,6 +271,7 @@ fn a_registry_of_its_own_is_exported_and_counted_apart_from_the_global_one() {
             "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"forced_open\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"throttled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"bulkhead\"} 0",
+            "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::own\"} 1.0",
             "circuitbreaker_state_transitions_total{name=\"metrics::own\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
         ]

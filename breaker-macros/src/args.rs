@@ -77,6 +77,8 @@ pub(crate) struct Args {
     pub(crate) max_concurrent: Option<Spanned<u32>>,
     pub(crate) probe_timeout: Option<Spanned<Duration>>,
     pub(crate) shadow: Option<Spanned<bool>>,
+    pub(crate) fleet: Option<Spanned<bool>>,
+    pub(crate) fleet_quorum: Option<Spanned<u32>>,
     pub(crate) fallback: Option<Spanned<Path>>,
     pub(crate) fallback_on: Option<Spanned<FallbackOn>>,
     pub(crate) classify: Option<Spanned<Path>>,
@@ -137,6 +139,8 @@ impl Args {
             "max_concurrent" => at(&self.max_concurrent),
             "probe_timeout" => at(&self.probe_timeout),
             "shadow" => at(&self.shadow),
+            "fleet" => at(&self.fleet),
+            "fleet_quorum" => at(&self.fleet_quorum),
             _ => unreachable!("`{name}` is a configuration key of the table"),
         }
     }
@@ -224,6 +228,10 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                         .map(|v| set_once(&mut args.probe_timeout, at.of(v), &key, errors)),
                     "shadow" => boolean(&expr, &key)
                         .map(|v| set_once(&mut args.shadow, at.of(v), &key, errors)),
+                    "fleet" => boolean(&expr, &key)
+                        .map(|v| set_once(&mut args.fleet, at.of(v), &key, errors)),
+                    "fleet_quorum" => integer(&expr, &key)
+                        .map(|v| set_once(&mut args.fleet_quorum, at.of(v), &key, errors)),
                     "fallback" => path(&expr, &key)
                         .map(|v| set_once(&mut args.fallback, at.of(v), &key, errors)),
                     "fallback_on" => fallback_on(&expr)

@@ -482,7 +482,14 @@ fn builder(s: &Settings, p: &TokenStream) -> TokenStream {
         b = quote!(#b.probe_timeout(#limit));
     }
     let shadow = s.shadow;
-    quote!(#b.shadow(#shadow))
+    b = quote!(#b.shadow(#shadow));
+    if s.fleet {
+        b = quote!(#b.fleet(true));
+    }
+    if let Some(quorum) = s.fleet_quorum {
+        b = quote!(#b.fleet_quorum(#quorum));
+    }
+    b
 }
 
 /// The registry name, a constant but for a method, whose type only the compiler knows: then

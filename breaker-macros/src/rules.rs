@@ -79,6 +79,8 @@ pub(crate) fn settings(args: &Args) -> Settings {
     s.max_concurrent = args.max_concurrent.as_ref().map(|n| n.value);
     s.probe_timeout = args.probe_timeout.as_ref().map(|t| t.value);
     s.shadow = args.shadow.as_ref().is_some_and(|s| s.value);
+    s.fleet = args.fleet.as_ref().is_some_and(|f| f.value);
+    s.fleet_quorum = args.fleet_quorum.as_ref().map(|q| q.value);
     s
 }
 

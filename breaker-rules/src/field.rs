@@ -27,11 +27,15 @@ pub enum Field {
     MaxConcurrent,
     ProbeTimeout,
     Shadow,
+    /// `fleet`
+    Fleet,
+    /// `fleet_quorum`
+    FleetQuorum,
 }
 
 impl Field {
     /// Every field, in the order the rules are checked.
-    pub const ALL: [Field; 23] = [
+    pub const ALL: [Field; 25] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -55,6 +59,8 @@ impl Field {
         Field::MaxConcurrent,
         Field::ProbeTimeout,
         Field::Shadow,
+        Field::Fleet,
+        Field::FleetQuorum,
     ];
 
     /// The builder's name for the field, e.g. `"failure_rate"` (the key is `rate`).
@@ -83,6 +89,8 @@ impl Field {
             Field::MaxConcurrent => "max_concurrent",
             Field::ProbeTimeout => "probe_timeout",
             Field::Shadow => "shadow",
+            Field::Fleet => "fleet",
+            Field::FleetQuorum => "fleet_quorum",
         }
     }
 

@@ -57,6 +57,8 @@ pub const DEFAULT_RETRY_BACKOFF_MAX: Duration = Duration::from_secs(10);
 pub const DEFAULT_RETRY_BUDGET: f64 = 0.2;
 /// Retries a second allowed whatever the budget when `retry_floor` is not given.
 pub const DEFAULT_RETRY_FLOOR: u32 = 10;
+/// Peers that must hold a breaker OPEN before the fleet opens it, when `fleet_quorum` is not given.
+pub const DEFAULT_FLEET_QUORUM: u32 = 2;
 
 const fn key(name: &'static str, field: Field) -> ConfigKey {
     ConfigKey {
@@ -153,6 +155,15 @@ pub const KEYS: [ConfigKey; Field::ALL.len()] = [
     key("max_concurrent", Field::MaxConcurrent),
     key("probe_timeout", Field::ProbeTimeout),
     key("shadow", Field::Shadow),
+    key("fleet", Field::Fleet),
+    ConfigKey {
+        default: Some(KeyDefault::Count(DEFAULT_FLEET_QUORUM)),
+        needs: Some(Needs {
+            what: "fleet",
+            hint: ", like `fleet = true`: the quorum counts the peers of a fleet",
+        }),
+        ..key("fleet_quorum", Field::FleetQuorum)
+    },
 ];
 
 // The table holds the fields in `Field::ALL`'s order, so that `ConfigKey::of` is an index and a

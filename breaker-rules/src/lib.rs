@@ -35,9 +35,9 @@ mod violation;
 
 pub use crate::field::Field;
 pub use crate::keys::{
-    names as key_names, ConfigKey, KeyDefault, Needs, DEFAULT_BUCKETS, DEFAULT_RAMP_STEP,
-    DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BACKOFF_MAX, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_FLOOR,
-    DEFAULT_SLOW_RATE, KEYS, TIME_WINDOW,
+    names as key_names, ConfigKey, KeyDefault, Needs, DEFAULT_BUCKETS, DEFAULT_FLEET_QUORUM,
+    DEFAULT_RAMP_STEP, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BACKOFF_MAX, DEFAULT_RETRY_BUDGET,
+    DEFAULT_RETRY_FLOOR, DEFAULT_SLOW_RATE, KEYS, TIME_WINDOW,
 };
 pub use crate::settings::{
     Backoff, RampUp, Settings, SlowCalls, Window, LEAST_MIN_CALLS, MAX_BUCKETS, MAX_COUNT_WINDOW,

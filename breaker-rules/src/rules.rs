@@ -233,7 +233,15 @@ impl Settings {
                 )),
                 _ => Ok(()),
             },
-            Field::Shadow => Ok(()),
+            Field::Shadow | Field::Fleet => Ok(()),
+            Field::FleetQuorum => match self.fleet_quorum {
+                Some(quorum) if quorum < 2 => Err(Violation::new(
+                    field,
+                    "must be at least 2, so that one instance never opens the fleet",
+                    Value::U32(quorum),
+                )),
+                _ => Ok(()),
+            },
         }
     }
 }

@@ -168,6 +168,10 @@ pub struct Settings {
     pub probe_timeout: Option<Duration>,
     /// Watch only: admit every call.
     pub shadow: bool,
+    /// Share judgement with the fleet's peers.
+    pub fleet: bool,
+    /// Live peers holding the breaker OPEN that open it; `None`: 2.
+    pub fleet_quorum: Option<u32>,
 }
 
 impl Settings {
@@ -192,6 +196,8 @@ impl Settings {
         max_concurrent: None,
         probe_timeout: None,
         shadow: false,
+        fleet: false,
+        fleet_quorum: None,
     };
 }
 

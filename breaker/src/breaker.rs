@@ -482,6 +482,21 @@ impl Breaker {
         }
     }
 
+    /// The time left in the current OPEN; `None` in other states.
+    #[cfg(feature = "fleet")]
+    pub(crate) fn open_left(&self) -> Option<std::time::Duration> {
+        let now = self.clock().now();
+        let period = self.shared.inspect(|m| m.open_period());
+        period.map(|(since, open_for)| (since + open_for).saturating_duration_since(now))
+    }
+
+    /// Whether the breaker is OPEN for its fleet (`TransitionReason::FleetOpen`).
+    #[cfg(feature = "fleet")]
+    pub(crate) fn in_fleet_open(&self) -> bool {
+        self.shared
+            .inspect(|m| m.open_reason() == Some(crate::TransitionReason::FleetOpen))
+    }
+
     /// Half-open probes currently in flight (0 outside HALF_OPEN).
     pub fn probes_in_flight(&self) -> u32 {
         self.shared.inspect(|m| m.probes_in_flight())

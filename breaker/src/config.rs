@@ -64,6 +64,8 @@ pub struct Config {
     /// `None` follows the policy's timeout, else [`DEFAULT_PROBE_TIMEOUT`].
     probe_timeout: Option<Duration>,
     shadow: bool,
+    fleet: bool,
+    fleet_quorum: Option<u32>,
 }
 
 impl Config {
@@ -102,6 +104,8 @@ impl Config {
             max_concurrent: self.max_concurrent,
             probe_timeout: self.probe_timeout,
             shadow: self.shadow,
+            fleet: self.fleet,
+            fleet_quorum: self.fleet_quorum,
         }
     }
 
@@ -181,6 +185,19 @@ impl Config {
     /// admits every call.
     pub const fn shadow(&self) -> bool {
         self.shadow
+    }
+
+    /// Whether the breaker shares judgement with its peers through the fleet.
+    pub const fn fleet(&self) -> bool {
+        self.fleet
+    }
+
+    /// How many live peers must hold this breaker's name OPEN before it opens for them.
+    pub const fn fleet_quorum(&self) -> u32 {
+        match self.fleet_quorum {
+            Some(quorum) => quorum,
+            None => breaker_rules::DEFAULT_FLEET_QUORUM,
+        }
     }
 }
 

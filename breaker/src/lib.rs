@@ -165,6 +165,8 @@ pub mod clock;
 mod config;
 mod declared;
 mod events;
+#[cfg(feature = "fleet")]
+pub mod fleet;
 mod integrations;
 mod keyed;
 mod latency;

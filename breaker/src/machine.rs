@@ -203,7 +203,6 @@ impl Machine {
     }
 
     /// Why the current OPEN was entered; `None` in other states.
-    #[allow(dead_code)] // for the rejections of an OPEN entered for another breaker's reason
     pub(crate) fn open_reason(&self) -> Option<TransitionReason> {
         match self.phase {
             Phase::Open { reason, .. } => Some(reason),
@@ -258,11 +257,13 @@ impl Machine {
             Phase::Disabled => Ok(Admission::Passthrough),
             Phase::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
             Phase::Open {
-                since, open_for, ..
+                since,
+                open_for,
+                reason,
             } => {
                 let left = open_left(*since, *open_for, now.get());
                 if left > Duration::ZERO {
-                    return Err((RejectReason::Open, Some(left)));
+                    return Err((rejection_of(*reason), Some(left)));
                 }
                 // Lazy expiry: the first call at or after the deadline becomes a probe.
                 self.enter(State::HalfOpen, TransitionReason::OpenElapsed, now);
@@ -535,3 +536,12 @@ fn times_calls(config: &Config) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// The reason a call is rejected for in an OPEN entered for `reason`: the fleet's OPEN
+/// rejects by its own reason, to be counted apart.
+pub(crate) const fn rejection_of(reason: TransitionReason) -> RejectReason {
+    match reason {
+        TransitionReason::FleetOpen => RejectReason::FleetOpen,
+        _ => RejectReason::Open,
+    }
+}

@@ -9,13 +9,13 @@
 //! | metric | type | value |
 //! |---|---|---|
 //! | `circuitbreaker_state` | gauge | the current state: 0 CLOSED, 1 OPEN, 2 HALF_OPEN, 3 FORCED_OPEN, 4 DISABLED |
-//! | `circuitbreaker_calls_total{result}` | counter | calls since the breaker was created, by `result`: `success`, `failure`, `ignored`, `cancelled` (dropped without a result), `rejected` (one series per `reason`: `open`, `half_open_full`, `forced_open`, `throttled`, `bulkhead`), `shadow_rejected` (for a shadow breaker: calls admitted that an enforcing one would have rejected) |
+//! | `circuitbreaker_calls_total{result}` | counter | calls since the breaker was created, by `result`: `success`, `failure`, `ignored`, `cancelled` (dropped without a result), `rejected` (one series per `reason`: `open`, `half_open_full`, `forced_open`, `throttled`, `bulkhead`, `fleet_open`), `shadow_rejected` (for a shadow breaker: calls admitted that an enforcing one would have rejected) |
 //! | `circuitbreaker_retries_total` | counter | for a breaker that retries: retries made by the call policy (attempts after the first) |
 //! | `circuitbreaker_retry_budget_exhausted_total` | counter | for a breaker that retries: failed attempts returned without a retry because the retry budget was spent |
 //! | `circuitbreaker_in_flight` | gauge | for a breaker with a bulkhead (`max_concurrent`): calls holding one of its slots |
 //! | `circuitbreaker_failure_rate` | gauge | failures / completed calls in the window, 0 with none (the breaker acts on it once `min_calls` completed) |
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
-//! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since [`register`] first ran, or since the breaker was created if later, by why ([`TransitionReason::as_str`](crate::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
+//! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since [`register`] first ran, or since the breaker was created if later, by why ([`TransitionReason::as_str`](crate::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
 //! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
 //!
 //! The state is one series per breaker holding the current state's code, not one series per
@@ -189,6 +189,7 @@ impl Collector for BreakerCollector {
                 ("forced_open", by.forced_open),
                 ("throttled", by.throttled),
                 ("bulkhead", by.bulkhead),
+                ("fleet_open", by.fleet_open),
             ] {
                 let labels = s.labels(&[("result", "rejected"), ("reason", reason)]);
                 ConstCounter::new(count).encode(family.encode_family(&labels)?)?;

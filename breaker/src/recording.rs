@@ -56,10 +56,11 @@ impl CallOutcome {
             CallOutcome::Rejected(RejectReason::ForcedOpen) => "rejected_forced_open",
             CallOutcome::Rejected(RejectReason::Throttled) => "rejected_throttled",
             CallOutcome::Rejected(RejectReason::Bulkhead) => "rejected_bulkhead",
+            CallOutcome::Rejected(RejectReason::FleetOpen) => "rejected_fleet_open",
         }
     }
 
-    const ALL: [CallOutcome; 8] = [
+    const ALL: [CallOutcome; 9] = [
         CallOutcome::Completed(Outcome::Success),
         CallOutcome::Completed(Outcome::Failure),
         CallOutcome::Completed(Outcome::Ignored),
@@ -68,6 +69,7 @@ impl CallOutcome {
         CallOutcome::Rejected(RejectReason::ForcedOpen),
         CallOutcome::Rejected(RejectReason::Throttled),
         CallOutcome::Rejected(RejectReason::Bulkhead),
+        CallOutcome::Rejected(RejectReason::FleetOpen),
     ];
 }
 
@@ -334,7 +336,8 @@ mod tests {
         assert_eq!(
             "rejected".parse::<CallOutcome>().unwrap_err(),
             "outcome must be one of success, failure, ignored, rejected_open, \
-             rejected_half_open_full, rejected_forced_open, rejected_throttled, rejected_bulkhead, got \"rejected\""
+             rejected_half_open_full, rejected_forced_open, rejected_throttled, rejected_bulkhead, \
+             rejected_fleet_open, got \"rejected\""
         );
     }
 

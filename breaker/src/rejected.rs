@@ -18,6 +18,9 @@ pub enum RejectReason {
     Throttled,
     /// The bulkhead is full: as many calls as `max_concurrent` allows are in flight.
     Bulkhead,
+    /// The breaker is open for its fleet: at least `fleet_quorum` peers hold it OPEN
+    /// (feature `fleet`).
+    FleetOpen,
 }
 
 /// A call the breaker rejected without running it: which breaker, why, and when to retry.
@@ -168,6 +171,7 @@ impl fmt::Display for Rejected {
             RejectReason::ForcedOpen => f.write_str("forced open")?,
             RejectReason::Throttled => f.write_str("throttled by recovery")?,
             RejectReason::Bulkhead => write!(f, "at its limit of {} calls in flight", self.detail)?,
+            RejectReason::FleetOpen => f.write_str("open for its fleet")?,
         }
         if let Some(after) = self.retry_after() {
             write!(f, "; retry in {:.1}s", after.as_secs_f64())?;

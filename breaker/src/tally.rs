@@ -39,12 +39,13 @@ pub(crate) enum RareEnding {
     /// Admitted by a shadow breaker where an enforcing one would have rejected it; the call
     /// then ends as any other, and is counted again by how.
     ShadowRejected,
+    RejectedFleetOpen,
 }
 
 /// Counters of the owner's row: one per [`Ending`].
 const HOT: usize = 5;
 /// Counters of a stripe: the [`Ending`]s, then the [`RareEnding`] ones.
-const ENDINGS: usize = HOT + 5;
+const ENDINGS: usize = HOT + 6;
 
 impl Ending {
     /// The outcome the window sees: a cancelled call is not judged.
@@ -66,6 +67,7 @@ impl RareEnding {
             RejectReason::ForcedOpen => Some(RareEnding::RejectedForcedOpen),
             RejectReason::Throttled => Some(RareEnding::RejectedThrottled),
             RejectReason::Bulkhead => Some(RareEnding::RejectedBulkhead),
+            RejectReason::FleetOpen => Some(RareEnding::RejectedFleetOpen),
         }
     }
 }
@@ -170,12 +172,19 @@ pub struct RejectedBy {
     pub throttled: u64,
     /// Rejected by a full bulkhead ([`RejectReason::Bulkhead`]).
     pub bulkhead: u64,
+    /// Rejected by a breaker open for its fleet ([`RejectReason::FleetOpen`]).
+    pub fleet_open: u64,
 }
 
 impl RejectedBy {
     /// Every rejection: the sum of the reasons.
     fn sum(&self) -> u64 {
-        self.open + self.half_open_full + self.forced_open + self.throttled + self.bulkhead
+        self.open
+            + self.half_open_full
+            + self.forced_open
+            + self.throttled
+            + self.bulkhead
+            + self.fleet_open
     }
 }
 
@@ -293,7 +302,7 @@ impl Tally {
                 *sum += counter.load(Ordering::Relaxed);
             }
         }
-        let [success, failure, ignored, cancelled, open, half_open_full, forced_open, throttled, bulkhead, shadow_rejected] =
+        let [success, failure, ignored, cancelled, open, half_open_full, forced_open, throttled, bulkhead, shadow_rejected, fleet_open] =
             sums;
         let rejected_by = RejectedBy {
             open,
@@ -301,6 +310,7 @@ impl Tally {
             forced_open,
             throttled,
             bulkhead,
+            fleet_open,
         };
         CallTotals {
             success,

@@ -62,6 +62,9 @@ pub enum TransitionReason {
     /// To OPEN: [`Breaker::open_for`](crate::Breaker::open_for) or
     /// [`Breaker::open_until`](crate::Breaker::open_until), an operator's open period.
     ManualOpen,
+    /// To OPEN: at least `fleet_quorum` live peers of the fleet hold the breaker's name OPEN
+    /// (feature `fleet`); the breaker stays open until their OPEN ends.
+    FleetOpen,
     /// To FORCED_OPEN: [`Breaker::force_open`](crate::Breaker::force_open).
     Forced,
     /// To DISABLED: [`Breaker::disable`](crate::Breaker::disable).
@@ -87,6 +90,7 @@ impl TransitionReason {
             TransitionReason::RampCompleted => "ramp_completed",
             TransitionReason::Pushback => "pushback",
             TransitionReason::ManualOpen => "manual_open",
+            TransitionReason::FleetOpen => "fleet_open",
             TransitionReason::Forced => "forced",
             TransitionReason::Disabled => "disabled",
             TransitionReason::Reset => "reset",
@@ -99,7 +103,7 @@ impl TransitionReason {
     pub(crate) const fn chooses_its_period(self) -> bool {
         matches!(
             self,
-            TransitionReason::Pushback | TransitionReason::ManualOpen
+            TransitionReason::Pushback | TransitionReason::ManualOpen | TransitionReason::FleetOpen
         )
     }
 }

@@ -29,6 +29,8 @@ fn example(key: &str) -> &'static str {
         "max_concurrent" => "64",
         "probe_timeout" => "\"30s\"",
         "shadow" => "true",
+        "fleet" => "true",
+        "fleet_quorum" => "3",
         _ => panic!("no example value of `{key}`: add one, so the tests cover it"),
     }
 }

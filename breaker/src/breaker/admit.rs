@@ -171,13 +171,17 @@ impl Breaker {
         if self.shared.shadow() {
             return self.admit_shadow(generation_of(self.shared.word()));
         }
+        let reason = self.shared.open_rejects();
         #[cfg(feature = "recording")]
         if self.shared.recording() {
-            self.record_rejection(RejectReason::Open);
+            self.record_rejection(reason);
         }
-        self.shared.count(Ending::RejectedOpen);
+        match reason {
+            RejectReason::Open => self.shared.count(Ending::RejectedOpen),
+            other => self.shared.count_rejection(other),
+        }
         Ticket::Reject {
-            reason: RejectReason::Open,
+            reason,
             detail: left,
         }
     }

@@ -20,6 +20,7 @@ use crate::tally::{CallTotals, Ending, OwnerRow, RareEnding, Tally};
 use crate::window::{PackedWindow, Threshold};
 use crate::RejectReason;
 use crate::State;
+use crate::TransitionReason;
 
 use super::Identity;
 
@@ -106,6 +107,8 @@ struct Hot {
     /// when there is none.
     coarse_from: AtomicU64,
     coarse_until: AtomicU64,
+    /// 1 while the current OPEN is the fleet's: its rejections are counted apart.
+    fleet_open: AtomicU32,
     /// The capacity of the packed window; 0 when the window is kept under the lock.
     packed: AtomicU32,
     /// The packed window's word once full of successes in the current CLOSED, which a
@@ -149,6 +152,7 @@ impl Shared {
             open_until: AtomicU64::new(0),
             coarse_from: AtomicU64::new(0),
             coarse_until: AtomicU64::new(0),
+            fleet_open: AtomicU32::new(0),
             packed: AtomicU32::new(0),
             full_window: AtomicU64::new(PackedWindow::NEVER),
             min_calls: AtomicU32::new(0),
@@ -224,6 +228,8 @@ impl Shared {
         self.write_window(m);
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);
+            let fleet = m.open_reason() == Some(TransitionReason::FleetOpen);
+            hot.fleet_open.store(u32::from(fleet), Ordering::Relaxed);
         }
         let state = m.state();
         let recording = self.recording();
@@ -312,6 +318,17 @@ impl Shared {
     pub(crate) fn open_period(&self) -> (u64, u64) {
         let from = self.hot.open_from.load(Ordering::Acquire);
         (from, self.hot.open_until.load(Ordering::Acquire))
+    }
+
+    /// Why the published OPEN rejects: [`RejectReason::FleetOpen`] in the fleet's OPEN, else
+    /// [`RejectReason::Open`]. Stored with the period, before the word that publishes it.
+    #[inline(always)]
+    pub(crate) fn open_rejects(&self) -> RejectReason {
+        if self.hot.fleet_open.load(Ordering::Relaxed) != 0 {
+            RejectReason::FleetOpen
+        } else {
+            RejectReason::Open
+        }
     }
 
     /// The packed window; recorders swap its word, and only the lock opens or seals it

@@ -40,6 +40,8 @@ pub struct ConfigBuilder {
     pub(super) max_concurrent: Option<u32>,
     pub(super) probe_timeout: Option<Duration>,
     pub(super) shadow: bool,
+    pub(super) fleet: bool,
+    pub(super) fleet_quorum: Option<u32>,
 }
 
 impl Default for ConfigBuilder {
@@ -67,6 +69,8 @@ impl ConfigBuilder {
             max_concurrent: d.max_concurrent,
             probe_timeout: d.probe_timeout,
             shadow: d.shadow,
+            fleet: d.fleet,
+            fleet_quorum: d.fleet_quorum,
         }
     }
 
@@ -274,6 +278,34 @@ impl ConfigBuilder {
         self
     }
 
+    /// Share judgement with the other instances of the service through the fleet (module
+    /// `breaker::fleet`, feature `fleet`): this breaker publishes its own OPENs, and opens
+    /// when a quorum of its peers hold its name OPEN. Takes effect once the process
+    /// connects a fleet (the `fleet` feature); without one the breaker judges alone.
+    pub const fn fleet(mut self, fleet: bool) -> Self {
+        self.fleet = fleet;
+        self
+    }
+
+    /// How many live peers must hold this breaker's name OPEN before it opens for them: at
+    /// least 2 (the default), so that one sick or lying instance never opens the fleet.
+    ///
+    /// ```
+    /// use breaker::Config;
+    ///
+    /// let err = Config::builder().fleet(true).fleet_quorum(1).build().unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "fleet_quorum must be at least 2, so that one instance never opens the fleet, got 1"
+    /// );
+    /// assert_eq!(Config::builder().fleet(true).build()?.fleet_quorum(), 2);
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub const fn fleet_quorum(mut self, peers: u32) -> Self {
+        self.fleet_quorum = Some(peers);
+        self
+    }
+
     /// Validates every field and returns the configuration, or the first rule broken.
     pub const fn build(self) -> Result<Config, ConfigError> {
         match self.settings().check_all() {
@@ -304,6 +336,8 @@ impl ConfigBuilder {
             max_concurrent: self.max_concurrent,
             probe_timeout: self.probe_timeout,
             shadow: self.shadow,
+            fleet: self.fleet,
+            fleet_quorum: self.fleet_quorum,
         }
     }
 
@@ -325,6 +359,8 @@ impl ConfigBuilder {
             max_concurrent: self.max_concurrent,
             probe_timeout: self.probe_timeout,
             shadow: self.shadow,
+            fleet: self.fleet,
+            fleet_quorum: self.fleet_quorum,
         }
     }
 

@@ -42,6 +42,8 @@ pub(super) struct Override {
     max_concurrent: Option<(usize, u32)>,
     probe_timeout: Option<(usize, Duration)>,
     shadow: Option<(usize, bool)>,
+    fleet: Option<(usize, bool)>,
+    fleet_quorum: Option<(usize, u32)>,
     pub(super) action: Option<Action>,
     /// A manual open period to start now (`Breaker::open_for`), not a configuration key.
     pub(super) open_for: Option<Duration>,
@@ -73,6 +75,8 @@ struct Raw {
     max_concurrent: Option<Spanned<u32>>,
     probe_timeout: Option<Spanned<String>>,
     shadow: Option<Spanned<bool>>,
+    fleet: Option<Spanned<bool>>,
+    fleet_quorum: Option<Spanned<u32>>,
     action: Option<Spanned<Action>>,
     open_for: Option<Spanned<String>>,
 }
@@ -209,6 +213,8 @@ impl Override {
             max_concurrent: plain(raw.max_concurrent),
             probe_timeout: duration(Field::ProbeTimeout, raw.probe_timeout)?,
             shadow: raw.shadow.map(|v| (at(v.span()), v.into_inner())),
+            fleet: raw.fleet.map(|v| (at(v.span()), v.into_inner())),
+            fleet_quorum: plain(raw.fleet_quorum),
             action: raw.action.map(Spanned::into_inner),
             name,
         })
@@ -242,6 +248,8 @@ impl Override {
             Field::MaxConcurrent => self.max_concurrent.map(|v| v.0),
             Field::ProbeTimeout => self.probe_timeout.map(|v| v.0),
             Field::Shadow => self.shadow.map(|v| v.0),
+            Field::Fleet => self.fleet.map(|v| v.0),
+            Field::FleetQuorum => self.fleet_quorum.map(|v| v.0),
         }
     }
 
@@ -394,6 +402,17 @@ impl Override {
         }
         if let Some((_, shadow)) = self.shadow {
             b = b.shadow(shadow);
+        }
+        // The quorum completes the fleet: the breaker's, or the one written here.
+        let fleet = self.fleet.map_or(current.fleet(), |(_, on)| on);
+        if let Some((_, on)) = self.fleet {
+            b = b.fleet(on);
+        }
+        if let Some((_, quorum)) = self.fleet_quorum {
+            if !fleet {
+                return needs(Field::FleetQuorum);
+            }
+            b = b.fleet_quorum(quorum);
         }
         b.build().map(Some).map_err(|e| {
             let field = e.field_id();

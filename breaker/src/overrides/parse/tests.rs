@@ -43,6 +43,8 @@ fn example(key: &str) -> &'static str {
         "max_concurrent" => "64",
         "probe_timeout" => "\"30s\"",
         "shadow" => "true",
+        "fleet" => "false",
+        "fleet_quorum" => "3",
         _ => panic!("no example value of `{key}`: add one, so the test below covers it"),
     }
 }
@@ -56,6 +58,7 @@ fn every_key_of_the_table_is_read_and_changes_the_configuration() {
         .ramp_up(&[10, 100], Duration::from_secs(5))
         .ramp_latency_guard(3.0)
         .retries(1)
+        .fleet(true)
         .build()
         .unwrap();
     for key in crate::config::KEYS {
@@ -107,6 +110,9 @@ fn keys_left_out_take_the_defaults_of_the_table() {
     fn retry_budget(c: &Config) -> KeyDefault {
         KeyDefault::Rate(c.policy().retry_budget())
     }
+    fn fleet_quorum(c: &Config) -> KeyDefault {
+        KeyDefault::Count(c.fleet_quorum())
+    }
     fn retry_floor(c: &Config) -> KeyDefault {
         KeyDefault::Count(c.policy().retry_floor())
     }
@@ -121,6 +127,7 @@ fn keys_left_out_take_the_defaults_of_the_table() {
             "retry_backoff_max" => ("retries = 2", retry_backoff_max),
             "retry_budget" => ("retries = 2", retry_budget),
             "retry_floor" => ("retries = 2", retry_floor),
+            "fleet_quorum" => ("fleet = true", fleet_quorum),
             _ => panic!("no case for the default of `{}`: add one", key.name),
         };
         let text = format!("[\"a\"]\n{written}\n");
@@ -128,7 +135,30 @@ fn keys_left_out_take_the_defaults_of_the_table() {
         assert_eq!(taken(&c), default, "{text}");
         defaults += 1;
     }
-    assert_eq!(defaults, 7);
+    assert_eq!(defaults, 8);
+}
+
+#[test]
+fn fleet_overrides_follow_the_builder_rules_at_their_line() {
+    assert_refused([(
+        "[\"a\"]\nfleet = true\nfleet_quorum = 1\n",
+        (
+            3,
+            "fleet_quorum must be at least 2, so that one instance never opens the fleet, got 1",
+        ),
+    )]);
+    let c = applied(
+        &Config::default(),
+        "[\"a\"]\nfleet = true\nfleet_quorum = 4\n",
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!((c.fleet(), c.fleet_quorum()), (true, 4));
+    let fleet = Config::builder().fleet(true).build().unwrap();
+    let quorum_only = applied(&fleet, "[\"a\"]\nfleet_quorum = 3\n")
+        .unwrap()
+        .unwrap();
+    assert_eq!((quorum_only.fleet(), quorum_only.fleet_quorum()), (true, 3));
 }
 
 #[test]

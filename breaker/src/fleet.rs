@@ -1,0 +1,418 @@
+//! Breakers that learn from their peers through Redis, with the hot path local.
+//!
+//! Every instance of a service judges its downstream alone; with the fleet on, each instance
+//! also publishes its own *opinion* when its breaker opens by its own judgement ("I am OPEN
+//! until T", with a time-to-live, renewed every third of it) and withdraws it when the
+//! breaker closes. A background task keeps a local view of the peers' opinions from a
+//! subscription and from snapshots; when at least `fleet_quorum` live peers hold a breaker's
+//! name OPEN, the local breaker of that name opens until the earliest of their OPENs ends
+//! (plus jitter), and rejects with [`RejectReason::FleetOpen`](crate::RejectReason::FleetOpen).
+//! It then half-opens and closes by its own probes; a lease in Redis lets one instance probe
+//! at a time. `docs/fleet.md` draws the data layout, the failure modes and what each costs.
+//!
+//! Admission and recording do no network I/O: the fleet acts on a breaker only through the
+//! breaker's own change path, from the background task. A store that is down, paused, slow or
+//! unreachable leaves every call to local judgement; a [`FleetEvent`] and a log line say so.
+//!
+//! ```no_run
+//! # async fn start() -> Result<(), breaker::fleet::FleetError> {
+//! // At start-up, inside a tokio runtime: every breaker configured with `fleet = true`
+//! // joins the fleet, those registered later too.
+//! let fleet = breaker::fleet::connect("redis://127.0.0.1:6379")?;
+//! fleet.on_event(|event| eprintln!("{event}"));
+//! # Ok(()) }
+//! ```
+
+mod layout;
+mod members;
+mod task;
+mod view;
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tokio::sync::mpsc::{self, UnboundedSender};
+
+use crate::sync::process::{Mutex, RwLock};
+use crate::Breaker;
+
+use self::members::Member;
+use self::task::{Command, Settings, Task};
+use self::view::View;
+
+/// The environment variable [`connect_from_env`] reads the store's URL from.
+pub const URL_VARIABLE: &str = "BREAKER_FLEET_URL";
+
+/// A running fleet: the handle to this instance's background task. Cloning it is cheap;
+/// the task stops, withdrawing this instance's opinions, when every handle is dropped.
+#[derive(Clone)]
+pub struct Fleet {
+    inner: Arc<Inner>,
+    commands: UnboundedSender<Command>,
+}
+
+/// A listener of [`FleetEvent`]s.
+type Listener = Arc<dyn Fn(&FleetEvent) + Send + Sync>;
+
+/// What the handles and the task share.
+pub(crate) struct Inner {
+    instance: Arc<str>,
+    view: Mutex<View>,
+    degraded: Mutex<Option<String>>,
+    listeners: RwLock<Vec<Listener>>,
+    max_instances: usize,
+    ttl: Duration,
+    /// How long before an adopted OPEN ends the lease is asked for: twice the timeout.
+    lead: Duration,
+}
+
+/// What the fleet reports about its store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FleetEvent {
+    /// The store failed (down, paused, slow, unreachable): breakers judge alone, and the
+    /// peers' opinions already known expire by their time-to-live.
+    Degraded {
+        /// What failed, as the client said it.
+        reason: String,
+    },
+    /// The store answers again: the view was read anew and this instance's opinions written.
+    Recovered,
+}
+
+impl fmt::Display for FleetEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Degraded { reason } => write!(f, "fleet view degraded: {reason}"),
+            Self::Recovered => f.write_str("fleet view recovered"),
+        }
+    }
+}
+
+/// A fleet that could not start.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FleetError {
+    /// The URL is not one the Redis client takes.
+    Url(String),
+    /// A setting breaks its rule.
+    Invalid {
+        /// The setting, as the builder names it.
+        field: &'static str,
+        /// The rule and the value given.
+        rule: String,
+    },
+    /// Not called inside a tokio runtime, where the background task runs.
+    NoRuntime,
+    /// [`connect`] was already called in this process.
+    AlreadyConnected,
+}
+
+impl fmt::Display for FleetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Url(error) => write!(f, "fleet: the store's URL is not valid: {error}"),
+            Self::Invalid { field, rule } => write!(f, "fleet: {field} {rule}"),
+            Self::NoRuntime => f.write_str("fleet: start it inside a tokio runtime"),
+            Self::AlreadyConnected => f.write_str("fleet: already connected in this process"),
+        }
+    }
+}
+
+impl std::error::Error for FleetError {}
+
+/// Sets up a fleet: [`Fleet::builder`].
+#[derive(Clone, Debug)]
+pub struct FleetBuilder {
+    url: String,
+    instance: Option<String>,
+    prefix: String,
+    ttl: Duration,
+    snapshot_every: Duration,
+    timeout: Duration,
+    max_names: usize,
+    max_instances: usize,
+}
+
+impl Fleet {
+    /// A fleet on the Redis at `url` (`redis://[user:password@]host:port[/db]`, or
+    /// `redis+unix:///path`), with the defaults below; TLS, ACL users and passwords go
+    /// through the URL, as the `redis` crate takes them.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::fleet::Fleet;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let fleet = Fleet::builder("redis://127.0.0.1:6379")
+    ///     .instance("web-7")
+    ///     .ttl(Duration::from_secs(3))
+    ///     .start()?;
+    /// assert_eq!(fleet.instance(), "web-7");
+    /// let bad = Fleet::builder("redis://127.0.0.1:6379").ttl(Duration::from_millis(10)).start();
+    /// assert_eq!(bad.err().unwrap().to_string(), "fleet: ttl must be at least 100ms, got 10ms");
+    /// # Ok::<(), breaker::fleet::FleetError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn builder(url: impl Into<String>) -> FleetBuilder {
+        FleetBuilder {
+            url: url.into(),
+            instance: None,
+            prefix: "breaker:fleet".into(),
+            ttl: Duration::from_secs(5),
+            snapshot_every: Duration::from_secs(10),
+            timeout: Duration::from_millis(250),
+            max_names: 10_000,
+            max_instances: 1_000,
+        }
+    }
+
+    /// This instance's id in the store.
+    pub fn instance(&self) -> &str {
+        &self.inner.instance
+    }
+
+    /// Makes `breaker` one of the fleet's: its own OPENs are published, and its peers'
+    /// opinions of its name (for a keyed family's member, `family[key]`) may open it, by a
+    /// quorum of `quorum` live peers (at least 2; a smaller number counts as 2).
+    pub fn join(&self, breaker: &Arc<Breaker>, quorum: u32) {
+        let member = Member::new(breaker, quorum.max(2) as usize, self.commands.clone());
+        let _ = self.commands.send(Command::Join(member));
+    }
+
+    /// How many peers hold `name` OPEN in this instance's view now (0 for a name no breaker
+    /// of this instance joined with).
+    pub fn peers_open(&self, name: &str) -> usize {
+        let now = tokio::time::Instant::now();
+        self.inner.view.lock().live(name, now).len()
+    }
+
+    /// Whether the store failed and has not answered since (see [`FleetEvent::Degraded`]).
+    pub fn is_degraded(&self) -> bool {
+        self.inner.degraded.lock().is_some()
+    }
+
+    /// Calls `listener` on every [`FleetEvent`], from the background task.
+    pub fn on_event(&self, listener: impl Fn(&FleetEvent) + Send + Sync + 'static) {
+        self.inner.listeners.write().push(Arc::new(listener));
+    }
+
+    /// Resolves once the background task has served everything sent to it before: the
+    /// breakers' news and the joins.
+    pub async fn flush(&self) {
+        let (done, served) = tokio::sync::oneshot::channel();
+        if self.commands.send(Command::Flush(done)).is_ok() {
+            let _ = served.await;
+        }
+    }
+}
+
+impl fmt::Debug for Fleet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Fleet")
+            .field("instance", &self.instance())
+            .field("degraded", &self.is_degraded())
+            .finish_non_exhaustive()
+    }
+}
+
+impl FleetBuilder {
+    /// This instance's id; by default the host name, the process id and a random suffix.
+    /// At most 64 bytes, without `|`.
+    pub fn instance(mut self, id: impl Into<String>) -> Self {
+        self.instance = Some(id.into());
+        self
+    }
+
+    /// The prefix of every key and of the channel; `breaker:fleet` by default. Fleets with
+    /// different prefixes on one store do not see each other.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// How long an opinion counts unless renewed (every third of it); 5 s by default. An
+    /// instance that dies stops counting after it.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// How often the view is read whole from the store, besides at every (re)subscription,
+    /// to heal lost messages; 10 s by default.
+    pub fn snapshot_every(mut self, every: Duration) -> Self {
+        self.snapshot_every = every;
+        self
+    }
+
+    /// How long the task waits for any answer of the store before it calls it failed;
+    /// 250 ms by default.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The most breaker names the view tracks (10,000 by default) and peers per name (1,000).
+    pub fn bounds(mut self, names: usize, instances_per_name: usize) -> Self {
+        self.max_names = names;
+        self.max_instances = instances_per_name;
+        self
+    }
+
+    /// Starts the background task on the current tokio runtime. The store need not be up:
+    /// the task connects when it can, and breakers judge alone until then.
+    pub fn start(self) -> Result<Fleet, FleetError> {
+        let invalid = |field, rule: String| Err(FleetError::Invalid { field, rule });
+        if self.ttl < Duration::from_millis(100) {
+            return invalid(
+                "ttl",
+                format!("must be at least 100ms, got {}ms", self.ttl.as_millis()),
+            );
+        }
+        if self.timeout.is_zero() || self.timeout >= self.ttl / 3 {
+            let rule = format!(
+                "must be above 0 and below a third of the ttl ({}ms), got {}ms",
+                (self.ttl / 3).as_millis(),
+                self.timeout.as_millis()
+            );
+            return invalid("timeout", rule);
+        }
+        if self.snapshot_every < self.ttl / 3 {
+            let rule = format!(
+                "must be at least a third of the ttl ({}ms), got {}ms",
+                (self.ttl / 3).as_millis(),
+                self.snapshot_every.as_millis()
+            );
+            return invalid("snapshot_every", rule);
+        }
+        if self.max_names == 0 || self.max_instances == 0 {
+            return invalid("bounds", "must be above 0".into());
+        }
+        if self.prefix.is_empty() || self.prefix.contains(['{', '}']) {
+            return invalid(
+                "prefix",
+                format!("must be non-empty, without braces, got {:?}", self.prefix),
+            );
+        }
+        let instance = match self.instance {
+            Some(id) => id,
+            None => default_instance(),
+        };
+        if instance.is_empty() || instance.len() > 64 || instance.contains('|') {
+            let rule = format!("must be 1 to 64 bytes without '|', got {instance:?}");
+            return invalid("instance", rule);
+        }
+        let client =
+            redis::Client::open(self.url.as_str()).map_err(|e| FleetError::Url(e.to_string()))?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| FleetError::NoRuntime)?;
+        let instance: Arc<str> = instance.into();
+        let inner = Arc::new(Inner {
+            view: Mutex::new(View::new(
+                Arc::clone(&instance),
+                self.max_names,
+                self.max_instances,
+            )),
+            instance,
+            degraded: Mutex::new(None),
+            listeners: RwLock::new(Vec::new()),
+            max_instances: self.max_instances,
+            ttl: self.ttl,
+            lead: self.timeout * 2,
+        });
+        let settings = Settings {
+            client,
+            prefix: self.prefix,
+            ttl: self.ttl,
+            snapshot_every: self.snapshot_every,
+            timeout: self.timeout,
+            lease_ttl: self.ttl,
+        };
+        let (commands, receiver) = mpsc::unbounded_channel();
+        runtime.spawn(Task::new(Arc::clone(&inner), settings, receiver).run());
+        Ok(Fleet { inner, commands })
+    }
+}
+
+/// `host-pid-random`: unique among the instances of a fleet.
+fn default_instance() -> String {
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "host".into());
+    let host: String = host.chars().filter(|c| *c != '|').take(40).collect();
+    format!("{host}-{}-{:08x}", std::process::id(), fastrand::u32(..))
+}
+
+impl Inner {
+    fn emit(&self, event: &FleetEvent) {
+        let listeners = self.listeners.read().clone();
+        for listener in listeners {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| listener(event)));
+        }
+    }
+
+    /// The store failed: said once, until it recovers.
+    pub(crate) fn degraded(&self, reason: &str) {
+        let first = {
+            let mut degraded = self.degraded.lock();
+            let first = degraded.is_none();
+            *degraded = Some(reason.to_string());
+            first
+        };
+        if first {
+            #[cfg(feature = "tracing")]
+            tracing::warn!(
+                instance = &*self.instance,
+                reason,
+                "fleet view degraded: breakers judge alone"
+            );
+            self.emit(&FleetEvent::Degraded {
+                reason: reason.to_string(),
+            });
+        }
+    }
+
+    /// The store answers; said if it had failed.
+    pub(crate) fn recovered(&self) {
+        if self.degraded.lock().take().is_some() {
+            #[cfg(feature = "tracing")]
+            tracing::info!(instance = &*self.instance, "fleet view recovered");
+            self.emit(&FleetEvent::Recovered);
+        }
+    }
+}
+
+static GLOBAL: OnceLock<Fleet> = OnceLock::new();
+
+/// Starts this process's fleet on the Redis at `url` (see [`Fleet::builder`] for the URL and
+/// the defaults) and joins every breaker of the [`registry`](crate::registry()) whose
+/// configuration has the fleet on, those registered later too (keyed families' members
+/// as they are made). Call it once, inside a tokio runtime.
+pub fn connect(url: &str) -> Result<Fleet, FleetError> {
+    connect_with(Fleet::builder(url))
+}
+
+/// [`connect`] with a builder's settings.
+pub fn connect_with(builder: FleetBuilder) -> Result<Fleet, FleetError> {
+    if GLOBAL.get().is_some() {
+        return Err(FleetError::AlreadyConnected);
+    }
+    let fleet = builder.start()?;
+    if GLOBAL.set(fleet.clone()).is_err() {
+        return Err(FleetError::AlreadyConnected);
+    }
+    members::join_registry(&fleet);
+    Ok(fleet)
+}
+
+/// [`connect`] to the URL in the `BREAKER_FLEET_URL` environment variable; `Ok(None)` when
+/// it is not set.
+pub fn connect_from_env() -> Result<Option<Fleet>, FleetError> {
+    match std::env::var(URL_VARIABLE) {
+        Ok(url) => connect(&url).map(Some),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The fleet [`connect`] started, if any.
+pub fn global() -> Option<&'static Fleet> {
+    GLOBAL.get()
+}

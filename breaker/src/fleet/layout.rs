@@ -1,0 +1,240 @@
+//! The fleet's data in Redis: the keys, the Lua scripts that change them atomically, and the
+//! messages published on the one channel. `docs/fleet.md` draws the layout.
+//!
+//! Every time in Redis is the server's (`TIME` inside the scripts), and every time that
+//! travels (in replies and messages) is a time *left*, in milliseconds: no instance's clock is
+//! ever compared with another's.
+
+use std::sync::LazyLock;
+
+use redis::Script;
+
+/// The keys of one breaker name under a prefix.
+pub(crate) struct Keys {
+    /// Sorted set: instance id -> when its OPEN opinion stops counting (server ms), the
+    /// earlier of its end and its time-to-live.
+    pub(crate) live: String,
+    /// Hash: instance id -> `"<until ms> <seq>"`, the end of its OPEN and its sequence number.
+    pub(crate) until: String,
+    /// Sorted set: instance id -> when its probe lease ends (server ms).
+    pub(crate) lease: String,
+}
+
+impl Keys {
+    pub(crate) fn new(prefix: &str, name: &str) -> Self {
+        Self {
+            live: format!("{prefix}:{{{name}}}:live"),
+            until: format!("{prefix}:{{{name}}}:until"),
+            lease: format!("{prefix}:{{{name}}}:lease"),
+        }
+    }
+}
+
+/// The channel every instance of a prefix publishes its opinions on.
+pub(crate) fn channel(prefix: &str) -> String {
+    format!("{prefix}:opinions")
+}
+
+/// The server's time in ms, in the scripts below.
+const NOW: &str = "local t = redis.call('TIME')\nlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n";
+
+/// Drops the opinions whose time-to-live ran out, with their ends.
+const SWEEP: &str = "local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)\nfor _, id in ipairs(dead) do redis.call('HDEL', KEYS[2], id) end\nredis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n";
+
+/// `KEYS`: live, until. `ARGV`: instance, seq, ms until the OPEN ends, ttl ms, channel, name.
+/// Writes (or renews) the instance's OPEN opinion and publishes it, atomically; returns the
+/// ms until it stops counting.
+pub(crate) static OPINE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{NOW}{SWEEP}\
+local until_ms = now + tonumber(ARGV[3])
+local expires = math.min(until_ms, now + tonumber(ARGV[4]))
+redis.call('ZADD', KEYS[1], expires, ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], string.format('%d %s', until_ms, ARGV[2]))
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+local keep = math.floor(tonumber(last[2]) - now) + 1000
+redis.call('PEXPIRE', KEYS[1], keep)
+redis.call('PEXPIRE', KEYS[2], keep)
+redis.call('PUBLISH', ARGV[5], string.format('1|open|%s|%s|%d|%d|%s', ARGV[1], ARGV[2], until_ms - now, expires - now, ARGV[6]))
+return expires - now
+"
+    ))
+});
+
+/// `KEYS`: live, until. `ARGV`: instance, seq, channel, name. Withdraws the instance's OPEN
+/// opinion (it closed, or its OPEN was not its own any more) and publishes that.
+pub(crate) static WITHDRAW: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('PUBLISH', ARGV[3], string.format('1|closed|%s|%s|0|0|%s', ARGV[1], ARGV[2], ARGV[4]))
+return 1
+",
+    )
+});
+
+/// `KEYS`: live and until of each name, in pairs. `ARGV`: the most instances to read per name.
+/// Returns, per name, the live opinions as flat `[instance, seq, until left, expires left]`.
+pub(crate) static SNAPSHOT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{NOW}\
+local out = {{}}
+for i = 1, #KEYS, 2 do
+  local live = redis.call('ZRANGEBYSCORE', KEYS[i], '(' .. string.format('%d', now), '+inf', 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
+  local row = {{}}
+  for j = 1, #live, 2 do
+    local v = redis.call('HGET', KEYS[i + 1], live[j])
+    if v then
+      local sp = string.find(v, ' ', 1, true)
+      if sp then
+        local until_ms = tonumber(string.sub(v, 1, sp - 1))
+        row[#row + 1] = live[j]
+        row[#row + 1] = string.sub(v, sp + 1)
+        row[#row + 1] = string.format('%d', until_ms - now)
+        row[#row + 1] = string.format('%d', tonumber(live[j + 1]) - now)
+      end
+    end
+  end
+  out[#out + 1] = row
+end
+return out
+"
+    ))
+});
+
+/// `KEYS`: lease. `ARGV`: instance, slots, ttl ms. Takes (or keeps) one of `slots` probe
+/// leases: 0 when held, else the ms until the first one ends.
+pub(crate) static TAKE_LEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{NOW}\
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
+  return 0
+end
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return math.max(1, math.floor(tonumber(first[2]) - now))
+"
+    ))
+});
+
+/// `KEYS`: lease. `ARGV`: instance, seq, channel, name. Gives the instance's probe lease back
+/// and tells the waiters.
+pub(crate) static RELEASE_LEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
+  redis.call('PUBLISH', ARGV[3], string.format('1|free|%s|%s|0|0|%s', ARGV[1], ARGV[2], ARGV[4]))
+end
+return 1
+",
+    )
+});
+
+/// A message on the channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Message<'a> {
+    pub(crate) kind: Kind,
+    pub(crate) instance: &'a str,
+    pub(crate) seq: u64,
+    /// For `Open`: ms until the OPEN ends, and until the opinion stops counting.
+    pub(crate) until_ms: u64,
+    pub(crate) expires_ms: u64,
+    pub(crate) name: &'a str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// "I am OPEN until ..."
+    Open,
+    /// "I am not OPEN (any more)."
+    Closed,
+    /// "I gave my probe lease back."
+    Free,
+}
+
+/// Why a message was not understood.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Malformed(pub(crate) &'static str);
+
+impl<'a> Message<'a> {
+    /// `1|kind|instance|seq|until ms|expires ms|name`; the name comes last, whole, so it may
+    /// hold any character.
+    pub(crate) fn parse(text: &'a str) -> Result<Self, Malformed> {
+        let mut parts = text.splitn(7, '|');
+        let mut next = |what| parts.next().ok_or(Malformed(what));
+        if next("version")? != "1" {
+            return Err(Malformed("version"));
+        }
+        let kind = match next("kind")? {
+            "open" => Kind::Open,
+            "closed" => Kind::Closed,
+            "free" => Kind::Free,
+            _ => return Err(Malformed("kind")),
+        };
+        let instance = next("instance")?;
+        let number = |text: &str, what| text.parse::<u64>().map_err(|_| Malformed(what));
+        let seq = number(next("seq")?, "seq")?;
+        let until_ms = number(next("until")?, "until")?;
+        let expires_ms = number(next("expires")?, "expires")?;
+        let name = next("name")?;
+        if instance.is_empty() || name.is_empty() {
+            return Err(Malformed("empty instance or name"));
+        }
+        Ok(Self {
+            kind,
+            instance,
+            seq,
+            until_ms,
+            expires_ms,
+            name,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_reads_back_with_a_name_holding_bars() {
+        let m = Message::parse("1|open|web-7|12|5000|1500|pay|ments[a|b]").unwrap();
+        assert_eq!(
+            m,
+            Message {
+                kind: Kind::Open,
+                instance: "web-7",
+                seq: 12,
+                until_ms: 5000,
+                expires_ms: 1500,
+                name: "pay|ments[a|b]",
+            }
+        );
+    }
+
+    #[test]
+    fn malformed_messages_say_what_is_wrong() {
+        assert_eq!(
+            Message::parse("2|open|a|1|1|1|n"),
+            Err(Malformed("version"))
+        );
+        assert_eq!(Message::parse("1|shut|a|1|1|1|n"), Err(Malformed("kind")));
+        assert_eq!(Message::parse("1|open|a|x|1|1|n"), Err(Malformed("seq")));
+        assert_eq!(Message::parse("1|open|a|1|-5|1|n"), Err(Malformed("until")));
+        assert_eq!(Message::parse("1|open|a|1|1"), Err(Malformed("expires")));
+        assert_eq!(Message::parse("1|open|a|1|1|1"), Err(Malformed("name")));
+        assert_eq!(
+            Message::parse("1|open||1|1|1|n"),
+            Err(Malformed("empty instance or name"))
+        );
+        assert_eq!(Message::parse(""), Err(Malformed("version")));
+    }
+
+    #[test]
+    fn the_keys_of_a_name_share_one_hash_slot() {
+        let keys = Keys::new("breaker:fleet", "app::get[10.0.0.1]");
+        assert_eq!(keys.live, "breaker:fleet:{app::get[10.0.0.1]}:live");
+        assert_eq!(keys.until, "breaker:fleet:{app::get[10.0.0.1]}:until");
+        assert_eq!(keys.lease, "breaker:fleet:{app::get[10.0.0.1]}:lease");
+    }
+}

@@ -1,0 +1,318 @@
+//! The breakers of this instance that joined the fleet: what each publishes of itself, when
+//! the peers' quorum opens it, and the probe lease that keeps its recovery from a herd.
+//!
+//! A member hears its breaker through a listener (after the breaker's lock is released, with
+//! no I/O: one message to the task), and the task acts on the breaker only through the
+//! breaker's own change path (`Breaker::open_until_because`).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use redis::aio::ConnectionManager;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::time::Instant;
+
+use super::layout::{self, Keys};
+use super::task::{bounded, millis, Command, Settings};
+use super::{Fleet, Inner};
+use crate::{Breaker, Event, State, TransitionReason};
+
+/// One breaker that joined.
+pub(crate) struct Member {
+    name: Arc<str>,
+    breaker: Weak<Breaker>,
+    quorum: usize,
+}
+
+impl Member {
+    /// Makes `breaker` a member, and has its listener tell the task of its own OPENs and
+    /// of its leaving OPEN and HALF_OPEN.
+    pub(crate) fn new(
+        breaker: &Arc<Breaker>,
+        quorum: usize,
+        commands: UnboundedSender<Command>,
+    ) -> Self {
+        let name: Arc<str> = breaker.name().into();
+        let weak = Arc::downgrade(breaker);
+        let listened = Arc::clone(&name);
+        // Weak: a breaker outliving its fleet keeps no task alive.
+        let commands = commands.downgrade();
+        breaker.on_event(move |event| {
+            let Event::StateTransition { from, to, .. } = *event else {
+                return;
+            };
+            let Some(commands) = commands.upgrade() else {
+                return;
+            };
+            let name = Arc::clone(&listened);
+            if from == State::HalfOpen {
+                let _ = commands.send(Command::Settled {
+                    name: Arc::clone(&name),
+                });
+            }
+            let command = match to {
+                State::Open if !adopted(event) => {
+                    match weak.upgrade().and_then(|b| b.open_left()) {
+                        Some(left) => Command::Opine { name, left },
+                        None => return,
+                    }
+                }
+                State::Closed if from != State::Closed => Command::Withdraw { name },
+                _ => return,
+            };
+            let _ = commands.send(command);
+        });
+        Self {
+            name,
+            breaker: Arc::downgrade(breaker),
+            quorum,
+        }
+    }
+
+    pub(crate) fn name(&self) -> &Arc<str> {
+        &self.name
+    }
+}
+
+/// Whether a transition is the fleet's own adoption, which publishes nothing.
+fn adopted(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::StateTransition {
+            reason: TransitionReason::FleetOpen,
+            ..
+        }
+    )
+}
+
+/// A member and what the fleet did to it.
+struct Slot {
+    member: Member,
+    /// The opinions (peer, sequence number) of the quorum this member last adopted: the same
+    /// opinions, renewed, are not adopted again once the breaker left the OPEN they caused;
+    /// a new OPEN of a peer is.
+    adopted: HashSet<(Box<str>, u64)>,
+    /// When to ask for the probe lease: shortly before the adopted OPEN ends.
+    lease_at: Option<Instant>,
+    /// Whether this member holds the probe lease of its name.
+    holds_lease: bool,
+}
+
+/// The members by name.
+#[derive(Default)]
+pub(crate) struct Members {
+    by_name: HashMap<Arc<str>, Vec<Slot>>,
+}
+
+impl Members {
+    /// Adds a member; true if its name is new to this instance (and should be read now).
+    pub(crate) fn join(&mut self, inner: &Inner, member: Member) -> bool {
+        if !inner.view.lock().track(&member.name) {
+            #[cfg(feature = "tracing")]
+            tracing::warn!(
+                breaker = &*member.name,
+                "fleet: too many names tracked; this breaker judges alone"
+            );
+            return false;
+        }
+        let slots = self.by_name.entry(Arc::clone(&member.name)).or_default();
+        slots.retain(|slot| slot.member.breaker.strong_count() > 0);
+        let new = slots.is_empty();
+        slots.push(Slot {
+            member,
+            adopted: HashSet::new(),
+            lease_at: None,
+            holds_lease: false,
+        });
+        new
+    }
+
+    /// The peers' opinions of `name` changed: opens each CLOSED member of that name whose
+    /// quorum holds, until the quorum ends (plus jitter), unless it adopted that quorum.
+    pub(crate) fn reconsider(&mut self, inner: &Inner, name: &str, now: Instant) {
+        let Some(slots) = self.by_name.get_mut(name) else {
+            return;
+        };
+        let view = inner.view.lock();
+        for slot in slots.iter_mut() {
+            let Some(breaker) = slot.member.breaker.upgrade() else {
+                continue;
+            };
+            let Some(end) = view.quorum_until(name, now, slot.member.quorum) else {
+                continue;
+            };
+            let voters = view.voters(name, now);
+            let fresh = voters
+                .iter()
+                .any(|(id, seq)| !slot.adopted.contains(&(Box::from(*id), *seq)));
+            if !fresh || breaker.state() != State::Closed {
+                continue;
+            }
+            let until = end + jitter(inner.ttl);
+            if open_adopted(&breaker, until - now) {
+                slot.adopted = voters
+                    .iter()
+                    .map(|(id, seq)| (Box::from(*id), *seq))
+                    .collect();
+                slot.lease_at = Some(lease_time(now, until, inner.lead));
+            }
+        }
+    }
+
+    /// A lease on `name` was given back: its waiters ask at once.
+    pub(crate) fn lease_freed(&mut self, name: &str, now: Instant) {
+        for slot in self.by_name.get_mut(name).into_iter().flatten() {
+            if slot.lease_at.is_some() {
+                slot.lease_at = Some(now);
+            }
+        }
+    }
+
+    /// The earliest time a member asks for the probe lease.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        self.by_name
+            .values()
+            .flatten()
+            .filter_map(|slot| slot.lease_at)
+            .min()
+    }
+
+    /// Asks for the probe lease for every member whose time came. Granted, the breaker
+    /// half-opens when its OPEN ends; refused, it stays OPEN until a lease may be free; with
+    /// no store (`store` is `None`, or it fails), it probes on its own.
+    pub(crate) async fn on_deadline(
+        &mut self,
+        inner: &Inner,
+        mut store: Option<(&mut ConnectionManager, &Settings)>,
+        now: Instant,
+    ) {
+        for (name, slots) in &mut self.by_name {
+            for slot in slots.iter_mut() {
+                if slot.lease_at.is_none_or(|at| at > now) {
+                    continue;
+                }
+                slot.lease_at = None;
+                let Some(breaker) = slot.member.breaker.upgrade() else {
+                    continue;
+                };
+                // Only the fleet's OPEN waits for the lease: an OPEN of its own (a probe
+                // failed) is the breaker's to end.
+                if !breaker.in_fleet_open() {
+                    continue;
+                }
+                let Some((conn, settings)) = store.as_mut() else {
+                    continue;
+                };
+                let keys = Keys::new(&settings.prefix, name);
+                let mut script = layout::TAKE_LEASE.prepare_invoke();
+                script
+                    .key(&keys.lease)
+                    .arg(&*inner.instance)
+                    .arg(1)
+                    .arg(millis(settings.lease_ttl));
+                match bounded(settings.timeout, script.invoke_async::<u64>(*conn)).await {
+                    // Its trial starts at its next call.
+                    Ok(0) => {
+                        slot.holds_lease = true;
+                        open_adopted(&breaker, Duration::ZERO);
+                    }
+                    // Open until the lease may be free, and long enough to ask again before.
+                    Ok(wait) => {
+                        let wait = Duration::from_millis(wait).min(settings.lease_ttl);
+                        let until = Instant::now() + wait.max(inner.lead * 2) + jitter(inner.ttl);
+                        if open_adopted(&breaker, until - Instant::now()) {
+                            slot.lease_at = Some(lease_time(Instant::now(), until, inner.lead));
+                        }
+                    }
+                    Err(_failure) => {
+                        #[cfg(feature = "tracing")]
+                        tracing::warn!(breaker = &**name, reason = %_failure, "fleet probe lease unavailable: probing locally");
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Members {
+    /// Whether a member holds a probe lease, which the task then renews.
+    pub(crate) fn holds_a_lease(&self) -> bool {
+        self.by_name.values().flatten().any(|slot| slot.holds_lease)
+    }
+
+    /// Renews the leases of the members still in their trial, so that no second instance
+    /// starts one; a store error ends the renewals (the lease expires by its ttl).
+    pub(crate) async fn renew_leases(
+        &mut self,
+        inner: &Inner,
+        conn: &mut ConnectionManager,
+        settings: &Settings,
+    ) -> Result<(), String> {
+        for (name, slots) in &self.by_name {
+            for slot in slots.iter().filter(|slot| slot.holds_lease) {
+                let trial = slot.member.breaker.upgrade().map(|b| b.state());
+                if !matches!(trial, Some(State::HalfOpen | State::Open)) {
+                    continue;
+                }
+                let keys = Keys::new(&settings.prefix, name);
+                let mut script = layout::TAKE_LEASE.prepare_invoke();
+                script
+                    .key(&keys.lease)
+                    .arg(&*inner.instance)
+                    .arg(1)
+                    .arg(millis(settings.lease_ttl));
+                bounded(settings.timeout, script.invoke_async::<u64>(conn)).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes back the leases that members of `name` held, whose trial ended; returns
+    /// whether one was held.
+    pub(crate) fn settle(&mut self, name: &str) -> bool {
+        let mut held = false;
+        for slot in self.by_name.get_mut(name).into_iter().flatten() {
+            held |= std::mem::take(&mut slot.holds_lease);
+        }
+        held
+    }
+}
+
+/// Opens `breaker` for `left` for its peers, through its own change path; from the fleet's
+/// OPEN, the period is replaced.
+fn open_adopted(breaker: &Breaker, left: Duration) -> bool {
+    let until = breaker.clock().now() + left;
+    breaker.open_until_because(until, TransitionReason::FleetOpen);
+    true
+}
+
+/// A random delay of up to a tenth of the ttl, so that instances that adopted one quorum
+/// do not all ask for the lease at once.
+fn jitter(ttl: Duration) -> Duration {
+    let max = millis(ttl / 10).max(1);
+    Duration::from_millis(fastrand::u64(0..=max))
+}
+
+/// When to ask for the lease before an OPEN that ends at `until`: `lead` (twice the store's
+/// timeout) before, so that the answer comes before the OPEN ends; now if that is past.
+fn lease_time(now: Instant, until: Instant, lead: Duration) -> Instant {
+    until.checked_sub(lead).unwrap_or(now).max(now)
+}
+
+/// Joins every breaker of the registry whose configuration has the fleet on, now and as
+/// they are registered.
+pub(crate) fn join_registry(fleet: &Fleet) {
+    let join = |fleet: &Fleet, breaker: &Arc<Breaker>| {
+        let config = breaker.config();
+        if config.fleet() {
+            fleet.join(breaker, config.fleet_quorum());
+        }
+    };
+    let registry = crate::registry();
+    let watching = fleet.clone();
+    registry.watch(move |_, breaker| join(&watching, breaker));
+    for entry in registry.list() {
+        join(fleet, entry.breaker());
+    }
+}

@@ -1,0 +1,437 @@
+//! The background task: owns the connection and the subscription, keeps the view, writes
+//! and renews this instance's own opinions, and restarts itself when the store fails.
+//!
+//! Nothing here runs on a caller's path: breakers hand their news over a channel, and the
+//! task's failures become [`FleetEvent`](super::FleetEvent)s and log lines, never errors.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSubStream};
+use redis::Client;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::{timeout, Instant, MissedTickBehavior};
+
+use super::layout::{self, Keys, Message};
+use super::members::Members;
+use super::view::Applied;
+use super::Inner;
+
+/// What breakers and handles tell the task.
+pub(crate) enum Command {
+    /// Watch a breaker: track its name, snapshot it, consider it for adoption.
+    Join(super::members::Member),
+    /// This instance holds `name` OPEN by its own judgement for `left` from now.
+    Opine { name: Arc<str>, left: Duration },
+    /// This instance no longer holds `name` OPEN by its own judgement.
+    Withdraw { name: Arc<str> },
+    /// A member of `name` left HALF_OPEN: its trial is over, its probe lease goes back.
+    Settled { name: Arc<str> },
+    /// Resolves when every command sent before it has been served (for tests and shutdown).
+    Flush(tokio::sync::oneshot::Sender<()>),
+}
+
+/// The task's settings, checked by the builder.
+pub(crate) struct Settings {
+    pub(crate) client: Client,
+    pub(crate) prefix: String,
+    pub(crate) ttl: Duration,
+    pub(crate) snapshot_every: Duration,
+    pub(crate) timeout: Duration,
+    pub(crate) lease_ttl: Duration,
+}
+
+/// An opinion of this instance's own, kept to be renewed and rewritten after a reconnection.
+struct Own {
+    until: Instant,
+    seq: u64,
+}
+
+/// Why the store failed, as the degraded event tells it.
+type Failure = String;
+
+pub(crate) struct Task {
+    inner: Arc<Inner>,
+    settings: Settings,
+    channel: String,
+    commands: UnboundedReceiver<Command>,
+    own: HashMap<Arc<str>, Own>,
+    members: Members,
+    seq: u64,
+}
+
+impl Task {
+    pub(crate) fn new(
+        inner: Arc<Inner>,
+        settings: Settings,
+        commands: UnboundedReceiver<Command>,
+    ) -> Self {
+        let channel = layout::channel(&settings.prefix);
+        Self {
+            inner,
+            settings,
+            channel,
+            commands,
+            own: HashMap::new(),
+            members: Members::default(),
+            seq: 0,
+        }
+    }
+
+    /// Connects, serves, and after a failure waits and connects again, until every handle
+    /// of the fleet is gone.
+    pub(crate) async fn run(mut self) {
+        let mut backoff = self.settings.timeout;
+        loop {
+            let failure = match self.connect().await {
+                Ok((conn, stream)) => {
+                    backoff = self.settings.timeout;
+                    match self.serve(conn, stream).await {
+                        Ok(()) => return,
+                        Err(failure) => failure,
+                    }
+                }
+                Err(failure) => failure,
+            };
+            self.inner.degraded(&failure);
+            // Commands keep coming while the store is away: served locally until it is back.
+            let until = Instant::now() + backoff;
+            backoff = (backoff * 2).min(self.settings.ttl);
+            loop {
+                let deadline = self.members.next_deadline();
+                tokio::select! {
+                    command = self.commands.recv() => match command {
+                        None => return,
+                        Some(command) => self.offline(command),
+                    },
+                    () = tokio::time::sleep_until(until) => break,
+                    () = at(deadline) => self.members.on_deadline(&self.inner, None, Instant::now()).await,
+                }
+            }
+        }
+    }
+
+    async fn connect(&self) -> Result<(ConnectionManager, PubSubStream), Failure> {
+        let wait = self.settings.timeout;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(wait))
+            .set_response_timeout(Some(wait))
+            .set_number_of_retries(0);
+        let client = self.settings.client.clone();
+        let conn = bounded(wait * 2, client.get_connection_manager_with_config(config)).await?;
+        let mut pubsub = bounded(wait, self.settings.client.get_async_pubsub()).await?;
+        bounded(wait, pubsub.subscribe(&self.channel)).await?;
+        Ok((conn, pubsub.into_on_message()))
+    }
+
+    /// Serves one connection until it fails (`Err`) or every handle is gone (`Ok`).
+    async fn serve(
+        &mut self,
+        mut conn: ConnectionManager,
+        mut stream: PubSubStream,
+    ) -> Result<(), Failure> {
+        // Messages were lost while unsubscribed: the snapshot makes up for them, and the
+        // store may have lost this instance's opinions, which are written again.
+        self.snapshot(&mut conn, None).await?;
+        self.renew(&mut conn).await?;
+        self.inner.recovered();
+        let mut renew = tokio::time::interval_at(
+            Instant::now() + self.settings.ttl / 3,
+            self.settings.ttl / 3,
+        );
+        renew.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let every = self.settings.snapshot_every;
+        let mut snapshot = tokio::time::interval_at(Instant::now() + every, every);
+        snapshot.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        loop {
+            let deadline = self.members.next_deadline();
+            tokio::select! {
+                message = stream.next() => match message {
+                    None => return Err("the subscription was closed".into()),
+                    Some(message) => self.on_message(&message),
+                },
+                command = self.commands.recv() => match command {
+                    None => {
+                        self.withdraw_all(&mut conn).await;
+                        return Ok(());
+                    }
+                    Some(command) => self.online(&mut conn, command).await?,
+                },
+                _ = renew.tick(), if !self.own.is_empty() || self.members.holds_a_lease() => {
+                    self.renew(&mut conn).await?;
+                    self.members.renew_leases(&self.inner, &mut conn, &self.settings).await?;
+                }
+                _ = snapshot.tick() => self.snapshot(&mut conn, None).await?,
+                () = at(deadline) => {
+                    let lease = (&mut conn, &self.settings);
+                    self.members.on_deadline(&self.inner, Some(lease), Instant::now()).await;
+                }
+            }
+        }
+    }
+
+    fn on_message(&mut self, message: &redis::Msg) {
+        let text = String::from_utf8_lossy(message.get_payload_bytes());
+        let parsed = match Message::parse(&text) {
+            Ok(parsed) => parsed,
+            Err(layout::Malformed(what)) => {
+                #[cfg(feature = "tracing")]
+                tracing::warn!(text = %text, field = what, "fleet message ignored: malformed");
+                let _ = what;
+                return;
+            }
+        };
+        let now = Instant::now();
+        let applied = self.inner.view.lock().apply(&parsed, now);
+        match applied {
+            Applied::Changed => self.members.reconsider(&self.inner, parsed.name, now),
+            Applied::LeaseFreed => self.members.lease_freed(parsed.name, now),
+            Applied::NotMine => {}
+            Applied::Stale => {
+                #[cfg(feature = "tracing")]
+                tracing::info!(text = %text, "fleet message ignored: older than what the view holds");
+            }
+            Applied::Full => {
+                #[cfg(feature = "tracing")]
+                tracing::warn!(text = %text, "fleet message ignored: too many instances for one name");
+            }
+        }
+    }
+
+    /// A command while connected.
+    async fn online(
+        &mut self,
+        conn: &mut ConnectionManager,
+        command: Command,
+    ) -> Result<(), Failure> {
+        match command {
+            Command::Join(member) => {
+                let name = Arc::clone(member.name());
+                if self.members.join(&self.inner, member) {
+                    self.snapshot(conn, Some(&name)).await?;
+                }
+            }
+            Command::Opine { name, left } => {
+                self.seq += 1;
+                let own = Own {
+                    until: Instant::now() + left,
+                    seq: self.seq,
+                };
+                self.own.insert(Arc::clone(&name), own);
+                self.write(conn, &name).await?;
+            }
+            Command::Withdraw { name } => {
+                self.own.remove(&name);
+                self.seq += 1;
+                let keys = Keys::new(&self.settings.prefix, &name);
+                let mut script = layout::WITHDRAW.prepare_invoke();
+                script
+                    .key(&keys.live)
+                    .key(&keys.until)
+                    .arg(&*self.inner.instance)
+                    .arg(self.seq)
+                    .arg(&self.channel)
+                    .arg(&*name);
+                bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
+            }
+            Command::Settled { name } => {
+                if self.members.settle(&name) {
+                    self.seq += 1;
+                    let keys = Keys::new(&self.settings.prefix, &name);
+                    let mut script = layout::RELEASE_LEASE.prepare_invoke();
+                    script
+                        .key(&keys.lease)
+                        .arg(&*self.inner.instance)
+                        .arg(self.seq)
+                        .arg(&self.channel)
+                        .arg(&*name);
+                    bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
+                }
+            }
+            Command::Flush(done) => {
+                let _ = done.send(());
+            }
+        }
+        Ok(())
+    }
+
+    /// A command while the store is away: kept for when it is back.
+    fn offline(&mut self, command: Command) {
+        match command {
+            Command::Join(member) => {
+                self.members.join(&self.inner, member);
+            }
+            Command::Opine { name, left } => {
+                self.seq += 1;
+                let own = Own {
+                    until: Instant::now() + left,
+                    seq: self.seq,
+                };
+                self.own.insert(name, own);
+            }
+            // Written again from `own` when the store is back; the store's copy expires.
+            Command::Withdraw { name } => {
+                self.own.remove(&name);
+            }
+            // The lease expires by its time-to-live.
+            Command::Settled { name } => {
+                self.members.settle(&name);
+            }
+            Command::Flush(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+
+    /// Writes (renews) this instance's opinion of `name` and publishes it.
+    async fn write(
+        &mut self,
+        conn: &mut ConnectionManager,
+        name: &Arc<str>,
+    ) -> Result<(), Failure> {
+        let Some(own) = self.own.get(name) else {
+            return Ok(());
+        };
+        let left = own.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            self.own.remove(name);
+            return Ok(());
+        }
+        let keys = Keys::new(&self.settings.prefix, name);
+        let mut script = layout::OPINE.prepare_invoke();
+        script
+            .key(&keys.live)
+            .key(&keys.until)
+            .arg(&*self.inner.instance)
+            .arg(own.seq)
+            .arg(millis(left).max(1))
+            .arg(millis(self.settings.ttl))
+            .arg(&self.channel)
+            .arg(&**name);
+        bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
+        Ok(())
+    }
+
+    /// Renews every opinion of this instance's that still holds.
+    async fn renew(&mut self, conn: &mut ConnectionManager) -> Result<(), Failure> {
+        let now = Instant::now();
+        self.own.retain(|_, own| own.until > now);
+        let names: Vec<Arc<str>> = self.own.keys().cloned().collect();
+        for name in names {
+            self.write(conn, &name).await?;
+        }
+        Ok(())
+    }
+
+    /// Reads the live opinions of `only`, or of every name tracked, into the view.
+    async fn snapshot(
+        &mut self,
+        conn: &mut ConnectionManager,
+        only: Option<&Arc<str>>,
+    ) -> Result<(), Failure> {
+        let names: Vec<Arc<str>> = match only {
+            Some(name) => vec![Arc::clone(name)],
+            None => self.inner.view.lock().names().cloned().collect(),
+        };
+        for chunk in names.chunks(64) {
+            let asked = Instant::now();
+            let mut script = layout::SNAPSHOT.prepare_invoke();
+            for name in chunk {
+                let keys = Keys::new(&self.settings.prefix, name);
+                script.key(keys.live).key(keys.until);
+            }
+            script.arg(self.inner.max_instances);
+            let reply: Vec<Vec<String>> =
+                bounded(self.settings.timeout, script.invoke_async(conn)).await?;
+            let now = Instant::now();
+            for (name, row) in chunk.iter().zip(&reply) {
+                let rows = match parse_rows(row) {
+                    Ok(rows) => rows,
+                    Err(what) => {
+                        #[cfg(feature = "tracing")]
+                        tracing::warn!(
+                            breaker = &**name,
+                            field = what,
+                            "fleet snapshot row ignored: malformed"
+                        );
+                        let _ = what;
+                        continue;
+                    }
+                };
+                let stale = self
+                    .inner
+                    .view
+                    .lock()
+                    .apply_snapshot(name, &rows, asked, now);
+                if stale > 0 {
+                    #[cfg(feature = "tracing")]
+                    tracing::info!(
+                        breaker = &**name,
+                        stale,
+                        "fleet snapshot rows ignored: older than what the view holds"
+                    );
+                }
+                self.members.reconsider(&self.inner, name, now);
+            }
+        }
+        Ok(())
+    }
+
+    /// On the way out: the opinions of an instance that stops stop counting now, not at the
+    /// end of their time-to-live.
+    async fn withdraw_all(&mut self, conn: &mut ConnectionManager) {
+        let names: Vec<Arc<str>> = self.own.keys().cloned().collect();
+        for name in names {
+            let _ = self.online(conn, Command::Withdraw { name }).await;
+        }
+    }
+}
+
+/// Runs `future` for at most `wait`; a store error or the time running out is a failure.
+pub(crate) async fn bounded<T>(
+    wait: Duration,
+    future: impl Future<Output = redis::RedisResult<T>>,
+) -> Result<T, Failure> {
+    match timeout(wait, future).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err(format!("no answer within {}", humantime_ms(wait))),
+    }
+}
+
+fn humantime_ms(wait: Duration) -> String {
+    format!("{}ms", wait.as_millis())
+}
+
+pub(crate) fn millis(span: Duration) -> u64 {
+    u64::try_from(span.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One name's row of a snapshot: `[instance, seq, until left, expires left]` repeated.
+fn parse_rows(row: &[String]) -> Result<Vec<(String, u64, u64, u64)>, &'static str> {
+    if !row.len().is_multiple_of(4) {
+        return Err("length");
+    }
+    row.chunks(4)
+        .map(|r| {
+            let number = |text: &str, what| text.parse::<u64>().map_err(|_| what);
+            Ok((
+                r[0].clone(),
+                number(&r[1], "seq")?,
+                number(&r[2], "until")?,
+                number(&r[3], "expires")?,
+            ))
+        })
+        .collect()
+}
+
+/// Waits until `deadline`, or forever without one.
+async fn at(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,85 @@
+//! What the fleet's tests share: instances on one real `redis-server`, short time-to-lives,
+//! and waits for a condition that are bounded in time and fail loudly.
+
+#![allow(dead_code)] // each test binary uses its own part
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use breaker::fleet::{Fleet, FleetEvent};
+use breaker::{Breaker, Config};
+use breaker_workspace::redis_server::RedisServer;
+
+/// Opinions live 600 ms unless renewed (every 200 ms); the store gets 100 ms to answer.
+pub const TTL: Duration = Duration::from_millis(600);
+
+/// An instance of the fleet on `server`, named `id`, reading the whole view every
+/// `snapshot_every`.
+pub fn instance(server: &RedisServer, id: &str, snapshot_every: Duration) -> Fleet {
+    Fleet::builder(server.url())
+        .instance(id)
+        .ttl(TTL)
+        .timeout(Duration::from_millis(100))
+        .snapshot_every(snapshot_every)
+        .start()
+        .expect("a valid fleet")
+}
+
+/// A breaker that opens after 2 failures of 2 calls, for `open`, with 1 probe.
+pub fn breaker(name: &str, open: Duration) -> Arc<Breaker> {
+    let config = Config::builder()
+        .count_window(2)
+        .min_calls(2)
+        .open_for(open)
+        .probes(1)
+        .fleet(true)
+        .build()
+        .expect("a valid configuration");
+    Arc::new(Breaker::new(name, config))
+}
+
+/// Fails two calls: the breaker opens by its own judgement.
+pub fn trip(b: &Breaker) {
+    for _ in 0..2 {
+        b.try_acquire().expect("closed").failure();
+    }
+}
+
+/// Waits until `done` holds, checking every 5 ms, for at most 10 s; panics naming `what`.
+pub async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never happened: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// The events a fleet reports, as they come.
+pub fn events(fleet: &Fleet) -> Arc<Mutex<Vec<FleetEvent>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    fleet.on_event(move |e| log.lock().unwrap().push(e.clone()));
+    seen
+}
+
+/// A plain connection to the store, for what the tests read or write behind the fleet's back.
+pub async fn store(server: &RedisServer) -> redis::aio::MultiplexedConnection {
+    let client = redis::Client::open(server.url()).unwrap();
+    client.get_multiplexed_async_connection().await.unwrap()
+}
+
+/// The store's `INFO commandstats` lines, but the `INFO` command's own.
+pub async fn command_stats(conn: &mut redis::aio::MultiplexedConnection) -> Vec<String> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await
+        .unwrap();
+    info.lines()
+        .filter(|line| line.starts_with("cmdstat_") && !line.starts_with("cmdstat_info:"))
+        .map(|line| line.split(",usec=").next().unwrap().to_string())
+        .collect()
+}
