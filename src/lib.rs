@@ -3,4 +3,3 @@
 #![doc = include_str!("../README.md")]
 
 pub mod simulation;
-pub mod tune;

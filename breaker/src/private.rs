@@ -30,11 +30,17 @@ pub const fn check(builder: ConfigBuilder, field: Field) {
     }
 }
 
+/// [`recording::MAX_CAPACITY`](crate::recording::MAX_CAPACITY), without the feature.
+const MAX_RECORD: usize = 10_000_000;
+
 /// The rules of `record`, which only the attribute has: at least one call, and the
 /// `recording` feature that keeps them.
 pub const fn check_record(capacity: usize) {
     if capacity == 0 {
         panic!("record must be at least 1 call");
+    }
+    if capacity > MAX_RECORD {
+        panic!("record must be at most 10000000 calls");
     }
     if cfg!(not(feature = "recording")) {
         panic!("`record` needs the `recording` feature of breaker: enable it or remove the key");
@@ -143,7 +149,12 @@ impl StaticBreaker {
             let breaker = Arc::new(Breaker::new(name, self.config.clone()));
             #[cfg(feature = "recording")]
             if self.record != 0 {
-                breaker.record(self.record);
+                // `check_record` bounds the capacity when the crate compiles; a ring the
+                // allocator refuses leaves the breaker unrecorded rather than the call failed.
+                if let Err(_e) = breaker.record(self.record) {
+                    #[cfg(feature = "tracing")]
+                    tracing::warn!(breaker = breaker.name(), "{_e}");
+                }
             }
             crate::registry().declare_site(breaker.name(), CallSite::of(&self.config));
             let registered = crate::registry().register(breaker);
@@ -416,3 +427,6 @@ mod tests {
         assert!(std::ptr::eq(again, by_ref));
     }
 }
+
+#[cfg(feature = "recording")]
+const _: () = assert!(MAX_RECORD == crate::recording::MAX_CAPACITY);
