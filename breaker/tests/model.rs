@@ -21,8 +21,11 @@ use proptest::test_runner::{FileFailurePersistence, TestRunner};
 
 #[path = "support/reference.rs"]
 mod reference;
+#[path = "support/runner.rs"]
+mod runner;
 
 use reference::{run, run_and_count, run_shadow, Op, Seen, Spec, WindowSpec};
+use runner::{run_calls, Answer, CallOp, CallPolicy, Reached};
 
 // ---------------------------------------------------------------------------------------
 // Configurations
@@ -171,7 +174,7 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
         advance => advance_ms().prop_map(Op::Advance),
         operator => prop::sample::select(vec![Op::ForceOpen, Op::Disable]),
         // One arm for these: a union of more than ten arms takes no weight of 0.
-        reset + retune + resucceed + toggle + 2 * relimit => prop_oneof![
+        reset + retune + resucceed + toggle + 2 * relimit + reset.max(1) => prop_oneof![
             reset.max(1) => Just(Op::Reset),
             // Lower rates too, which a window already holding failures may reach.
             retune.max(1) => prop::sample::select(vec![0.1, 0.25, 0.5, 1.0]).prop_map(Op::Retune),
@@ -180,6 +183,9 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
             toggle => Just(Op::ToggleSlow),
             relimit.max(1) => limit().prop_map(Op::Limit),
             relimit.max(1) => prop::sample::select(vec![250u64, 500, 1000, 3000]).prop_map(Op::ProbeTimeout),
+            // A manual open period, of none to a few seconds, on the advances' grid mostly.
+            reset.max(1) => prop_oneof![3 => (0u64..=12).prop_map(|k| k * 250), 1 => 1u64..=4000]
+                .prop_map(Op::OpenFor),
         ],
     ]
 }
@@ -234,6 +240,142 @@ proptest! {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Calls through the call policy
+// ---------------------------------------------------------------------------------------
+
+/// A timeout the sequences' advances pass (or none), up to 3 retries, budgets and floors
+/// that run out within a sequence.
+fn call_policy() -> impl Strategy<Value = CallPolicy> {
+    (
+        prop::option::weighted(0.7, prop::sample::select(vec![100u64, 250, 1000])),
+        0u32..=3,
+        prop::sample::select(vec![0.0, 0.5, 1.0]),
+        prop::sample::select(vec![0u32, 1, 2]),
+    )
+        .prop_map(|(timeout_ms, retries, budget, floor)| CallPolicy {
+            timeout_ms,
+            retries,
+            budget,
+            floor,
+        })
+}
+
+fn call_op(mood: Mood) -> impl Strategy<Value = CallOp> {
+    let (success, failure, advance) = match mood {
+        Mood::Failing => (6, 30, 8),
+        Mood::Recovering => (30, 2, 15),
+        Mood::Mixed => (15, 15, 10),
+    };
+    let i = || prop_oneof![2 => Just(0usize), 1 => 0usize..8];
+    prop_oneof![
+        30 => Just(CallOp::Start),
+        success => i().prop_map(|i| CallOp::Answer(i, Answer::Success)),
+        failure => i().prop_map(|i| CallOp::Answer(i, Answer::Failure)),
+        2 => i().prop_map(|i| CallOp::Answer(i, Answer::Ignored)),
+        2 => i().prop_map(CallOp::Drop),
+        advance => advance_ms().prop_map(CallOp::Advance),
+        1 => prop::sample::select(vec![CallOp::ForceOpen, CallOp::Disable, CallOp::Reset, CallOp::Reset]),
+    ]
+}
+
+fn call_ops() -> impl Strategy<Value = Vec<CallOp>> {
+    let stretch = prop_oneof![
+        Just(Mood::Failing).prop_flat_map(|mood| prop::collection::vec(call_op(mood), 1..=15)),
+        Just(Mood::Recovering).prop_flat_map(|mood| prop::collection::vec(call_op(mood), 5..=30)),
+        Just(Mood::Mixed).prop_flat_map(|mood| prop::collection::vec(call_op(mood), 1..=20)),
+    ];
+    prop::collection::vec(stretch, 1..=6).prop_map(|stretches| {
+        let mut ops: Vec<CallOp> = stretches.into_iter().flatten().collect();
+        ops.truncate(100);
+        ops
+    })
+}
+
+proptest! {
+    // Each case runs its own paused tokio runtime: 512 keep a debug run within seconds.
+    #![proptest_config(ProptestConfig {
+        cases: ProptestConfig::default().cases.max(512),
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+            "proptest-regressions/model_runner.txt",
+        ))),
+        ..ProptestConfig::default()
+    })]
+
+    /// Calls through `Breaker::run_with`, with a bulkhead, retries within the budget and
+    /// timeouts: the breaker moves as the model following the runner's rules.
+    #[test]
+    fn calls_through_the_runner_agree_with_the_reference_model(
+        spec in spec(),
+        policy in call_policy(),
+        ops in call_ops(),
+    ) {
+        if let Err(e) = run_calls(&spec, policy, &ops, false) {
+            return Err(TestCaseError::fail(e));
+        }
+    }
+
+    /// The same calls through a shadow breaker's runner: it moves exactly as the enforcing
+    /// model, its bulkhead included, while it rejects nothing; a call the model rejects runs
+    /// once, holding no slot, its result counted nowhere but in the totals, never retried.
+    #[test]
+    fn a_shadow_through_the_runner_moves_as_the_enforcing_model(
+        spec in spec(),
+        policy in call_policy(),
+        ops in call_ops(),
+    ) {
+        if let Err(e) = run_calls(&spec, policy, &ops, true) {
+            return Err(TestCaseError::fail(e));
+        }
+    }
+}
+
+/// The runner's sequences are not vacuous: over a fixed sample of 512, a shadow meets every
+/// path of the runner many times.
+#[test]
+fn calls_through_the_runner_reach_every_path() {
+    let mut runner = TestRunner::deterministic();
+    let mut total = Reached::default();
+    for _ in 0..512 {
+        let spec = spec().new_tree(&mut runner).unwrap().current();
+        let policy = call_policy().new_tree(&mut runner).unwrap().current();
+        let ops = call_ops().new_tree(&mut runner).unwrap().current();
+        let reached =
+            run_calls(&spec, policy, &ops, true).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        total.opened += reached.opened;
+        total.retried += reached.retried;
+        total.refused_by_budget += reached.refused_by_budget;
+        total.timed_out += reached.timed_out;
+        total.rejected_retries += reached.rejected_retries;
+        total.rejected_by_bulkhead += reached.rejected_by_bulkhead;
+        total.rejected_by_state += reached.rejected_by_state;
+    }
+    println!("{total:#?}");
+    let Reached {
+        opened,
+        retried,
+        refused_by_budget,
+        timed_out,
+        rejected_retries,
+        rejected_by_bulkhead,
+        rejected_by_state,
+    } = total;
+    for (what, count) in [
+        ("opened", opened),
+        ("retried", retried),
+        ("refused by the budget", refused_by_budget),
+        ("timed out", timed_out),
+        ("a retry rejected, run as a shadow", rejected_retries),
+        (
+            "rejected by the bulkhead, run as a shadow",
+            rejected_by_bulkhead,
+        ),
+        ("rejected by the state, run as a shadow", rejected_by_state),
+    ] {
+        assert!(count >= 10, "{what}: only {count} times in 512 sequences");
+    }
+}
+
 /// The generators are not vacuous: over a fixed sample of 1024 sequences, every phase of the
 /// breaker's life, progressive recovery included, is reached many times.
 #[test]
@@ -261,6 +403,8 @@ fn generated_sequences_reach_every_phase() {
         total.bulkhead_rejections += seen.bulkhead_rejections;
         total.hung_probes_told_by_acquire += seen.hung_probes_told_by_acquire;
         total.hung_probes_told_by_result += seen.hung_probes_told_by_result;
+        total.manual_opens += seen.manual_opens;
+        total.manual_opens_in_open += seen.manual_opens_in_open;
     }
     println!("{total:#?}");
     let Seen {
@@ -281,6 +425,8 @@ fn generated_sequences_reach_every_phase() {
         bulkhead_rejections,
         hung_probes_told_by_acquire,
         hung_probes_told_by_result,
+        manual_opens,
+        manual_opens_in_open,
     } = total;
     for (what, count) in [
         ("opened by the window", opened_by_window),
@@ -303,6 +449,8 @@ fn generated_sequences_reach_every_phase() {
             hung_probes_told_by_acquire,
         ),
         ("a hung probe told by a result", hung_probes_told_by_result),
+        ("a manual open period", manual_opens),
+        ("a manual open period in OPEN", manual_opens_in_open),
     ] {
         assert!(count >= 10, "{what}: only {count} times in 1024 sequences");
     }
@@ -794,6 +942,41 @@ fn model_probes_admitted_at_one_instant_keep_their_own_timing() {
             Acquire,
             SlowSuccess(1),
             Acquire,
+        ],
+    );
+}
+
+#[test]
+fn model_a_manual_open_period_then_a_failed_trial_backs_off_from_the_last_regular_open() {
+    use Op::*;
+    let spec = Spec {
+        backoff: Some((2.0, 8000)),
+        ..count_spec(2, 2, 1)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Failure(0),
+            Acquire,
+            Failure(0),
+            Advance(1000),
+            Acquire,
+            Failure(0), // a failed trial: 2 s
+            Acquire,
+            OpenFor(3000),
+            Acquire,
+            Advance(3000),
+            Acquire,
+            Failure(0), // 2 s grown once: 4 s
+            Advance(3999),
+            Acquire,
+            Advance(1),
+            Acquire,
+            Success(0),
+            OpenFor(0),
+            Acquire,
+            Success(0),
         ],
     );
 }

@@ -32,6 +32,15 @@
 //!   its trial at the next acquire (rejected as OPEN, with the new period) or the next
 //!   settling of a probe of the trial (that result discarded); a new `probe_timeout`
 //!   applies to the probes out.
+//! - A manual open period (`Breaker::open_for`) opens for exactly its length from any state,
+//!   in a new generation; from OPEN it replaces the period with no transition. It leaves the
+//!   backoff as it stands: the next failed trial grows the open duration from the last one
+//!   the recovery set, as if the period had not been.
+//! - Every state change says why, and the listeners hear the same changes, reasons
+//!   included, as the model makes: a trip of the window for its failure rate (told first
+//!   when both rates are reached) or its slow-call rate, or after a reconfiguration for
+//!   `Reconfigured`; the end of OPEN; a failed or slow probe or ramp call; a hung probe; the
+//!   trial passed, by its probes or a reconfiguration; the ramp's end; the operator's actions.
 
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
@@ -39,7 +48,11 @@ use std::sync::Once;
 use std::time::Duration;
 
 use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, ConfigError, Permit, RejectReason, RejectedBy, State};
+use std::sync::{Arc, Mutex};
+
+use breaker::{
+    Breaker, Config, ConfigError, Event, Permit, RejectReason, RejectedBy, State, TransitionReason,
+};
 
 // ---------------------------------------------------------------------------------------
 // Configurations
@@ -142,6 +155,8 @@ pub enum Op {
     Limit(Option<u32>),
     /// Reconfigure the breaker with this `probe_timeout`, in milliseconds.
     ProbeTimeout(u64),
+    /// Open the breaker for this many milliseconds (`Breaker::open_for`).
+    OpenFor(u64),
 }
 
 // ---------------------------------------------------------------------------------------
@@ -161,7 +176,7 @@ enum Kind {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct ModelPermit {
+pub struct ModelPermit {
     generation: u64,
     kind: Kind,
     acquired_at: Duration,
@@ -172,7 +187,7 @@ struct ModelPermit {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Verdict {
+pub enum Verdict {
     Success,
     Failure,
     /// Ignored, or dropped without a result: the same thing to the breaker.
@@ -194,10 +209,10 @@ struct Ramp {
 }
 
 #[derive(Debug)]
-struct Model {
-    spec: Spec,
+pub struct Model {
+    pub spec: Spec,
     /// Time since the breaker was created.
-    now: Duration,
+    pub now: Duration,
     state: State,
     generation: u64,
     /// Count window: the last `calls` completed outcomes, oldest first.
@@ -205,23 +220,27 @@ struct Model {
     /// Time window: every completed outcome with the bucket index it completed in.
     timed: Vec<(u64, Done)>,
     opened_at: Duration,
-    /// How long the current (or next) OPEN lasts.
+    /// How long the current OPEN lasts.
+    period: Duration,
+    /// How long the OPEN the recovery set last lasts: grown by the next failed trial.
     open_for: Duration,
     /// When each probe of the trial still out was admitted.
     probes_out: Vec<Duration>,
     probe_successes: u32,
     ramp: Option<Ramp>,
     /// Admitted calls not yet settled that hold a bulkhead slot.
-    slots: u32,
+    pub slots: u32,
     /// Rejections by reason: open, half-open full, forced open, throttled, bulkhead.
     rejected: [u64; 5],
     /// Permits settled, by how: success, failure, ignored, cancelled (the breaker's totals).
-    ended: [u64; 4],
-    seen: Seen,
+    pub ended: [u64; 4],
+    /// Every state change, with its reason.
+    transitions: Vec<(State, State, TransitionReason)>,
+    pub seen: Seen,
 }
 
 #[derive(Debug, PartialEq)]
-struct Observed {
+pub struct Observed {
     state: State,
     calls: u32,
     failures: u32,
@@ -237,7 +256,7 @@ struct Observed {
     in_flight: u32,
 }
 
-type Refusal = (RejectReason, Option<Duration>);
+pub type Refusal = (RejectReason, Option<Duration>);
 
 /// How far a run went: what the model saw happen, so that a test can check that generated
 /// sequences reach every phase instead of passing vacuously.
@@ -266,10 +285,13 @@ pub struct Seen {
     /// Trials failed by a probe out past `probe_timeout`, told by an acquire or a result.
     pub hung_probes_told_by_acquire: u32,
     pub hung_probes_told_by_result: u32,
+    /// Manual open periods started, and those that replaced an OPEN's.
+    pub manual_opens: u32,
+    pub manual_opens_in_open: u32,
 }
 
 impl Model {
-    fn new(spec: Spec) -> Self {
+    pub fn new(spec: Spec) -> Self {
         let open_for = Duration::from_millis(spec.open_ms);
         Self {
             spec,
@@ -279,6 +301,7 @@ impl Model {
             recent: VecDeque::new(),
             timed: Vec::new(),
             opened_at: Duration::ZERO,
+            period: open_for,
             open_for,
             probes_out: Vec::new(),
             probe_successes: 0,
@@ -286,6 +309,7 @@ impl Model {
             slots: 0,
             rejected: [0; 5],
             ended: [0; 4],
+            transitions: Vec::new(),
             seen: Seen::default(),
         }
     }
@@ -370,7 +394,7 @@ impl Model {
     /// What a breaker must show, enforcing or as a shadow: a shadow rejects nothing, so it
     /// counts no rejection by reason (its shadow rejections are compared with the model's
     /// rejections, see `observe_as`).
-    fn observe_as(&self, shadow: bool) -> Observed {
+    pub fn observe_as(&self, shadow: bool) -> Observed {
         let mut observed = self.observe();
         if shadow {
             observed.rejected_by = [0; 5];
@@ -380,14 +404,20 @@ impl Model {
 
     /// A state change, or a reset: new generation, no probes, no ramp. CLOSED starts empty;
     /// closing and every operator action forget the backoff.
-    fn enter(&mut self, to: State) {
+    fn enter(&mut self, to: State, reason: TransitionReason) {
+        if self.state != to {
+            self.transitions.push((self.state, to, reason));
+        }
         self.state = to;
         self.generation += 1;
         self.probes_out.clear();
         self.probe_successes = 0;
         self.ramp = None;
         match to {
-            State::Open => self.opened_at = self.now,
+            State::Open => {
+                self.opened_at = self.now;
+                self.period = self.open_for;
+            }
             State::Closed => {
                 self.recent.clear();
                 self.timed.clear();
@@ -399,15 +429,25 @@ impl Model {
     }
 
     /// Opens after the window tripped in CLOSED: the first OPEN after CLOSED lasts `open_for`.
-    fn trip(&mut self) {
+    fn trip(&mut self, reason: TransitionReason) {
         self.seen.opened_by_window += 1;
         self.open_for = self.configured_open_for();
-        self.enter(State::Open);
+        self.enter(State::Open, reason);
+    }
+
+    /// A manual open period: OPEN for `period` from now, the backoff left as it stands.
+    fn open_manually(&mut self, period: Duration) {
+        self.seen.manual_opens += 1;
+        if self.state == State::Open {
+            self.seen.manual_opens_in_open += 1;
+        }
+        self.enter(State::Open, TransitionReason::ManualOpen);
+        self.period = period;
     }
 
     /// Opens after a failed half-open trial: the next OPEN lasts `factor` times the previous
     /// one, up to the max.
-    fn trial_failed(&mut self) {
+    fn trial_failed(&mut self, reason: TransitionReason) {
         self.open_for = match self.spec.backoff {
             Some((factor, max_ms)) => self
                 .open_for
@@ -421,7 +461,7 @@ impl Model {
         if self.ramp.is_some() {
             self.seen.reopened_by_ramp += 1;
         }
-        self.enter(State::Open);
+        self.enter(State::Open, reason);
     }
 
     fn admit(&self, kind: Kind) -> ModelPermit {
@@ -443,29 +483,40 @@ impl Model {
     /// The bulkhead first: full, it rejects; else the state decides, and an admitted call
     /// takes a slot.
     fn acquire(&mut self) -> Result<ModelPermit, Refusal> {
-        if let Some(limit) = self.spec.max_concurrent {
-            if self.slots >= limit {
+        let slot = self.bulkhead()?;
+        let mut outcome = self.admit_by_state();
+        if let Ok(permit) = &mut outcome {
+            permit.slot = slot;
+            self.slots += u32::from(slot);
+        }
+        outcome
+    }
+
+    /// The bulkhead's part of an acquire: full, it rejects (counted); else whether the call
+    /// is to take a slot.
+    pub fn bulkhead(&mut self) -> Result<bool, Refusal> {
+        match self.spec.max_concurrent {
+            Some(limit) if self.slots >= limit => {
                 self.seen.bulkhead_rejections += 1;
                 self.rejected[4] += 1;
-                return Err((RejectReason::Bulkhead, None));
+                Err((RejectReason::Bulkhead, None))
             }
+            limit => Ok(limit.is_some()),
         }
-        let mut outcome = self.acquire_in_state();
-        match &mut outcome {
-            Ok(permit) => {
-                permit.slot = self.spec.max_concurrent.is_some();
-                self.slots += u32::from(permit.slot);
-            }
-            Err((reason, _)) => {
-                let i = match reason {
-                    RejectReason::Open => 0,
-                    RejectReason::HalfOpenFull => 1,
-                    RejectReason::ForcedOpen => 2,
-                    RejectReason::Throttled => 3,
-                    other => panic!("the state rejected with {other:?}"),
-                };
-                self.rejected[i] += 1;
-            }
+    }
+
+    /// The state's part of an acquire: a permit holding no slot, or a rejection (counted).
+    pub fn admit_by_state(&mut self) -> Result<ModelPermit, Refusal> {
+        let outcome = self.acquire_in_state();
+        if let Err((reason, _)) = &outcome {
+            let i = match reason {
+                RejectReason::Open => 0,
+                RejectReason::HalfOpenFull => 1,
+                RejectReason::ForcedOpen => 2,
+                RejectReason::Throttled => 3,
+                other => panic!("the state rejected with {other:?}"),
+            };
+            self.rejected[i] += 1;
         }
         outcome
     }
@@ -477,11 +528,11 @@ impl Model {
             State::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
             State::Open => {
                 let elapsed = self.now - self.opened_at;
-                if elapsed < self.open_for {
-                    Err((RejectReason::Open, Some(self.open_for - elapsed)))
+                if elapsed < self.period {
+                    Err((RejectReason::Open, Some(self.period - elapsed)))
                 } else {
                     self.seen.half_opened += 1;
-                    self.enter(State::HalfOpen);
+                    self.enter(State::HalfOpen, TransitionReason::OpenElapsed);
                     self.probes_out.push(self.now);
                     Ok(self.admit(Kind::Probe))
                 }
@@ -490,7 +541,7 @@ impl Model {
             State::HalfOpen => {
                 if self.probe_hung() {
                     self.seen.hung_probes_told_by_acquire += 1;
-                    self.trial_failed();
+                    self.trial_failed(TransitionReason::ProbeTimedOut);
                     Err((RejectReason::Open, Some(self.open_for)))
                 } else if (self.probes_out.len() as u32) < self.spec.probes {
                     self.probes_out.push(self.now);
@@ -513,7 +564,7 @@ impl Model {
         if self.now - ramp.started >= step_len {
             if ramp.step + 1 == steps {
                 self.seen.closed_by_ramp += 1;
-                self.enter(State::Closed);
+                self.enter(State::Closed, TransitionReason::RampCompleted);
                 return Ok(self.admit(Kind::Counted));
             }
             ramp = Ramp {
@@ -535,7 +586,7 @@ impl Model {
         }
     }
 
-    fn complete(&mut self, permit: ModelPermit, result: Verdict) {
+    pub fn complete(&mut self, permit: ModelPermit, result: Verdict) {
         self.slots -= u32::from(permit.slot);
         if permit.kind == Kind::Passthrough {
             return;
@@ -547,7 +598,7 @@ impl Model {
         if permit.kind == Kind::Probe {
             if self.probe_hung() {
                 self.seen.hung_probes_told_by_result += 1;
-                self.trial_failed();
+                self.trial_failed(TransitionReason::ProbeTimedOut);
                 return;
             }
             let at = self
@@ -583,25 +634,25 @@ impl Model {
                         self.timed.push((index, done));
                     }
                 }
-                if self.trips() {
-                    self.trip();
+                if let Some(reason) = self.trips() {
+                    self.trip(reason);
                 }
             }
             (Kind::Probe, _) => {
                 assert_eq!(self.state, State::HalfOpen, "same generation, same state");
                 if result == Verdict::Failure || slow {
-                    self.trial_failed();
+                    self.trial_failed(TransitionReason::ProbeFailed);
                 } else {
                     self.probe_successes += 1;
                     if self.probe_successes == self.successes() {
-                        self.probes_succeeded();
+                        self.probes_succeeded(TransitionReason::TrialPassed);
                     }
                 }
             }
             (Kind::Ramp, _) => {
                 assert!(self.ramp.is_some(), "same generation, same ramp");
                 if result == Verdict::Failure || slow {
-                    self.trial_failed();
+                    self.trial_failed(TransitionReason::ProbeFailed);
                 }
             }
             (Kind::Passthrough, _) => unreachable!(),
@@ -614,13 +665,13 @@ impl Model {
 
     /// `successes` probes succeeded: CLOSED, or with a ramp, HALF_OPEN in a new generation at
     /// the ramp's first step, so that results of probes still out are discarded.
-    fn probes_succeeded(&mut self) {
+    fn probes_succeeded(&mut self, reason: TransitionReason) {
         if !self.probes_out.is_empty() {
             self.seen.passed_with_probes_out += 1;
         }
         if self.spec.ramp.is_none() {
             self.seen.closed_by_probes += 1;
-            self.enter(State::Closed);
+            self.enter(State::Closed, reason);
             return;
         }
         self.seen.ramps_started += 1;
@@ -634,10 +685,11 @@ impl Model {
         });
     }
 
-    fn trips(&self) -> bool {
+    /// Whether the window trips, and why: its failure rate first.
+    fn trips(&self) -> Option<TransitionReason> {
         let (calls, failures, slow) = self.totals();
         if calls == 0 || calls < self.spec.min_calls {
-            return false;
+            return None;
         }
         let calls = f64::from(calls);
         let by_failures = f64::from(failures) / calls >= self.spec.failure_rate;
@@ -645,7 +697,23 @@ impl Model {
             Some((_, rate)) => f64::from(slow) / calls >= rate,
             None => false,
         };
-        by_failures || by_slowness
+        if by_failures {
+            Some(TransitionReason::FailureRate)
+        } else if by_slowness {
+            Some(TransitionReason::SlowCallRate)
+        } else {
+            None
+        }
+    }
+
+    /// After any reconfiguration, a CLOSED window is judged at once under the new
+    /// configuration, and opens as a result would open it, for `Reconfigured`.
+    fn judge_reconfigured(&mut self) -> bool {
+        let trips = self.state == State::Closed && self.trips().is_some();
+        if trips {
+            self.trip(TransitionReason::Reconfigured);
+        }
+        trips
     }
 
     /// A new `successes`: the probe successes already counted are kept, and a trial they
@@ -655,13 +723,11 @@ impl Model {
         let probing = self.state == State::HalfOpen && self.ramp.is_none();
         if probing && self.probe_successes >= successes {
             self.seen.passed_by_reconfiguring += 1;
-            self.probes_succeeded();
+            self.probes_succeeded(TransitionReason::Reconfigured);
         }
         // As after any reconfiguration, a CLOSED window is judged at once: a time window
         // whose expired buckets left it tripping opens now.
-        if self.state == State::Closed && self.trips() {
-            self.trip();
-        }
+        self.judge_reconfigured();
     }
 
     /// Slow calls turned on or off. Turned off, the window's slow marks are dropped, so that
@@ -681,52 +747,45 @@ impl Model {
             }
             self.seen.slow_marks_dropped += u32::from(dropped);
         }
-        if self.state == State::Closed && self.trips() {
-            self.trip();
-        }
+        self.judge_reconfigured();
     }
 
-    fn force_open(&mut self) {
+    pub fn force_open(&mut self) {
         if self.state != State::ForcedOpen {
-            self.enter(State::ForcedOpen);
+            self.enter(State::ForcedOpen, TransitionReason::Forced);
         }
     }
 
-    fn disable(&mut self) {
+    pub fn disable(&mut self) {
         if self.state != State::Disabled {
-            self.enter(State::Disabled);
+            self.enter(State::Disabled, TransitionReason::Disabled);
         }
     }
 
-    fn reset(&mut self) {
-        self.enter(State::Closed);
+    pub fn reset(&mut self) {
+        self.enter(State::Closed, TransitionReason::Reset);
     }
 
     /// A new bulkhead limit, or none: the calls in flight keep their slots; a CLOSED window
     /// is judged at once, as after any reconfiguration.
     fn relimit(&mut self, limit: Option<u32>) {
         self.spec.max_concurrent = limit;
-        if self.state == State::Closed && self.trips() {
-            self.trip();
-        }
+        self.judge_reconfigured();
     }
 
     /// A new `probe_timeout`, which the probes out are judged by from now on; a CLOSED
     /// window is judged at once, as after any reconfiguration.
     fn set_probe_timeout(&mut self, ms: u64) {
         self.spec.probe_timeout_ms = Some(ms);
-        if self.state == State::Closed && self.trips() {
-            self.trip();
-        }
+        self.judge_reconfigured();
     }
 
     /// A new failure rate; the state is kept, but a CLOSED window is judged at once under
     /// it, and opens as a result would open it.
     fn retune(&mut self, failure_rate: f64) {
         self.spec.failure_rate = failure_rate;
-        if self.state == State::Closed && self.trips() {
+        if self.judge_reconfigured() {
             self.seen.opened_by_retune += 1;
-            self.trip();
         }
     }
 }
@@ -793,7 +852,7 @@ type Live<'b> = Vec<(Permit<'b>, ModelPermit)>;
 
 /// How a permit was settled, as the breaker's lifetime totals count it.
 #[derive(Clone, Copy)]
-enum Ended {
+pub enum Ended {
     Success,
     Failure,
     Ignored,
@@ -862,6 +921,16 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
     let config = config_of(spec).map_err(|e| format!("invalid spec: {e}"))?;
     let clock = ManualClock::new();
     let b = Breaker::with_clock("model", config, clock.clone());
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&heard);
+    b.on_event(move |e: &Event| {
+        if let Event::StateTransition {
+            from, to, reason, ..
+        } = e
+        {
+            log.lock().unwrap().push((*from, *to, *reason));
+        }
+    });
     let mut model = Model::new(spec.clone());
     let mut live: Live<'_> = Vec::new();
     // The shadow's: calls the model rejected, oldest first, and how those settled ended.
@@ -1000,8 +1069,17 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
                 b.reconfigure(config);
                 model.set_probe_timeout(ms);
             }
+            Op::OpenFor(ms) => {
+                b.open_for(Duration::from_millis(ms));
+                model.open_manually(Duration::from_millis(ms));
+            }
         }
         agree!(b.state(), model.state, "step {step}: {op:?}: state");
+        agree!(
+            *heard.lock().unwrap(),
+            model.transitions,
+            "step {step}: {op:?}: transitions"
+        );
         agree!(
             observe_as(&b, shadow, shadow_ended),
             model.observe_as(shadow),
@@ -1036,7 +1114,7 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
 /// What the model observes of `b`; of a shadow, the rejections it turned into admissions
 /// count as the model's rejections (it must have rejected none), and the calls it admitted
 /// so are taken out of the totals of how calls ended.
-fn observe_as(b: &Breaker, shadow: bool, shadow_ended: [u64; 4]) -> Observed {
+pub fn observe_as(b: &Breaker, shadow: bool, shadow_ended: [u64; 4]) -> Observed {
     let mut seen = observe(b);
     if shadow {
         let totals = b.snapshot().totals;
