@@ -122,7 +122,7 @@ fn a_recording_round_trips_through_its_csv_format() {
     b.recording().write_csv_to(&mut csv).unwrap();
     assert_eq!(
         String::from_utf8(csv.clone()).unwrap(),
-        "t_ms,latency_ms,outcome\n0,12.5,success\n12.5,0,rejected_forced_open\n"
+        "# breaker: recorded\nt_ms,latency_ms,outcome\n0,12.5,success\n12.5,0,rejected_forced_open\n"
     );
     assert_eq!(Recording::read_csv_from(&csv[..]).unwrap(), b.recording());
 }

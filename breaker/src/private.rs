@@ -32,6 +32,8 @@ pub const fn check(builder: ConfigBuilder, field: Field) {
 
 /// [`recording::MAX_CAPACITY`](crate::recording::MAX_CAPACITY), without the feature.
 const MAX_RECORD: usize = 10_000_000;
+#[cfg(feature = "recording")]
+const _: () = assert!(MAX_RECORD == crate::recording::MAX_CAPACITY);
 
 /// The rules of `record`, which only the attribute has: at least one call, and the
 /// `recording` feature that keeps them.
@@ -427,6 +429,3 @@ mod tests {
         assert!(std::ptr::eq(again, by_ref));
     }
 }
-
-#[cfg(feature = "recording")]
-const _: () = assert!(MAX_RECORD == crate::recording::MAX_CAPACITY);

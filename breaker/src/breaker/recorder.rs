@@ -51,16 +51,16 @@ impl Recorder {
         Ok(())
     }
 
-    /// Ends the recording; returns what it held.
-    pub(crate) fn stop(&self) -> Recording {
+    /// Ends the recording; returns what it held, if one was on.
+    pub(crate) fn stop(&self) -> Option<Recording> {
         let ring = self.0.lock().take();
-        ring.map(|ring| ring.recording()).unwrap_or_default()
+        ring.map(|ring| ring.recording())
     }
 
-    /// The calls recorded so far, in the order of their start.
-    pub(crate) fn recording(&self) -> Recording {
+    /// The calls recorded so far, in the order of their start, if a recording is on.
+    pub(crate) fn recording(&self) -> Option<Recording> {
         let ring = self.0.lock();
-        ring.as_deref().map(Ring::recording).unwrap_or_default()
+        ring.as_deref().map(Ring::recording)
     }
 
     /// A call that started at `started` ended as `ending` at `now`.
@@ -154,22 +154,22 @@ impl Breaker {
     }
 
     /// The calls recorded so far, oldest first, named for the breaker (the CSV file names it
-    /// in a comment line); empty when no recording is on.
+    /// in a comment line); empty and unnamed when no recording is on.
     pub fn recording(&self) -> Recording {
         self.rare()
-            .map(|rare| rare.recorder.recording())
+            .and_then(|rare| rare.recorder.recording())
+            .map(|r| r.with_name(self.name()))
             .unwrap_or_default()
-            .with_name(self.name())
     }
 
-    /// Ends the recording, returning it, named for the breaker; calls cost nothing to
-    /// record again.
+    /// Ends the recording, returning it, named for the breaker (empty and unnamed when none
+    /// was on); calls cost nothing to record again.
     pub fn stop_recording(&self) -> Recording {
         self.shared.set_recording(false);
         self.rare()
-            .map(|rare| rare.recorder.stop())
+            .and_then(|rare| rare.recorder.stop())
+            .map(|r| r.with_name(self.name()))
             .unwrap_or_default()
-            .with_name(self.name())
     }
 
     /// The recorder, made if it was not: for starting a recording.
