@@ -7,7 +7,7 @@
 //! milliseconds puts both under the same conditions, and the spread of the per-round ratios
 //! shows how those conditions move it.
 //!
-//! Run with `cargo bench --bench interleaved`; `benches/README.md` has the output of three runs.
+//! Run with `cargo bench -p breaker-benches --bench interleaved`; `benches/README.md` has the output of three runs.
 
 mod common;
 

@@ -355,3 +355,42 @@ async fn retry_floor_sets_the_retries_a_quiet_breaker_may_make() {
     let t = b.snapshot().totals;
     assert_eq!((t.retries, t.retry_budget_exhausted), (0, 1));
 }
+
+#[circuit_breaker(
+    name = "attribute_policy::shadow_timed",
+    window = 2,
+    min = 2,
+    timeout = "1s",
+    max_concurrent = 1,
+    shadow = true
+)]
+async fn shadow_timed(delay_ms: u64, fail: bool) -> Result<u32, LibError> {
+    sleep(Duration::from_millis(delay_ms)).await;
+    if fail {
+        Err(LibError::Unavailable(0))
+    } else {
+        Ok(1)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shadow_with_a_timeout_runs_a_call_its_bulkhead_would_reject_without_counting_it() {
+    let second = async {
+        sleep(Duration::from_millis(5)).await;
+        shadow_timed(0, true).await
+    };
+    let (first, second) = tokio::join!(shadow_timed(10, false), second);
+    assert_eq!(first, Ok(1));
+    assert_eq!(
+        second,
+        Err(LibError::Unavailable(0)),
+        "admitted as a shadow"
+    );
+    let b = breaker_of("attribute_policy::shadow_timed");
+    let s = b.snapshot();
+    // An enforcing breaker rejected the second call: only the first is in the window.
+    assert_eq!((s.state, s.calls, s.failures), (State::Closed, 1, 0));
+    let t = s.totals;
+    assert_eq!((t.shadow_rejected, t.success, t.failure), (1, 1, 1));
+    assert_eq!(b.in_flight(), 0);
+}

@@ -18,7 +18,7 @@ fn a_recording_round_trips_through_its_csv_file() {
 #[test]
 fn the_shipped_trace_is_the_recovery_simulations() {
     let shipped =
-        Recording::read_csv(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/trace.csv")).unwrap();
+        Recording::read_csv(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/trace.csv")).unwrap();
     assert_eq!(shipped, record(classic(), &Scenario::outage()));
     assert_eq!(shipped.name(), Some("app::get_book"));
 }

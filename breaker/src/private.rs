@@ -3,228 +3,19 @@
 use std::borrow::Borrow;
 use std::fmt::Display;
 use std::hash::Hash;
-use std::sync::{Arc, OnceLock};
 
-use crate::call_site::CallSite;
-
-pub use crate::config::{ConfigBuilder, ConfigKey, Field, KeyDefault, KEYS};
+pub use crate::config::ConfigBuilder;
+pub use crate::declared::{Declared, Name, StaticBreaker, StaticKeyed};
 pub use crate::keyed::{FamilyAction, Keyed};
 pub use crate::{Breaker, CallError, Classify, Config, Outcome, Permit, Rejected, TimedOut};
+/// Submits an annotated function's [`Declared`] static to the list the registry reads at boot.
+pub use inventory::submit;
 
-/// Fails compilation with the rule `field` breaks, when the attribute's `const` evaluates it.
-pub const fn check(builder: ConfigBuilder, field: Field) {
-    // A broken window or `probes` is reported at its key; rules measured against it would
-    // only repeat it.
-    let measured_by = match field {
-        Field::Buckets | Field::MinCalls => Some(Field::Window),
-        Field::Successes => Some(Field::Probes),
-        _ => None,
-    };
-    if let Some(measure) = measured_by {
-        if builder.check(measure).is_err() {
-            return;
-        }
-    }
-    if let Err(e) = builder.check(field) {
-        panic!("{}", e.rule());
-    }
-}
-
-/// [`recording::MAX_CAPACITY`](crate::recording::MAX_CAPACITY), without the feature.
-const MAX_RECORD: usize = 10_000_000;
-#[cfg(feature = "recording")]
-const _: () = assert!(MAX_RECORD == crate::recording::MAX_CAPACITY);
-
-/// The rules of `record`, which only the attribute has: at least one call, and the
-/// `recording` feature that keeps them.
-pub const fn check_record(capacity: usize) {
-    if capacity == 0 {
-        panic!("record must be at least 1 call");
-    }
-    if capacity > MAX_RECORD {
-        panic!("record must be at most 10000000 calls");
-    }
-    if cfg!(not(feature = "recording")) {
-        panic!("`record` needs the `recording` feature of breaker: enable it or remove the key");
-    }
-}
-
-/// The rule of `max_keys`, which only the attribute has.
-pub const fn check_max_keys(max_keys: usize) {
-    if max_keys == 0 {
-        panic!("max_keys must be at least 1");
-    }
-}
-
-/// The configuration of a builder whose every field was checked by [`check`]; `checked`
-/// names the fields the attribute checked.
-///
-/// They must be every field, in `Field::ALL`'s order: a field the attribute does not check
-/// fails compilation here, rather than ship a configuration no rule looked at. Then an
-/// invalid builder yields the defaults instead of a second compile error: its broken rule
-/// is already reported, at the key that broke it.
-pub const fn config(builder: ConfigBuilder, checked: &[Field]) -> Config {
-    if !checks_every_field(checked) {
-        panic!("#[circuit_breaker] must check every configuration field: breaker-macros and breaker differ");
-    }
-    match builder.build() {
-        Ok(config) => config,
-        Err(_) => match ConfigBuilder::new().build() {
-            Ok(config) => config,
-            Err(_) => panic!("the default configuration is valid"),
-        },
-    }
-}
-
-/// Whether `checked` is `Field::ALL`.
-const fn checks_every_field(checked: &[Field]) -> bool {
-    if checked.len() != Field::ALL.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < checked.len() {
-        if checked[i] as usize != Field::ALL[i] as usize {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-/// Fails compilation at the `timeout` or `retries` key of an attribute when this crate was
-/// built without the `policy` feature, which runs them.
-#[cfg(not(feature = "policy"))]
-pub const fn needs_policy_feature() {
-    panic!(
-        "`timeout` and `retries` need the `policy` feature of breaker: \
-         enable it (it is on by default) or remove the key"
-    );
-}
-
-/// With the `policy` feature, `timeout` and `retries` are run: nothing to refuse.
-#[cfg(feature = "policy")]
-pub const fn needs_policy_feature() {}
-
-/// The registry name of a method: its type's path without generic arguments, then the method.
-pub fn method_name(self_type: &str, method: &str) -> String {
-    let path = self_type.trim_start_matches(['&', '*']);
-    let path = path.split('<').next().unwrap_or(path);
-    format!("{path}::{method}")
-}
-
-/// The static breaker of one annotated function, registered on first use.
-#[derive(Debug)]
-pub struct StaticBreaker {
-    config: Config,
-    /// Calls to record from the first (`record = N`); 0 for none.
-    record: usize,
-    breaker: OnceLock<Arc<Breaker>>,
-}
-
-impl StaticBreaker {
-    pub const fn new(config: Config) -> Self {
-        Self {
-            config,
-            record: 0,
-            breaker: OnceLock::new(),
-        }
-    }
-
-    /// The breaker records its last `capacity` calls, from its first.
-    pub const fn recording(mut self, capacity: usize) -> Self {
-        self.record = capacity;
-        self
-    }
-
-    /// The breaker, registered under `name()` on the first call.
-    #[inline]
-    pub fn get(&'static self, name: impl FnOnce() -> String) -> &'static Breaker {
-        match self.breaker.get() {
-            Some(breaker) => breaker,
-            None => self.register(name()),
-        }
-    }
-
-    #[cold]
-    fn register(&'static self, name: String) -> &'static Breaker {
-        self.breaker.get_or_init(|| {
-            let breaker = Arc::new(Breaker::new(name, self.config.clone()));
-            #[cfg(feature = "recording")]
-            if self.record != 0 {
-                // `check_record` bounds the capacity when the crate compiles; a ring the
-                // allocator refuses leaves the breaker unrecorded rather than the call failed.
-                if let Err(_e) = breaker.record(self.record) {
-                    #[cfg(feature = "tracing")]
-                    tracing::warn!(breaker = breaker.name(), "{_e}");
-                }
-            }
-            crate::registry().declare_site(breaker.name(), CallSite::of(&self.config));
-            let registered = crate::registry().register(breaker);
-            warn_if_differs(registered.name(), &registered.config(), &self.config);
-            registered
-        })
-    }
-}
-
-/// The static family of a function annotated with `key = ...`, registered on first use.
-#[derive(Debug)]
-pub struct StaticKeyed {
-    config: Config,
-    max_keys: usize,
-    family: OnceLock<Arc<Keyed>>,
-}
-
-impl StaticKeyed {
-    pub const fn new(config: Config, max_keys: usize) -> Self {
-        Self {
-            config,
-            max_keys,
-            family: OnceLock::new(),
-        }
-    }
-
-    /// The breaker of `key` in the family registered under `name()`.
-    #[inline]
-    pub fn breaker<Q: ?Sized + Key>(
-        &'static self,
-        name: impl FnOnce() -> String,
-        key: &Q,
-    ) -> Arc<Breaker> {
-        let family = match self.family.get() {
-            Some(family) => family,
-            None => self.register(name()),
-        };
-        family.breaker(key)
-    }
-
-    #[cold]
-    fn register(&'static self, name: String) -> &'static Keyed {
-        self.family.get_or_init(|| {
-            crate::registry().declare_site(&name, CallSite::of(&self.config));
-            let family = Arc::new(Keyed::new(
-                Arc::from(name),
-                self.config.clone(),
-                self.max_keys,
-            ));
-            let registered = crate::registry().register_keyed(family);
-            warn_if_differs(registered.name(), registered.declared(), &self.config);
-            registered
-        })
-    }
-}
-
-#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
-fn warn_if_differs(name: &str, registered: &Config, ours: &Config) {
-    #[cfg(feature = "tracing")]
-    if registered != ours {
-        tracing::warn!(
-            breaker = name,
-            ?registered,
-            ignored = ?ours,
-            "two #[circuit_breaker] functions share a name with different configurations; \
-             the first one registered is used",
-        );
-    }
+/// The configuration of the attribute's builder, whose every rule the attribute checked at
+/// expansion with this crate's own rules (`breaker-rules`, of the same version), reporting a
+/// broken one at its key: nothing is left to refuse here.
+pub const fn config(builder: ConfigBuilder) -> Config {
+    builder.build_checked()
 }
 
 /// A key of a keyed breaker: hashable, comparable, printable, owned or borrowed.
@@ -297,6 +88,29 @@ impl<T, E: From<Rejected>> FromRejected for Result<T, E> {
     #[inline]
     fn from_rejected(rejected: Rejected) -> Self {
         Err(E::from(rejected))
+    }
+}
+
+/// With `fallback_on = "failure"`: the error a failed call hands to the fallback.
+#[diagnostic::on_unimplemented(
+    message = "with `fallback_on = \"failure\"`, the function must return `Result<T, E>`, not `{Self}`",
+    label = "the fallback gets the `E` of this return type",
+    note = "return `Result<T, E>`, or leave `fallback_on` out: the fallback then gets the `breaker::Rejected` of rejected calls"
+)]
+pub trait FailureFallback: Sized {
+    type Error;
+    /// The error, or the value itself when it is none.
+    fn into_error(self) -> Result<Self::Error, Self>;
+}
+
+impl<T, E> FailureFallback for Result<T, E> {
+    type Error = E;
+    #[inline]
+    fn into_error(self) -> Result<E, Self> {
+        match self {
+            Err(e) => Ok(e),
+            ok => Err(ok),
+        }
     }
 }
 
@@ -390,27 +204,6 @@ impl<T: Clone> Reuse for T {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_configuration_is_only_made_once_every_field_was_checked() {
-        assert!(checks_every_field(&Field::ALL));
-        assert!(!checks_every_field(&Field::ALL[1..]));
-        let mut swapped = Field::ALL;
-        swapped.swap(0, 1);
-        assert!(!checks_every_field(&swapped));
-        let forgot = std::panic::catch_unwind(|| config(ConfigBuilder::new(), &Field::ALL[..13]));
-        assert!(forgot.is_err());
-        assert_eq!(config(ConfigBuilder::new(), &Field::ALL), Config::default());
-    }
-
-    #[test]
-    fn method_names_drop_generic_arguments_and_references() {
-        assert_eq!(
-            method_name("app::Client<alloc::string::String>", "get"),
-            "app::Client::get"
-        );
-        assert_eq!(method_name("&app::Client", "get"), "app::Client::get");
-    }
 
     #[test]
     fn a_timeout_becomes_the_error_of_a_result() {

@@ -304,7 +304,7 @@ fn millis(text: &str, field: &str, line: u64) -> Result<Duration, RecordingError
 
 /// The most calls [`Breaker::record`](crate::Breaker::record) keeps: 10 million, 400 MB of
 /// ring.
-pub const MAX_CAPACITY: usize = 10_000_000;
+pub const MAX_CAPACITY: usize = breaker_rules::MAX_RECORD;
 
 /// [`Breaker::record`](crate::Breaker::record) was asked for a ring it cannot keep: no
 /// call, more than [`MAX_CAPACITY`], or more than the allocator could give.

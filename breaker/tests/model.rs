@@ -14,6 +14,10 @@
 //! step lengths are picked so that every duration the model computes is a whole number of nanoseconds
 //! (a factor of 1.5 applied to whole milliseconds a few times), so that `retry_after` can be
 //! compared exactly. The ramp's latency guard is not modelled (see the model's notes).
+//!
+//! The same model also follows calls through the call policy (`support/runner.rs`, not shared
+//! with the fuzz target, which has no tokio): `Breaker::run_with` with a bulkhead, retries
+//! within the budget and timeouts, on tokio's paused clock, enforcing and as a shadow.
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
