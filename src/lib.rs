@@ -4,4 +4,3 @@
 pub mod pricing;
 pub mod redis_server;
 pub mod simulation;
-pub mod tune;

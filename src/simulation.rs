@@ -213,8 +213,8 @@ pub fn run(variant: &'static str, config: Config, scenario: &Scenario) -> Report
 }
 
 /// Runs the scenario through a breaker configured with `config` and records every call: the
-/// trace `examples/tune.rs` reads. A served call takes 8 to 16 ms, a call to a downstream
-/// that is down or falls over times out after 1 s.
+/// trace `docs/trace.csv` holds, named `app::get_book`. A served call takes 8 to 16 ms, a
+/// call to a downstream that is down or falls over times out after 1 s.
 pub fn record(config: Config, scenario: &Scenario) -> Recording {
     let mut recording = Vec::new();
     let mut latencies = Arrivals(scenario.seed.wrapping_add(1).max(1));
@@ -236,7 +236,10 @@ pub fn record(config: Config, scenario: &Scenario) -> Recording {
             outcome,
         });
     });
-    recording.into_iter().collect()
+    recording
+        .into_iter()
+        .collect::<Recording>()
+        .with_name("app::get_book")
 }
 
 /// How long a call to a downstream that does not answer takes to fail.

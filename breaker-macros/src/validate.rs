@@ -40,6 +40,20 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
             "record = 0: must be at least 1 call",
         ));
     }
+    if let Some(record) = args
+        .record
+        .as_ref()
+        .filter(|r| r.value > breaker_rules::MAX_RECORD)
+    {
+        errors.push(Error::new(
+            record.span,
+            format!(
+                "record = {}: must be at most {} calls",
+                record.value,
+                breaker_rules::MAX_RECORD
+            ),
+        ));
+    }
     if let Some(max_keys) = args.max_keys.as_ref().filter(|m| m.value == 0) {
         errors.push(Error::new(
             max_keys.span,

@@ -41,6 +41,6 @@ pub use crate::keys::{
 };
 pub use crate::settings::{
     Backoff, RampUp, Settings, SlowCalls, Window, LEAST_MIN_CALLS, MAX_BUCKETS, MAX_COUNT_WINDOW,
-    MAX_RAMP_STEPS, MAX_RETRIES, MAX_RETRY_BACKOFF,
+    MAX_RAMP_STEPS, MAX_RECORD, MAX_RETRIES, MAX_RETRY_BACKOFF,
 };
 pub use crate::violation::{Percents, Value, Violation};

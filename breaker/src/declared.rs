@@ -164,7 +164,12 @@ impl StaticBreaker {
             let breaker = Arc::new(Breaker::new(self.name.resolve(), self.config.clone()));
             #[cfg(feature = "recording")]
             if self.record != 0 {
-                breaker.record(self.record);
+                // The attribute bounds the capacity at expansion; a ring the allocator
+                // refuses leaves the breaker unrecorded rather than its calls failed.
+                if let Err(_e) = breaker.record(self.record) {
+                    #[cfg(feature = "tracing")]
+                    tracing::warn!(breaker = breaker.name(), "{_e}");
+                }
             }
             registry.declare_site(breaker.name(), CallSite::of(&self.config));
             let registered = registry.register(breaker);

@@ -1,8 +1,10 @@
 //! Recorded calls and their CSV format: what the replay tuner reads.
 //!
-//! One call per line, after a header line:
+//! One call per line, after a header line, optionally after a comment line that names the
+//! recorded breaker (what [`Breaker::recording`](crate::Breaker::recording) writes):
 //!
 //! ```text
+//! # breaker: app::get_book
 //! t_ms,latency_ms,outcome
 //! 0,12.5,success
 //! 3.25,1000,failure
@@ -17,14 +19,24 @@
 //!   `rejected_throttled`, `rejected_bulkhead` for a call the breaker rejected (see
 //!   [`RejectReason`]).
 //!
-//! An access log converts with one line of `awk`. For an nginx log whose fields are the time
-//! in seconds, the request time in seconds and the status (`log_format trace '$msec
-//! $request_time $status';`), 5xx counting as failures:
+//! Lines starting with `#` are comments; `# breaker: NAME` names the breaker (see
+//! [`Recording::name`]).
+//!
+//! An access log converts with `awk`. For an nginx log whose fields are the time in seconds,
+//! the request time in seconds and the status (`log_format trace '$msec $request_time
+//! $status';`), 5xx counting as failures:
 //!
 //! ```text
-//! awk 'BEGIN { print "t_ms,latency_ms,outcome" } NR == 1 { t0 = $1 }
-//!      { printf "%.3f,%.3f,%s\n", ($1 - $2 - t0) * 1000, $2 * 1000, ($3 >= 500 ? "failure" : "success") }' access.log > trace.csv
+//! awk 'NR == FNR { s = $1 - $2; if (FNR == 1 || s < t0) t0 = s; next }
+//!      FNR == 1 { print "t_ms,latency_ms,outcome" }
+//!      { printf "%.3f,%.3f,%s\n", ($1 - $2 - t0) * 1000, $2 * 1000, ($3 >= 500 ? "failure" : "success") }' \
+//!     access.log access.log > trace.csv
 //! ```
+//!
+//! nginx writes `$msec` when a request ends, so a call started `$request_time` earlier, and
+//! a slow request is logged after faster ones that started later: the recipe reads the log
+//! twice, first to find the earliest start, then to write every start from it, never below
+//! zero.
 
 use std::fmt;
 use std::fs::File;
@@ -125,13 +137,41 @@ pub struct RecordedCall {
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Recording {
+    name: Option<String>,
     calls: Vec<RecordedCall>,
 }
 
 impl Recording {
     /// An empty recording.
     pub const fn new() -> Self {
-        Self { calls: Vec::new() }
+        Self {
+            name: None,
+            calls: Vec::new(),
+        }
+    }
+
+    /// The name of the recorded breaker, when the recording knows it: a breaker's own
+    /// recording does, and a CSV file carries it in a `# breaker: NAME` comment line.
+    ///
+    /// ```
+    /// use breaker::recording::Recording;
+    ///
+    /// let text = "# breaker: app::get_book\nt_ms,latency_ms,outcome\n0,12.5,success\n";
+    /// let recording = Recording::read_csv_from(text.as_bytes())?;
+    /// assert_eq!(recording.name(), Some("app::get_book"));
+    /// let mut csv = Vec::new();
+    /// recording.write_csv_to(&mut csv)?;
+    /// assert_eq!(String::from_utf8(csv).unwrap(), text);
+    /// # Ok::<(), breaker::recording::RecordingError>(())
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The recording, naming the recorded breaker `name`.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
     }
 
     /// Adds a call, keeping the calls in the order of their start.
@@ -153,10 +193,26 @@ impl Recording {
     }
 
     /// Reads a recording in the CSV [format](self) from any reader.
-    pub fn read_csv_from(reader: impl Read) -> Result<Self, RecordingError> {
+    pub fn read_csv_from(mut reader: impl Read) -> Result<Self, RecordingError> {
+        let mut text = Vec::new();
+        reader
+            .read_to_end(&mut text)
+            .map_err(|e| RecordingError::at(0, e.to_string()))?;
+        let name = text
+            .split(|&b| b == b'\n')
+            .take_while(|line| line.starts_with(b"#"))
+            .find_map(|line| {
+                let line = std::str::from_utf8(line).ok()?;
+                let name = line
+                    .trim_start_matches('#')
+                    .trim()
+                    .strip_prefix("breaker:")?;
+                Some(name.trim().to_owned()).filter(|n| !n.is_empty())
+            });
         let mut csv = csv::ReaderBuilder::new()
             .trim(csv::Trim::All)
-            .from_reader(reader);
+            .comment(Some(b'#'))
+            .from_reader(&text[..]);
         let header = csv.headers().map_err(RecordingError::csv)?;
         if header != HEADER.as_slice() {
             return Err(RecordingError::at(
@@ -181,7 +237,7 @@ impl Recording {
             });
         }
         calls.sort_by_key(|c| c.start);
-        Ok(Self { calls })
+        Ok(Self { name, calls })
     }
 
     /// Writes the recording to a CSV file in the [format](self) above.
@@ -195,7 +251,11 @@ impl Recording {
     }
 
     /// Writes the recording in the CSV [format](self) to any writer.
-    pub fn write_csv_to(&self, writer: impl Write) -> Result<(), RecordingError> {
+    pub fn write_csv_to(&self, mut writer: impl Write) -> Result<(), RecordingError> {
+        if let Some(name) = &self.name {
+            writeln!(writer, "# breaker: {name}")
+                .map_err(|e| RecordingError::at(0, e.to_string()))?;
+        }
         let mut csv = csv::Writer::from_writer(writer);
         csv.write_record(HEADER).map_err(RecordingError::csv)?;
         for call in &self.calls {
@@ -215,7 +275,7 @@ impl FromIterator<RecordedCall> for Recording {
     fn from_iter<I: IntoIterator<Item = RecordedCall>>(calls: I) -> Self {
         let mut calls: Vec<_> = calls.into_iter().collect();
         calls.sort_by_key(|c| c.start);
-        Self { calls }
+        Self { name: None, calls }
     }
 }
 
@@ -239,10 +299,75 @@ fn millis(text: &str, field: &str, line: u64) -> Result<Duration, RecordingError
         }
         _ => Err(RecordingError::at(
             line,
-            format!("{field} must be a number of milliseconds, at least 0, got {text:?}"),
+            format!("{field} must be a number of milliseconds from 0 to below 1e15, got {text:?}"),
         )),
     }
 }
+
+/// The most calls [`Breaker::record`](crate::Breaker::record) keeps: 10 million, 400 MB of
+/// ring.
+pub const MAX_CAPACITY: usize = breaker_rules::MAX_RECORD;
+
+/// [`Breaker::record`](crate::Breaker::record) was asked for a ring it cannot keep: no
+/// call, more than [`MAX_CAPACITY`], or more than the allocator could give.
+///
+/// ```
+/// use breaker::{Breaker, Config};
+///
+/// let b = Breaker::new("libraryd", Config::default());
+/// let err = b.record(usize::MAX).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     format!("record must be 1 to 10000000 calls, got {}", usize::MAX)
+/// );
+/// assert!(b.record(100_000).is_ok());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CapacityError {
+    capacity: usize,
+    allocation_failed: bool,
+}
+
+impl CapacityError {
+    pub(crate) fn out_of_range(capacity: usize) -> Self {
+        Self {
+            capacity,
+            allocation_failed: false,
+        }
+    }
+
+    pub(crate) fn allocation_failed(capacity: usize) -> Self {
+        Self {
+            capacity,
+            allocation_failed: true,
+        }
+    }
+
+    /// The capacity asked for.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+}
+
+impl fmt::Display for CapacityError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.allocation_failed {
+            write!(
+                f,
+                "record could not allocate a ring of {} calls: the allocator refused",
+                self.capacity
+            )
+        } else {
+            write!(
+                f,
+                "record must be 1 to {MAX_CAPACITY} calls, got {}",
+                self.capacity
+            )
+        }
+    }
+}
+
+impl std::error::Error for CapacityError {}
 
 /// A recording could not be read or written: where, and why.
 ///
@@ -250,7 +375,7 @@ fn millis(text: &str, field: &str, line: u64) -> Result<Duration, RecordingError
 /// use breaker::recording::Recording;
 ///
 /// let err = Recording::read_csv_from("t_ms,latency_ms,outcome\n0,-1,success\n".as_bytes()).unwrap_err();
-/// assert_eq!(err.to_string(), "line 2: latency_ms must be a number of milliseconds, at least 0, got \"-1\"");
+/// assert_eq!(err.to_string(), "line 2: latency_ms must be a number of milliseconds from 0 to below 1e15, got \"-1\"");
 /// ```
 #[derive(Debug)]
 pub struct RecordingError {
@@ -357,7 +482,17 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "line 2: t_ms must be a number of milliseconds, at least 0, got \"nan\""
+            "line 2: t_ms must be a number of milliseconds from 0 to below 1e15, got \"nan\""
+        );
+    }
+
+    #[test]
+    fn lines_are_counted_past_the_comment_line() {
+        let text = "# breaker: a\nt_ms,latency_ms,outcome\n0,1,success\n2,x,success\n";
+        let err = Recording::read_csv_from(text.as_bytes()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 4: latency_ms must be a number of milliseconds from 0 to below 1e15, got \"x\""
         );
     }
 

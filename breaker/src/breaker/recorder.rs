@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::recording::{CallOutcome, RecordedCall, Recording};
+use crate::recording::{CallOutcome, CapacityError, RecordedCall, Recording, MAX_CAPACITY};
 use crate::sync::process::Mutex;
 use crate::tally::Ending;
 use crate::Breaker;
@@ -27,31 +27,40 @@ pub(crate) struct Ring {
 pub(crate) struct Recorder(Mutex<Option<Box<Ring>>>);
 
 impl Recorder {
-    /// Starts a new recording of the last `capacity` calls (at least 1), from `origin`.
-    pub(crate) fn start(&self, capacity: usize, origin: Instant) {
+    /// Starts a new recording of the last `capacity` calls, from `origin`.
+    pub(crate) fn start(&self, capacity: usize, origin: Instant) -> Result<(), CapacityError> {
+        if !(1..=MAX_CAPACITY).contains(&capacity) {
+            return Err(CapacityError::out_of_range(capacity));
+        }
         let empty = RecordedCall {
             start: Duration::ZERO,
             latency: Duration::ZERO,
             outcome: CallOutcome::Completed(Outcome::Ignored),
         };
+        let mut calls = Vec::new();
+        calls
+            .try_reserve_exact(capacity)
+            .map_err(|_| CapacityError::allocation_failed(capacity))?;
+        calls.resize(capacity, empty);
         let ring = Ring {
             origin,
-            calls: vec![empty; capacity.max(1)].into_boxed_slice(),
+            calls: calls.into_boxed_slice(),
             written: 0,
         };
         *self.0.lock() = Some(Box::new(ring));
+        Ok(())
     }
 
-    /// Ends the recording; returns what it held.
-    pub(crate) fn stop(&self) -> Recording {
+    /// Ends the recording; returns what it held, if one was on.
+    pub(crate) fn stop(&self) -> Option<Recording> {
         let ring = self.0.lock().take();
-        ring.map(|ring| ring.recording()).unwrap_or_default()
+        ring.map(|ring| ring.recording())
     }
 
-    /// The calls recorded so far, in the order of their start.
-    pub(crate) fn recording(&self) -> Recording {
+    /// The calls recorded so far, in the order of their start, if a recording is on.
+    pub(crate) fn recording(&self) -> Option<Recording> {
         let ring = self.0.lock();
-        ring.as_deref().map(Ring::recording).unwrap_or_default()
+        ring.as_deref().map(Ring::recording)
     }
 
     /// A call that started at `started` ended as `ending` at `now`.
@@ -100,8 +109,15 @@ impl Ring {
 impl Breaker {
     /// Starts recording the breaker's calls (feature `recording`): for each call from now
     /// on, when it started, how long it took and how it ended (a success, failure or ignored
-    /// result, or a rejection and its reason), the last `capacity` of them (at least 1) in a
-    /// ring allocated now. Recording again starts a new recording.
+    /// result, or a rejection and its reason), the last `capacity` of them in a ring
+    /// allocated now. Recording again starts a new recording.
+    ///
+    /// # Errors
+    ///
+    /// A [`CapacityError`] for a `capacity` of 0 or above
+    /// [`MAX_CAPACITY`](crate::recording::MAX_CAPACITY) (10 million calls), or a ring the
+    /// allocator refuses; the breaker then records nothing (a recording that was on stays
+    /// on).
     ///
     /// Recording costs nothing while it is off; while it is on, each call reads the clock
     /// twice and writes its record under a lock of the recording's own, allocating nothing.
@@ -116,7 +132,7 @@ impl Breaker {
     ///
     /// let clock = ManualClock::new();
     /// let b = Breaker::with_clock("libraryd", Config::builder().count_window(1).build()?, clock.clone());
-    /// b.record(1000);
+    /// b.record(1000)?;
     /// let permit = b.try_acquire().unwrap();
     /// clock.advance(Duration::from_millis(30));
     /// permit.failure(); // opens the breaker
@@ -129,25 +145,30 @@ impl Breaker {
     /// assert_eq!(calls[0].outcome, CallOutcome::Completed(Outcome::Failure));
     /// assert_eq!(calls[1].start, Duration::from_millis(30));
     /// assert_eq!(calls[1].outcome, CallOutcome::Rejected(RejectReason::Open));
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn record(&self, capacity: usize) {
-        self.recorder().start(capacity, self.clock().now());
+    pub fn record(&self, capacity: usize) -> Result<(), CapacityError> {
+        self.recorder().start(capacity, self.clock().now())?;
         self.shared.set_recording(true);
+        Ok(())
     }
 
-    /// The calls recorded so far, oldest first; empty when no recording is on.
+    /// The calls recorded so far, oldest first, named for the breaker (the CSV file names it
+    /// in a comment line); empty and unnamed when no recording is on.
     pub fn recording(&self) -> Recording {
         self.rare()
-            .map(|rare| rare.recorder.recording())
+            .and_then(|rare| rare.recorder.recording())
+            .map(|r| r.with_name(self.name()))
             .unwrap_or_default()
     }
 
-    /// Ends the recording, returning it; calls cost nothing to record again.
+    /// Ends the recording, returning it, named for the breaker (empty and unnamed when none
+    /// was on); calls cost nothing to record again.
     pub fn stop_recording(&self) -> Recording {
         self.shared.set_recording(false);
         self.rare()
-            .map(|rare| rare.recorder.stop())
+            .and_then(|rare| rare.recorder.stop())
+            .map(|r| r.with_name(self.name()))
             .unwrap_or_default()
     }
 

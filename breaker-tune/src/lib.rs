@@ -1,0 +1,258 @@
+//! The replay tuner of [`breaker`]: recommends a circuit breaker configuration from a
+//! recording of real calls.
+//!
+//! It estimates the downstream's health over time from the recorded outcomes and latencies
+//! ([`health`]), gives every call the downstream's answer at its time
+//! ([`replay::answers`]), replays the calls through the real `Breaker` of each candidate
+//! configuration on a manual clock ([`replay`]), scores each replay ([`score`]), searches a
+//! grid of candidates on all cores ([`search`]), and picks among the leading ones by their
+//! scores on perturbed copies of the trace ([`robust`]). [`report`] writes what it found,
+//! [`plot`] draws it; the `breaker-tune` binary does both:
+//!
+//! ```text
+//! cargo install --path breaker-tune
+//! breaker-tune trace.csv
+//! ```
+//!
+//! A library user tunes a recording in code:
+//!
+//! ```
+//! use std::time::Duration;
+//! use breaker::recording::{CallOutcome, RecordedCall, Recording};
+//! use breaker::Outcome;
+//! use breaker_tune::search::Spec;
+//!
+//! // 40 s of a call every 20 ms, failing from 10 s to 20 s.
+//! let recording: Recording = (0..2000u64)
+//!     .map(|i| RecordedCall {
+//!         start: Duration::from_millis(i * 20),
+//!         latency: Duration::from_millis(5),
+//!         outcome: CallOutcome::Completed(if (500..1000).contains(&i) {
+//!             Outcome::Failure
+//!         } else {
+//!             Outcome::Success
+//!         }),
+//!     })
+//!     .collect();
+//! let tuning = breaker_tune::tune(&recording, Spec::DEFAULT);
+//! assert_eq!(tuning.health.outages, [Duration::from_secs(10)..Duration::from_secs(20)]);
+//! let pick = tuning.recommended_scores();
+//! assert!(pick.cost() < tuning.baseline_scores.cost());
+//! println!("{}", tuning.recommendation().attribute());
+//! ```
+//!
+//! Memory grows with the calls, never with the span of the trace: times are taken from the
+//! first call, and the health estimate keeps only the seconds that have a call.
+
+pub mod health;
+pub mod plot;
+pub mod replay;
+pub mod report;
+pub mod robust;
+pub mod score;
+pub mod search;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use breaker::recording::{CallOutcome, RecordedCall, Recording};
+
+use self::health::Health;
+use self::replay::{Answer, Run, Schedule};
+use self::robust::Robustness;
+use self::score::{Scores, Truth};
+use self::search::{Spec, Trace};
+
+/// How the tuner runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Threads replaying candidates; all cores by default.
+    pub threads: usize,
+    /// Perturbed copies of the trace the leading candidates are replayed on.
+    pub perturbations: usize,
+    /// The seed of the perturbations.
+    pub seed: u64,
+    /// The leading candidates replayed on the copies.
+    pub candidates: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            threads: thread::available_parallelism().map_or(1, |n| n.get()),
+            perturbations: 8,
+            seed: 1,
+            candidates: 24,
+        }
+    }
+}
+
+/// What the tuner found on one recording.
+#[derive(Clone, Debug)]
+pub struct Tuning {
+    /// The first call's start in the recording: every time here is from it.
+    pub offset: Duration,
+    /// Calls the recorded breaker rejected. A trace recorded behind an enforcing breaker
+    /// hides how the downstream answered them, so the outages' ends are guesses
+    /// ([`Health::censored`]); record in shadow mode instead.
+    pub rejected: usize,
+    pub health: Health,
+    pub answers: Vec<Answer>,
+    pub specs: Vec<Spec>,
+    pub scores: Vec<Scores>,
+    /// The configuration compared against: the one the recording's service runs.
+    pub baseline: Spec,
+    pub baseline_scores: Scores,
+    /// The Pareto front, by cost.
+    pub front: Vec<usize>,
+    /// The leading candidates and the baseline on perturbed copies of the trace.
+    pub robustness: Robustness,
+    /// The recommended candidate; `None` to keep the baseline.
+    pub recommended: Option<usize>,
+    /// What a flap costs, in calls: a second of the trace's traffic.
+    pub flap_cost: u64,
+    /// How long replaying and scoring every candidate of the grid took.
+    pub elapsed: Duration,
+    pub threads: usize,
+}
+
+impl Tuning {
+    /// The recommended configuration, or the baseline when none beats it.
+    pub fn recommendation(&self) -> Spec {
+        self.recommended.map_or(self.baseline, |i| self.specs[i])
+    }
+
+    /// The scores of [`recommendation`](Self::recommendation) on the recorded trace.
+    pub fn recommended_scores(&self) -> Scores {
+        self.recommended
+            .map_or(self.baseline_scores, |i| self.scores[i])
+    }
+
+    /// The recommended candidate's row in [`Tuning::robustness`].
+    pub fn recommended_row(&self) -> Option<usize> {
+        let i = self.recommended?;
+        self.robustness.candidates.iter().position(|&c| c == i)
+    }
+
+    /// A replay of `spec`, to draw its states.
+    pub fn replay(&self, spec: &Spec) -> Run {
+        replay::replay(&self.answers, &Schedule::new(&self.answers), spec.config())
+    }
+}
+
+/// Tunes against `baseline` on the grid of [`search::grid`], with the default [`Options`].
+pub fn tune(recording: &Recording, baseline: Spec) -> Tuning {
+    tune_with(recording, baseline, Options::default())
+}
+
+/// Tunes against `baseline` on the grid of [`search::grid`], in buckets of one second.
+pub fn tune_with(recording: &Recording, baseline: Spec, options: Options) -> Tuning {
+    let (offset, calls) = rebase(recording.calls());
+    let rejected = calls
+        .iter()
+        .filter(|c| matches!(c.outcome, CallOutcome::Rejected(_)))
+        .count();
+    let health = Health::estimate(&calls, Duration::from_secs(1));
+    let answers = replay::answers(&calls, &health);
+    drop(calls);
+    let specs = search::grid(&health);
+    let schedule = Schedule::new(&answers);
+    let truth = Truth::new(&health, &answers);
+    let trace = Trace {
+        health: &health,
+        answers: &answers,
+        schedule: &schedule,
+        truth: &truth,
+    };
+    let started = Instant::now();
+    let scores = search::evaluate(trace, &specs, options.threads);
+    let elapsed = started.elapsed();
+    let baseline_scores = trace.score(&baseline);
+    let front = search::pareto(&scores);
+
+    let robustness = if health.outages.is_empty() {
+        Robustness::default()
+    } else {
+        let candidates = candidates(&specs, &scores, &front, options.candidates);
+        Robustness::measure(
+            trace,
+            &specs,
+            &scores,
+            candidates,
+            (baseline, baseline_scores),
+            &options,
+        )
+    };
+    let recommended = robustness.pick().map(|k| robustness.candidates[k]);
+    drop(schedule);
+    Tuning {
+        offset,
+        rejected,
+        health,
+        answers,
+        specs,
+        scores,
+        baseline,
+        baseline_scores,
+        front,
+        robustness,
+        recommended,
+        flap_cost: truth.flap_cost,
+        elapsed,
+        threads: options.threads,
+    }
+}
+
+/// The candidates replayed on perturbed copies: of the candidates that never opened on a
+/// healthy downstream and missed no outage, keeping the first in the grid of those that
+/// scored alike, the `n` of least cost and the `n / 4` of least cost of each open duration
+/// (a pick fitted to one outage's length wins the recorded trace by a duration that its
+/// copies do not share), then the first `n / 3` of the front.
+fn candidates(specs: &[Spec], scores: &[Scores], front: &[usize], n: usize) -> Vec<usize> {
+    let mut eligible: Vec<usize> = (0..scores.len())
+        .filter(|&i| scores[i].false_opens == 0 && scores[i].missed == 0)
+        .collect();
+    eligible.sort_by_key(|&i| (scores[i].cost(), scores[i].flaps, i));
+    eligible.dedup_by_key(|&mut i| scores[i]);
+    let mut picked: Vec<usize> = eligible.iter().copied().take(n).collect();
+    let mut opens: Vec<u64> = specs.iter().map(|s| s.open_secs).collect();
+    opens.sort_unstable();
+    opens.dedup();
+    for open in opens {
+        let best = eligible.iter().filter(|&&i| specs[i].open_secs == open);
+        picked.extend(best.take(n / 4));
+    }
+    picked.extend(front.iter().take(n / 3));
+    let mut seen = std::collections::HashSet::new();
+    picked.retain(|i| seen.insert(*i));
+    picked
+}
+
+/// The calls with times from the first one's start, and that start.
+fn rebase(calls: &[RecordedCall]) -> (Duration, Vec<RecordedCall>) {
+    let offset = calls.first().map_or(Duration::ZERO, |c| c.start);
+    let calls = calls
+        .iter()
+        .map(|c| RecordedCall {
+            start: c.start - offset,
+            ..*c
+        })
+        .collect();
+    (offset, calls)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::time::Duration;
+
+    use breaker::recording::{CallOutcome, RecordedCall};
+
+    /// A call that starts at `ms` and takes `latency_ms`.
+    pub(crate) fn call(ms: u64, latency_ms: u64, outcome: CallOutcome) -> RecordedCall {
+        RecordedCall {
+            start: Duration::from_millis(ms),
+            latency: Duration::from_millis(latency_ms),
+            outcome,
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! `breaker-tune`: recommends a circuit breaker configuration from a recording of real calls.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use breaker::recording::Recording;
+use breaker_tune::search::Spec;
+use breaker_tune::{plot, report, tune_with, Options};
+use clap::Parser;
+
+/// Recommends a circuit breaker configuration from a recording of real calls.
+///
+/// Reads a trace in the CSV format of `breaker::recording` (`t_ms,latency_ms,outcome`, one
+/// call a line, as `Breaker::recording().write_csv(..)` writes it), replays it through every
+/// configuration of the grid and through the defaults, picks the configuration of least
+/// cost over the trace and perturbed copies of it, prints it as an attribute line and as an
+/// override block, and draws the timeline as SVG.
+#[derive(Debug, Parser)]
+#[command(name = "breaker-tune", version)]
+struct Args {
+    /// The trace: a CSV file in the format of `breaker::recording`.
+    trace: PathBuf,
+
+    /// The breaker's registry name, for the override block [default: the name in the
+    /// trace's `# breaker: NAME` line].
+    #[arg(long)]
+    name: Option<String>,
+
+    /// Where to draw the timeline.
+    #[arg(long, value_name = "PATH", default_value = "tune.svg")]
+    svg: PathBuf,
+
+    /// Perturbed copies of the trace the leading candidates are replayed on.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    perturbations: usize,
+
+    /// The seed of the perturbations.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+
+    /// Threads replaying candidates [default: every core].
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+}
+
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> Result<(), String> {
+    let recording =
+        Recording::read_csv(&args.trace).map_err(|e| format!("cannot read the trace {e}"))?;
+    let name = match (&args.name, recording.name()) {
+        (Some(name), _) => name.clone(),
+        (None, Some(name)) => name.to_owned(),
+        (None, None) => {
+            return Err(format!(
+                "the trace {} does not name its breaker (no `# breaker: NAME` line): pass \
+                 --name with the name the breaker is registered under",
+                args.trace.display()
+            ))
+        }
+    };
+    if recording.calls().is_empty() {
+        return Err(format!("the trace {} holds no call", args.trace.display()));
+    }
+    let mut options = Options {
+        perturbations: args.perturbations,
+        seed: args.seed,
+        ..Options::default()
+    };
+    if let Some(threads) = args.threads {
+        if threads == 0 {
+            return Err("--threads must be at least 1".into());
+        }
+        options.threads = threads;
+    }
+    let tuning = tune_with(&recording, Spec::DEFAULT, options);
+    print!(
+        "{}",
+        report::report(&tuning, &args.trace.display().to_string(), &name)
+    );
+    plot::plot(&args.svg, &tuning)
+        .map_err(|e| format!("cannot draw the timeline to {}: {e}", args.svg.display()))?;
+    println!("timeline written to {}", args.svg.display());
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! What the tuner found, in words: the trace, the front, the defaults, the pick and how
+//! stable it is, warnings, and the lines to paste.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use super::robust::Spread;
+use super::score::Scores;
+use super::Tuning;
+
+/// `1 flap`, `2 flaps`: a count with its noun, singular or plural.
+pub fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.1}s", d.as_secs_f64())
+}
+
+fn millis(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1e3;
+    if ms < 1.0 {
+        format!("{:.0} us", ms * 1e3)
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
+/// The report on `t`, a tuning of the trace `trace` for the breaker `name`.
+pub fn report(t: &Tuning, trace: &str, name: &str) -> String {
+    let mut out = String::new();
+    let h = &t.health;
+    let outages: Vec<_> = h
+        .outages
+        .iter()
+        .zip(&h.censored)
+        .map(|(o, &censored)| {
+            let slow = h.slow.iter().any(|s| o.start <= s.start && s.end <= o.end);
+            format!(
+                "{}..{}{}{}",
+                secs(o.start),
+                secs(o.end),
+                if slow { " (slow)" } else { "" },
+                if censored { " (censored)" } else { "" }
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "{trace}: {} over {}; usual median {}, healthy p99 {}; {}: {}",
+        plural(t.answers.len() as u64, "call", "calls"),
+        secs(h.end),
+        millis(h.baseline_median),
+        millis(h.healthy_p99),
+        if outages.len() == 1 {
+            "outage"
+        } else {
+            "outages"
+        },
+        if outages.is_empty() {
+            "none".into()
+        } else {
+            outages.join(", ")
+        }
+    );
+    if !t.offset.is_zero() {
+        let _ = writeln!(
+            out,
+            "times are from the first call, at t_ms = {:.3} in the trace",
+            t.offset.as_secs_f64() * 1e3
+        );
+    }
+    for s in &h.slow {
+        let _ = writeln!(
+            out,
+            "slow without errors from {} to {}: the median call took over {} times the \
+             healthy p99 ({})",
+            secs(s.start),
+            secs(s.end),
+            super::health::SICK_SLOWDOWN,
+            millis(h.healthy_p99)
+        );
+    }
+    if t.rejected > 0 {
+        let _ = writeln!(
+            out,
+            "\nwarning: the recorded breaker rejected {} ({:.1}%): it was enforcing, so the \
+             trace does not show how the downstream answered them, and the outages marked \
+             censored may have ended sooner than estimated (the tuner assumes the downstream \
+             stayed as it last answered). Record in shadow mode (`shadow = true`) to see the \
+             recovery, then tune that trace.",
+            plural(t.rejected as u64, "call", "calls"),
+            100.0 * t.rejected as f64 / t.answers.len().max(1) as f64
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nreplayed {} in {:.2} s on {} ({:.2} ms a replay)\n",
+        plural(t.specs.len() as u64, "configuration", "configurations"),
+        t.elapsed.as_secs_f64(),
+        plural(t.threads as u64, "thread", "threads"),
+        t.elapsed.as_secs_f64() * 1e3 * t.threads as f64 / t.specs.len().max(1) as f64
+    );
+    let _ = writeln!(
+        out,
+        "cost = calls let into an outage + calls rejected while healthy + {} a flap (a close \
+         followed by a re-open within one window, no new outage between); Pareto front, {}, \
+         the 12 of least cost:",
+        plural(t.flap_cost, "call", "calls"),
+        plural(t.front.len() as u64, "configuration", "configurations"),
+    );
+    let _ = writeln!(
+        out,
+        "{:>6} {:>8} {:>6} {:>9} {:>9} {:>6} {:>6}  configuration",
+        "cost", "detect", "into", "rejected", "recovery", "flaps", "false"
+    );
+    let row = |out: &mut String, s: &Scores, what: String| {
+        let _ = writeln!(
+            out,
+            "{:>6} {:>8} {:>6} {:>9} {:>9} {:>6} {:>6}  {what}",
+            s.cost(),
+            secs(s.detection),
+            s.sent_into_outage,
+            s.healthy_rejected,
+            secs(s.recovery),
+            s.flaps,
+            s.false_opens
+        );
+    };
+    for &i in t.front.iter().take(12) {
+        row(&mut out, &t.scores[i], t.specs[i].to_string());
+    }
+    let _ = writeln!(out, "\nthe defaults:");
+    row(&mut out, &t.baseline_scores, t.baseline.to_string());
+    match (t.recommended, t.recommended_row()) {
+        (Some(i), Some(k)) => {
+            let r = &t.robustness;
+            let _ = writeln!(
+                out,
+                "\nrecommended (least mean cost over the trace and {}, no false open, no \
+                 outage missed):",
+                plural(r.perturbations as u64, "perturbed copy", "perturbed copies")
+            );
+            row(&mut out, &t.scores[i], t.specs[i].to_string());
+            let (pick, defaults) = (Spread::of(&r.scores[k]), Spread::of(&r.baseline));
+            let _ = writeln!(
+                out,
+                "\nstability: on the front in {} of {} (outages moved and stretched by up to \
+                 30%, latencies jittered by 20%); cost {:.0} on average, {} to {} (the \
+                 defaults: {:.0}, {} to {})",
+                r.on_front[k],
+                plural(r.perturbations as u64, "perturbed copy", "perturbed copies"),
+                pick.mean,
+                pick.min,
+                pick.max,
+                defaults.mean,
+                defaults.min,
+                defaults.max
+            );
+            if pick.swing() > defaults.swing() {
+                let _ = writeln!(
+                    out,
+                    "note: its cost swings more than the defaults' ({:.0}% of its mean against \
+                     {:.0}%): it fits this trace's outages more closely than the defaults do; \
+                     read the front before adopting it",
+                    pick.swing() * 100.0,
+                    defaults.swing() * 100.0
+                );
+            }
+            let _ = writeln!(out, "\n{}", t.specs[i].attribute());
+            let _ = writeln!(
+                out,
+                "\nas an override (feature `overrides`):\n\n{}",
+                t.specs[i].toml(name)
+            );
+        }
+        _ if h.outages.is_empty() => {
+            let _ = writeln!(
+                out,
+                "\nno outage in the trace: nothing to tune against; keep the defaults"
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "\nno configuration of the grid beats the defaults on this trace and its \
+                 perturbed copies without a false open or a missed outage"
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plural;
+
+    #[test]
+    fn counts_read_in_the_singular_for_one() {
+        assert_eq!(plural(1u32, "flap", "flaps"), "1 flap");
+        assert_eq!(plural(0u32, "flap", "flaps"), "0 flaps");
+        assert_eq!(
+            plural(2u64, "configuration", "configurations"),
+            "2 configurations"
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! The `awk` recipe of `breaker::recording`'s docs, run on a sample nginx access log
+//! (`$msec $request_time $status`), writes a trace the tuner reads: every start at 0 or
+//! later although nginx logs a request when it ends, and the log's outage found.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use breaker::recording::{CallOutcome, Recording};
+use breaker::Outcome;
+use breaker_tune::search::Spec;
+
+/// The recipe, as the docs of `breaker::recording` print it.
+fn recipe() -> String {
+    let docs = include_str!("../../breaker/src/recording.rs");
+    let start = docs.find("//! awk '").expect("the docs hold the recipe");
+    let end = start
+        + docs[start..]
+            .find("//! ```")
+            .expect("the recipe's block ends");
+    docs[start..end]
+        .lines()
+        .map(|line| line.trim_start_matches("//!").trim_start())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_docs_awk_recipe_turns_an_nginx_log_into_a_trace_the_tuner_reads() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("access_log");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/access.log");
+    std::fs::copy(log, dir.join("access.log")).unwrap();
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(recipe())
+        .current_dir(&dir)
+        .status()
+        .expect("sh runs");
+    assert!(status.success());
+
+    let text = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("t_ms,latency_ms,outcome"));
+    // The log's first line is the second request: the first one took 500 ms and was logged
+    // after it, yet starts first, at 0.
+    assert_eq!(lines.next(), Some("206.000,13.000,success"));
+    let recording = Recording::read_csv_from(text.as_bytes()).unwrap();
+    let calls = recording.calls();
+    assert_eq!(calls.len(), 30);
+    assert_eq!(calls[0].start, Duration::ZERO);
+    assert_eq!(calls[0].latency, Duration::from_millis(500));
+    let failures = calls
+        .iter()
+        .filter(|c| c.outcome == CallOutcome::Completed(Outcome::Failure))
+        .count();
+    assert_eq!(failures, 10);
+
+    let tuning = breaker_tune::tune(&recording, Spec::DEFAULT);
+    assert_eq!(tuning.offset, Duration::ZERO);
+    assert_eq!(
+        tuning.health.outages,
+        [Duration::from_secs(2)..Duration::from_secs(4)]
+    );
+}
