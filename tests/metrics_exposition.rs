@@ -61,7 +61,7 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"throttled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::cycle\"} 0.75",
-            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
         ]
     );
 
@@ -81,9 +81,9 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"forced_open\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"throttled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"bulkhead\"} 0",
-            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\"} 1",
-            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"open\",to_state=\"half_open\"} 1",
-            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"half_open\",to_state=\"closed\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"open\",to_state=\"half_open\",reason=\"open_elapsed\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"half_open\",to_state=\"closed\",reason=\"trial_passed\"} 1",
         ]
     );
 }
@@ -216,7 +216,7 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"throttled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::replica\",key=\"10.1.0.1:80\"} 1.0",
-            "circuitbreaker_state_transitions_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",from_state=\"closed\",to_state=\"open\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
         ]
     );
     assert_eq!(
@@ -265,7 +265,7 @@ fn a_registry_of_its_own_is_exported_and_counted_apart_from_the_global_one() {
             "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"throttled\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::own\"} 1.0",
-            "circuitbreaker_state_transitions_total{name=\"metrics::own\",from_state=\"closed\",to_state=\"open\"} 1",
+            "circuitbreaker_state_transitions_total{name=\"metrics::own\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
         ]
     );
     assert_eq!(
@@ -324,4 +324,37 @@ async fn the_call_policy_the_bulkhead_and_a_shadow_have_their_series() {
     assert!(lines.iter().any(|l| l == expected), "{lines:#?}");
     assert!(!text.contains("circuitbreaker_in_flight{name=\"metrics::shadow\""));
     assert!(!text.contains("circuitbreaker_retries_total{name=\"metrics::shadow\""));
+}
+
+#[test]
+fn transitions_are_counted_by_reason_a_manual_open_period_among_them() {
+    let mut prometheus = prometheus_client::registry::Registry::default();
+    breaker::metrics::register(&mut prometheus);
+    let clock = ManualClock::new();
+    let b = registered("metrics::reasons", &clock);
+    b.open_for(Duration::from_secs(30));
+    clock.advance(Duration::from_secs(30));
+    b.try_acquire().unwrap().failure(); // the probe fails
+    b.force_open();
+    b.reset();
+    let text = scrape(&prometheus);
+    let transitions: Vec<String> = samples(&text, "name=\"metrics::reasons\"")
+        .into_iter()
+        .filter(|l| l.starts_with("circuitbreaker_state_transitions_total"))
+        .collect();
+    let labels = "circuitbreaker_state_transitions_total{name=\"metrics::reasons\"";
+    assert_eq!(
+        transitions,
+        [
+            format!("{labels},from_state=\"closed\",to_state=\"open\",reason=\"manual_open\"}} 1"),
+            format!(
+                "{labels},from_state=\"open\",to_state=\"half_open\",reason=\"open_elapsed\"}} 1"
+            ),
+            format!("{labels},from_state=\"open\",to_state=\"forced_open\",reason=\"forced\"}} 1"),
+            format!(
+                "{labels},from_state=\"half_open\",to_state=\"open\",reason=\"probe_failed\"}} 1"
+            ),
+            format!("{labels},from_state=\"forced_open\",to_state=\"closed\",reason=\"reset\"}} 1"),
+        ]
+    );
 }

@@ -172,6 +172,48 @@ fn actions_force_open_disable_and_reset_by_name() {
 }
 
 #[test]
+fn open_for_opens_the_breaker_for_that_long_with_its_configuration_kept() {
+    let b = registered("ovr::open_for");
+    registry()
+        .apply(&parse(
+            "[\"ovr::open_for\"]\nopen_for = \"30s\"\nrate = 0.75\n",
+        ))
+        .unwrap();
+    assert_eq!(b.state(), State::Open);
+    let rejected = b.try_acquire().unwrap_err();
+    let left = rejected.retry_after().unwrap();
+    assert!(
+        left > Duration::from_secs(29) && left <= Duration::from_secs(30),
+        "{left:?}"
+    );
+    assert_eq!(b.config().failure_rate(), 0.75);
+    assert_eq!(
+        b.config().open_for(),
+        Duration::from_secs(5),
+        "open is the config's"
+    );
+}
+
+#[test]
+fn open_for_is_a_duration_and_no_action() {
+    let err = Overrides::from_toml("ops.toml", "[\"a\"]\nopen_for = \"soon\"\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "ops.toml:2: breaker \"a\": open_for is not a duration (expected number at 0), got \"soon\""
+    );
+    let err = Overrides::from_toml(
+        "ops.toml",
+        "[\"a\"]\naction = \"reset\"\nopen_for = \"1m\"\n",
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "ops.toml:3: breaker \"a\": open_for and action cannot be used together: open_for \
+         opens the breaker for a period, action sets its state"
+    );
+}
+
+#[test]
 fn from_path_names_the_file_in_errors() {
     let path = std::env::temp_dir().join(format!("breaker-overrides-{}.toml", std::process::id()));
     std::fs::write(&path, "[\"ovr::file\"]\nrate = 0.5\n\nprobes = \"three\"\n").unwrap();
@@ -217,6 +259,14 @@ async fn a_keyed_family_gets_overrides_on_every_member_and_on_members_created_la
         (1, 0.9)
     );
     assert_eq!(new.state(), State::ForcedOpen);
+
+    registry()
+        .apply(&parse("[\"ovr::replica\"]\nopen_for = \"1h\"\n"))
+        .unwrap();
+    for host in ["10.2.0.1:80", "10.2.0.2:80"] {
+        let b = registry().get_keyed("ovr::replica", host).unwrap();
+        assert_eq!(b.state(), State::Open, "{host}");
+    }
 
     registry()
         .apply(&parse("[\"ovr::replica\"]\naction = \"reset\"\n"))

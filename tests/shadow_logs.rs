@@ -32,9 +32,9 @@ fn a_shadow_breaker_logs_that_it_would_open_and_close() {
     assert_eq!(
         captured.lines(),
         [
-            format!(" INFO breaker::trace: circuit breaker would open (shadow: calls still admitted) {who} from=closed to=open shadow=true failure_rate=0.75 calls=4"),
-            format!(" INFO breaker::trace: circuit breaker would change state (shadow) {who} from=open to=half_open shadow=true"),
-            format!(" INFO breaker::trace: circuit breaker would close (shadow) {who} from=half_open to=closed shadow=true"),
+            format!(" INFO breaker::trace: circuit breaker would open (shadow: calls still admitted) {who} from=closed to=open reason=failure_rate shadow=true failure_rate=0.75 calls=4"),
+            format!(" INFO breaker::trace: circuit breaker would change state (shadow) {who} from=open to=half_open reason=open_elapsed shadow=true"),
+            format!(" INFO breaker::trace: circuit breaker would close (shadow) {who} from=half_open to=closed reason=trial_passed shadow=true"),
         ]
     );
 }

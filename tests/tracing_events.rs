@@ -55,9 +55,9 @@ async fn transitions_are_logged_with_name_key_and_rate() {
 
     let who = r#"breaker="tracing::inventory[10.0.0.1:7000]" key="10.0.0.1:7000""#;
     let expected = [
-        format!(" WARN breaker::trace: circuit breaker opened {who} from=closed to=open failure_rate=0.75 calls=4"),
-        format!(" INFO breaker::trace: circuit breaker state changed {who} from=open to=half_open"),
-        format!(" INFO breaker::trace: circuit breaker closed {who} from=half_open to=closed"),
+        format!(" WARN breaker::trace: circuit breaker opened {who} from=closed to=open reason=failure_rate failure_rate=0.75 calls=4"),
+        format!(" INFO breaker::trace: circuit breaker state changed {who} from=open to=half_open reason=open_elapsed"),
+        format!(" INFO breaker::trace: circuit breaker closed {who} from=half_open to=closed reason=trial_passed"),
     ];
     assert_eq!(captured.lines(), expected);
 }

@@ -15,15 +15,16 @@ mod shared;
 use std::fmt;
 use std::future::IntoFuture;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockSource, LazyNow};
 use crate::config::Config;
 use crate::events::{Event, Listeners};
-use crate::machine::Events;
+use crate::machine::{Events, Transition};
 use crate::permit::OwnedPermit;
 use crate::recovery::RampNews;
 use crate::rejected::Name;
-use crate::{Classify, Outcome, Permit, Rejected, Snapshot, State};
+use crate::{Classify, Outcome, Permit, Rejected, Snapshot, State, TransitionReason};
 
 #[allow(unused_imports)] // for the call policy
 pub(crate) use bulkhead::Slot;
@@ -341,6 +342,81 @@ impl Breaker {
         self.set(State::Disabled);
     }
 
+    /// Opens the breaker now for exactly `duration`, whatever its state: calls are rejected
+    /// (with [`retry_after`](Rejected::retry_after) counting down to its end), then the first
+    /// call after it is a probe, as after any OPEN. Resilience4j's
+    /// `transitionToOpenStateFor`.
+    ///
+    /// The transition says [`TransitionReason::ManualOpen`], and listeners, logs and metrics
+    /// hear of it as of any opening. Results of calls admitted before are discarded. The
+    /// open duration's backoff is left as it stands: a trial that fails after this period
+    /// opens for as long as it would have without it. From OPEN, the period is replaced
+    /// by this one (a new generation, no transition). OPEN still ends lazily, at the first
+    /// call after it: no timer runs.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::clock::ManualClock;
+    /// use breaker::{Breaker, Config, State};
+    ///
+    /// let clock = ManualClock::new();
+    /// let b = Breaker::with_clock("libraryd", Config::default(), clock.clone());
+    /// b.open_for(Duration::from_secs(30));
+    /// assert_eq!(b.state(), State::Open);
+    /// clock.advance(Duration::from_secs(20));
+    /// let rejected = b.try_acquire().unwrap_err();
+    /// assert_eq!(rejected.retry_after(), Some(Duration::from_secs(10)));
+    /// clock.advance(Duration::from_secs(10));
+    /// b.try_acquire().unwrap().success(); // a probe
+    /// assert_eq!(b.state(), State::Closed);
+    /// ```
+    pub fn open_for(&self, duration: Duration) {
+        self.open_because(duration, TransitionReason::ManualOpen);
+    }
+
+    /// Opens the breaker now until `until`, an instant of the breaker's clock (its
+    /// [`Clock::now`](crate::clock::Clock::now)), as [`open_for`](Breaker::open_for) does
+    /// for the time left until then; an instant already past opens it for no time, so the
+    /// next call is a probe. Resilience4j's `transitionToOpenStateUntil`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::clock::{Clock, ManualClock};
+    /// use breaker::{Breaker, Config, State};
+    ///
+    /// let clock = ManualClock::new();
+    /// let b = Breaker::with_clock("libraryd", Config::default(), clock.clone());
+    /// b.open_until(clock.now() + Duration::from_secs(90));
+    /// let rejected = b.try_acquire().unwrap_err();
+    /// assert_eq!(rejected.retry_after(), Some(Duration::from_secs(90)));
+    /// ```
+    pub fn open_until(&self, until: Instant) {
+        self.open_until_because(until, TransitionReason::ManualOpen);
+    }
+
+    /// Opens the breaker now for `duration`, for `reason`: a period asked for from outside
+    /// the window (an operator, the downstream's pushback).
+    pub(crate) fn open_because(&self, duration: Duration, reason: TransitionReason) {
+        self.open_period(reason, |_| duration);
+    }
+
+    /// Opens the breaker now until `until` of its clock, for `reason`.
+    pub(crate) fn open_until_because(&self, until: Instant, reason: TransitionReason) {
+        self.open_period(reason, |now| until.saturating_duration_since(now));
+    }
+
+    /// The one door through which an open period chosen outside the machine enters it:
+    /// under its lock, through the owner's one change path, `length` told the clock's
+    /// reading there.
+    fn open_period(&self, reason: TransitionReason, length: impl FnOnce(Instant) -> Duration) {
+        let mut now = LazyNow::new(self.clock());
+        let (_, events) = self.shared.transition(|m| {
+            let open_for = length(now.get());
+            m.open_for(open_for, reason, &mut now)
+        });
+        self.emit(events);
+    }
+
     /// Back to CLOSED with an empty window; results of calls admitted before are discarded.
     ///
     /// ```
@@ -428,11 +504,16 @@ impl Breaker {
     fn emit_now(&self, events: Events) {
         let listeners = self.rare().map(|rare| &rare.listeners);
         let shadow = self.shared.shadow();
-        if let Some((from, to)) = events.transition {
+        if let Some(Transition { from, to, reason }) = events.transition {
             #[cfg(feature = "tracing")]
-            crate::trace::transition(self, from, to, shadow);
+            crate::trace::transition(self, from, to, reason, shadow);
             if let Some(listeners) = listeners {
-                listeners.emit(&Event::StateTransition { from, to, shadow });
+                listeners.emit(&Event::StateTransition {
+                    from,
+                    to,
+                    reason,
+                    shadow,
+                });
             }
         }
         match events.ramp {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::sync::process::RwLock;
 
-use crate::State;
+use crate::{State, TransitionReason};
 
 /// Something that happened to a breaker.
 ///
@@ -34,6 +34,9 @@ pub enum Event {
         from: State,
         /// State after.
         to: State,
+        /// Why: the rate that tripped the window, the probe that failed, the operator's
+        /// action, the downstream's pushback...
+        reason: TransitionReason,
         /// Whether the breaker only watches ([`Config::shadow`](crate::Config::shadow)): it
         /// moved as an enforcing breaker would have, and still admits every call.
         shadow: bool,

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::fmt::{self, Display};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::registry::Watchers;
 use crate::sync::{AtomicU64, Mutex, Ordering, RwLock};
@@ -68,6 +69,9 @@ pub enum FamilyAction {
     Disable,
     /// Every member back to CLOSED; members created later start closed.
     Reset,
+    /// Every member open for this long from now ([`Breaker::open_for`]); members created
+    /// later start closed.
+    OpenFor(Duration),
 }
 
 /// The state a forced-open or disabled family's members are born in.
@@ -92,6 +96,7 @@ impl FamilyAction {
             FamilyAction::ForceOpen => breaker.force_open(),
             FamilyAction::Disable => breaker.disable(),
             FamilyAction::Reset => breaker.reset(),
+            FamilyAction::OpenFor(period) => breaker.open_for(period),
         }
     }
 }
@@ -182,7 +187,7 @@ impl Keyed {
             match action {
                 Some(FamilyAction::ForceOpen) => slots.sticky = Some(Sticky::ForceOpen),
                 Some(FamilyAction::Disable) => slots.sticky = Some(Sticky::Disable),
-                Some(FamilyAction::Reset) => slots.sticky = None,
+                Some(FamilyAction::Reset | FamilyAction::OpenFor(_)) => slots.sticky = None,
                 None => {}
             }
             slots.members().map(|m| m.breaker.clone()).collect()

@@ -185,6 +185,7 @@ mod tally;
 pub mod tower;
 #[cfg(feature = "tracing")]
 mod trace;
+mod transition;
 mod window;
 
 pub use crate::breaker::Breaker;
@@ -202,6 +203,7 @@ pub use crate::registry::{registry, Entry, Registry};
 pub use crate::rejected::{RejectReason, Rejected};
 pub use crate::state::{Snapshot, State};
 pub use crate::tally::{CallTotals, RejectedBy};
+pub use crate::transition::TransitionReason;
 pub use breaker_macros::circuit_breaker;
 
 #[doc(hidden)]

@@ -17,6 +17,7 @@ use crate::clock::LazyNow;
 use crate::config::Config;
 use crate::recovery::{Ramp, RampDecision, RampNews, Recovery};
 use crate::rejected::RejectReason;
+use crate::transition::TransitionReason;
 use crate::window::{Mark, OutcomeWindow, PackedCalls, Threshold, Totals};
 use crate::State;
 
@@ -43,8 +44,13 @@ pub(crate) enum Admission {
     Passthrough,
 }
 
-/// A state change, reported to listeners once the lock is released.
-pub(crate) type Transition = (State, State);
+/// A state change and why, reported to listeners once the lock is released.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Transition {
+    pub(crate) from: State,
+    pub(crate) to: State,
+    pub(crate) reason: TransitionReason,
+}
 
 /// What an operation did that listeners and logs hear of, once the lock is released.
 #[derive(Debug, Default, PartialEq)]
@@ -63,9 +69,13 @@ pub(crate) struct Events {
 #[repr(u8)]
 enum Phase {
     Closed = State::Closed.code() as u8,
-    /// Rejecting since `since`, for the recovery's `open_for`.
+    /// Rejecting for `open_for` since `since`: the recovery's open duration, or the period
+    /// asked for (a pushback, a manual open period). `reason` first: the variant is laid out
+    /// in order after the tag, and there it takes no room of its own.
     Open {
+        reason: TransitionReason,
         since: Instant,
+        open_for: Duration,
     } = State::Open.code() as u8,
     /// The trial: `successes` probes succeeded so far; the probes out (at most `probes` at
     /// once) are the machine's [`Probes`].
@@ -185,7 +195,18 @@ impl Machine {
     /// When OPEN ends: the instant it opened and how long it lasts; `None` in other states.
     pub(crate) fn open_period(&self) -> Option<(Instant, Duration)> {
         match self.phase {
-            Phase::Open { since } => Some((since, self.recovery.open_for())),
+            Phase::Open {
+                since, open_for, ..
+            } => Some((since, open_for)),
+            _ => None,
+        }
+    }
+
+    /// Why the current OPEN was entered; `None` in other states.
+    #[allow(dead_code)] // for the rejections of an OPEN entered for another breaker's reason
+    pub(crate) fn open_reason(&self) -> Option<TransitionReason> {
+        match self.phase {
+            Phase::Open { reason, .. } => Some(reason),
             _ => None,
         }
     }
@@ -236,13 +257,15 @@ impl Machine {
             Phase::Closed => Ok(Admission::Counted),
             Phase::Disabled => Ok(Admission::Passthrough),
             Phase::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
-            Phase::Open { since } => {
-                let left = open_left(*since, self.recovery.open_for(), now.get());
+            Phase::Open {
+                since, open_for, ..
+            } => {
+                let left = open_left(*since, *open_for, now.get());
                 if left > Duration::ZERO {
                     return Err((RejectReason::Open, Some(left)));
                 }
                 // Lazy expiry: the first call at or after the deadline becomes a probe.
-                self.enter(State::HalfOpen, now);
+                self.enter(State::HalfOpen, TransitionReason::OpenElapsed, now);
                 self.probes.start(now.get());
                 Ok(Admission::Probe)
             }
@@ -250,13 +273,13 @@ impl Machine {
                 RampDecision::Admit => Ok(Admission::Ramp),
                 RampDecision::Throttle => Err((RejectReason::Throttled, None)),
                 RampDecision::Close => {
-                    self.enter(State::Closed, now);
+                    self.enter(State::Closed, TransitionReason::RampCompleted, now);
                     Ok(Admission::Counted)
                 }
             },
             Phase::HalfOpen { .. } => {
                 if self.probe_hung(now) {
-                    self.enter(State::Open, now);
+                    self.enter(State::Open, TransitionReason::ProbeTimedOut, now);
                     return Err((RejectReason::Open, Some(self.recovery.open_for())));
                 }
                 if self.probes.count() >= self.config.probes() {
@@ -307,16 +330,15 @@ impl Machine {
                 if let (Some(latency), false) = (latency, failure) {
                     self.recovery.record_latency(latency, false);
                 }
-                if trips(&self.config, totals) {
-                    self.enter(State::Open, now)
-                } else {
-                    None
+                match trips(&self.config, totals) {
+                    Some(reason) => self.enter(State::Open, reason, now),
+                    None => None,
                 }
             }
             (Phase::HalfOpen { .. }, Admission::Probe) => self.record_probe(mark, started, now),
             (Phase::Ramp(_), Admission::Ramp) => {
                 if mark.failure || mark.slow {
-                    self.enter(State::Open, now)
+                    self.enter(State::Open, TransitionReason::ProbeFailed, now)
                 } else {
                     if let Some(latency) = latency {
                         self.recovery.record_latency(latency, true);
@@ -339,13 +361,13 @@ impl Machine {
     ) -> Option<Transition> {
         // A probe out too long (this one, or another) failed the trial already.
         if self.probe_hung(now) {
-            return self.enter(State::Open, now);
+            return self.enter(State::Open, TransitionReason::ProbeTimedOut, now);
         }
         if let Some(started) = started {
             self.probes.end(started);
         }
         if mark.failure || mark.slow {
-            return self.enter(State::Open, now);
+            return self.enter(State::Open, TransitionReason::ProbeFailed, now);
         }
         let Phase::HalfOpen { successes } = &mut self.phase else {
             return None;
@@ -354,13 +376,17 @@ impl Machine {
         if *successes < self.config.successes() {
             return None;
         }
-        self.trial_passed(now)
+        self.trial_passed(TransitionReason::TrialPassed, now)
     }
 
     /// `successes` probes succeeded: the ramp's first step if one is configured, else CLOSED.
     /// Either way a new generation begins, so results of the probes still out (with
     /// `successes` below `probes`, up to `probes - successes` of them) are discarded.
-    fn trial_passed(&mut self, now: &mut LazyNow<'_>) -> Option<Transition> {
+    fn trial_passed(
+        &mut self,
+        reason: TransitionReason,
+        now: &mut LazyNow<'_>,
+    ) -> Option<Transition> {
         if let Some(ramp) = self.recovery.start_ramp(&self.config, now.get()) {
             // Same state, new phase: results of the probes still out are stale.
             self.generation += 1;
@@ -368,7 +394,7 @@ impl Machine {
             self.probes.clear();
             return None;
         }
-        self.enter(State::Closed, now)
+        self.enter(State::Closed, reason, now)
     }
 
     /// A probe admitted at `started` ended without a verdict (ignored or cancelled): it frees
@@ -383,7 +409,7 @@ impl Machine {
             return None;
         }
         if self.probe_hung(now) {
-            return self.enter(State::Open, now);
+            return self.enter(State::Open, TransitionReason::ProbeTimedOut, now);
         }
         if let Some(started) = started {
             self.probes.end(started);
@@ -403,22 +429,50 @@ impl Machine {
         if to == self.state() && to != State::Closed {
             return None;
         }
-        self.enter(to, now)
+        let reason = match to {
+            State::ForcedOpen => TransitionReason::Forced,
+            State::Disabled => TransitionReason::Disabled,
+            State::Open | State::HalfOpen => TransitionReason::ManualOpen,
+            State::Closed => TransitionReason::Reset,
+        };
+        self.enter(to, reason, now)
     }
 
-    /// Moves to `to` in a new generation. A change of state is returned, and kept for
-    /// [`take_events`](Self::take_events).
-    fn enter(&mut self, to: State, now: &mut LazyNow<'_>) -> Option<Transition> {
+    /// Opens for `open_for` from now, whatever the state, for `reason`: an open period chosen
+    /// by an operator or asked for by the downstream, then HALF_OPEN as after any OPEN. The
+    /// open duration's backoff is left as it stands: this OPEN neither grows it nor resets
+    /// it. From OPEN, the period is replaced, in a new generation, with no transition.
+    pub(crate) fn open_for(
+        &mut self,
+        open_for: Duration,
+        reason: TransitionReason,
+        now: &mut LazyNow<'_>,
+    ) -> Option<Transition> {
+        let phase = Phase::Open {
+            reason,
+            since: now.get(),
+            open_for,
+        };
+        self.change(phase, reason)
+    }
+
+    /// Moves to `to` in a new generation, for `reason`. A change of state is returned, and
+    /// kept for [`take_events`](Self::take_events).
+    fn enter(
+        &mut self,
+        to: State,
+        reason: TransitionReason,
+        now: &mut LazyNow<'_>,
+    ) -> Option<Transition> {
         let from = self.state();
-        // Leaving CLOSED: nothing recorded from here on counts (see `window::packed`).
-        self.write_packed(PackedWrite::Seal);
-        self.generation += 1;
-        // Probes out, if any, are of the generation left.
-        self.probes.clear();
-        self.phase = match to {
+        let phase = match to {
             State::Open => {
-                self.recovery.on_open(&self.config, from == State::HalfOpen);
-                Phase::Open { since: now.get() }
+                let open_for = self.recovery.on_open(&self.config, from == State::HalfOpen);
+                Phase::Open {
+                    reason,
+                    since: now.get(),
+                    open_for,
+                }
             }
             State::HalfOpen => Phase::TRIAL,
             State::Closed => {
@@ -435,10 +489,24 @@ impl Machine {
                 Phase::Disabled
             }
         };
+        self.change(phase, reason)
+    }
+
+    /// Leaves the current phase for `phase` in a new generation: the one place the
+    /// generation moves with the state.
+    fn change(&mut self, phase: Phase, reason: TransitionReason) -> Option<Transition> {
+        let from = self.state();
+        // Leaving CLOSED: nothing recorded from here on counts (see `window::packed`).
+        self.write_packed(PackedWrite::Seal);
+        self.generation += 1;
+        // Probes out, if any, are of the generation left.
+        self.probes.clear();
+        self.phase = phase;
+        let to = self.state();
         if to == State::Closed {
             self.empty_packed();
         }
-        let transition = (from != to).then_some((from, to));
+        let transition = (from != to).then_some(Transition { from, to, reason });
         if transition.is_some() {
             self.transition = transition;
         }

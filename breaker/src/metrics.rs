@@ -15,7 +15,7 @@
 //! | `circuitbreaker_in_flight` | gauge | for a breaker with a bulkhead (`max_concurrent`): calls holding one of its slots |
 //! | `circuitbreaker_failure_rate` | gauge | failures / calls in the window, once `min_calls` completed |
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
-//! | `circuitbreaker_state_transitions_total{from_state,to_state}` | counter | transitions since [`register`] first ran, or since the breaker was created if later |
+//! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since [`register`] first ran, or since the breaker was created if later, by why ([`TransitionReason::as_str`](crate::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
 //! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
 //!
 //! The state is one series per breaker holding the current state's code, not one series per
@@ -57,7 +57,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
-use crate::{Breaker, CallTotals, Entry, Event, State};
+use crate::{Breaker, CallTotals, Entry, Event, State, TransitionReason};
 
 /// Registers the collector of every breaker in [`registry()`](crate::registry()) with
 /// `prometheus`. Call it once per `prometheus_client` registry.
@@ -250,7 +250,7 @@ impl Collector for BreakerCollector {
             }
         }
 
-        let help = "State transitions, by the state left and the state entered.";
+        let help = "State transitions, by the state left, the state entered and why.";
         let mut family = encoder.encode_descriptor(
             "circuitbreaker_state_transitions",
             help,
@@ -258,9 +258,13 @@ impl Collector for BreakerCollector {
             MetricType::Counter,
         )?;
         for s in &series {
-            for (&(from, to), &count) in &s.transitions {
+            for (&(from, to, reason), &count) in &s.transitions {
                 let (from, to) = (State::from_code(from), State::from_code(to));
-                let labels = s.labels(&[("from_state", from.as_str()), ("to_state", to.as_str())]);
+                let labels = s.labels(&[
+                    ("from_state", from.as_str()),
+                    ("to_state", to.as_str()),
+                    ("reason", reason.as_str()),
+                ]);
                 ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
             }
         }
@@ -298,7 +302,7 @@ struct Series {
     retries: bool,
     /// Whether the breaker watches only, or has: its `shadow_rejected` series is exported.
     shadow: bool,
-    transitions: BTreeMap<(u64, u64), u64>,
+    transitions: BTreeMap<TransitionKey, u64>,
 }
 
 impl Series {
@@ -334,8 +338,11 @@ impl Series {
     }
 }
 
-/// Transitions by the codes of the states left and entered.
-type Counts = Arc<Mutex<BTreeMap<(u64, u64), u64>>>;
+/// A transition by the codes of the states left and entered, and its reason.
+type TransitionKey = (u64, u64, TransitionReason);
+
+/// Transitions by [`TransitionKey`].
+type Counts = Arc<Mutex<BTreeMap<TransitionKey, u64>>>;
 
 /// Transition counts of every breaker a collector has seen, filled by a listener on each.
 #[derive(Debug, Default)]
@@ -372,16 +379,18 @@ impl Transitions {
         let counts = Counts::default();
         let listened = counts.clone();
         breaker.on_event(move |event| match *event {
-            Event::StateTransition { from, to, .. } => {
+            Event::StateTransition {
+                from, to, reason, ..
+            } => {
                 let mut counts = listened.lock();
-                *counts.entry((from.code(), to.code())).or_insert(0) += 1;
+                *counts.entry((from.code(), to.code(), reason)).or_insert(0) += 1;
             }
             Event::RampStep { .. } => {}
         });
         seen.insert(address, (Arc::downgrade(breaker), counts));
     }
 
-    fn counts(&self, breaker: &Arc<Breaker>) -> BTreeMap<(u64, u64), u64> {
+    fn counts(&self, breaker: &Arc<Breaker>) -> BTreeMap<TransitionKey, u64> {
         let seen = self.seen.lock();
         match seen.get(&(Arc::as_ptr(breaker) as usize)) {
             Some((_, counts)) => counts.lock().clone(),

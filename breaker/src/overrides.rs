@@ -4,9 +4,11 @@
 //! Each table is a breaker's registry name; its keys are the `#[circuit_breaker]` keys
 //! (`window`, `buckets`, `min`, `rate`, `slow`, `slow_rate`, `open`, `probes`, `backoff`,
 //! `open_max`, `ramp`, `ramp_step`, `ramp_guard`, durations as humantime strings) and an
-//! optional `action` (`"force_open"`, `"disable"` or `"reset"`). Unwritten keys keep the
-//! breaker's current value. A keyed family's name reaches every member, and the members
-//! created later.
+//! optional `action` (`"force_open"`, `"disable"` or `"reset"`), or else an `open_for`, a
+//! manual open period started when the file is applied ([`Breaker::open_for`]: OPEN for
+//! that long, then HALF_OPEN as after any OPEN). Unwritten keys keep the breaker's current
+//! value. A keyed family's name reaches every member, and the members created later (but
+//! `reset` and `open_for`, which reach the present members only).
 //!
 //! ```toml
 //! ["app::get_book"]
@@ -15,6 +17,9 @@
 //!
 //! ["app::replica"]   # a keyed family
 //! action = "force_open"
+//!
+//! ["app::stock"]     # the stock service's maintenance window
+//! open_for = "10m"
 //! ```
 //!
 //! [`Registry::apply`] checks every override first, against the breakers registered now and
@@ -52,6 +57,7 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::config::ConfigKey;
 use crate::keyed::{FamilyAction, Keyed};
@@ -258,6 +264,7 @@ struct Change {
     target: Target,
     config: Option<Config>,
     action: Option<Action>,
+    open_for: Option<Duration>,
 }
 
 impl Registry {
@@ -346,6 +353,7 @@ impl Registry {
             target,
             config,
             action: entry.action,
+            open_for: entry.open_for,
         })
     }
 }
@@ -360,8 +368,15 @@ impl Change {
                 if let Some(action) = self.action {
                     action.run(breaker);
                 }
+                if let Some(period) = self.open_for {
+                    breaker.open_for(period);
+                }
             }
-            Target::Family(family) => family.apply(self.config, self.action.map(Action::of_family)),
+            Target::Family(family) => {
+                let action = self.action.map(Action::of_family);
+                let action = action.or(self.open_for.map(FamilyAction::OpenFor));
+                family.apply(self.config, action)
+            }
         }
     }
 }

@@ -88,7 +88,8 @@ impl Recovery {
     }
 
     /// Entering OPEN: after a failed half-open trial the open duration grows by the backoff.
-    pub(crate) fn on_open(&mut self, config: &Config, after_trial: bool) {
+    /// Returns how long this OPEN lasts.
+    pub(crate) fn on_open(&mut self, config: &Config, after_trial: bool) -> Duration {
         self.open_for = match config.open_backoff() {
             Some(backoff) if after_trial => {
                 let grown = self.open_for.as_secs_f64() * backoff.factor;
@@ -98,6 +99,7 @@ impl Recovery {
             }
             _ => config.open_for(),
         };
+        self.open_for
     }
 
     /// Entering CLOSED, or any operator action: forget the backoff.

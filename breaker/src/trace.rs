@@ -3,9 +3,15 @@
 
 use std::time::Duration;
 
-use crate::{Breaker, State};
+use crate::{Breaker, State, TransitionReason};
 
-pub(crate) fn transition(breaker: &Breaker, from: State, to: State, shadow: bool) {
+pub(crate) fn transition(
+    breaker: &Breaker,
+    from: State,
+    to: State,
+    reason: TransitionReason,
+    shadow: bool,
+) {
     let s = breaker.snapshot();
     let name = breaker.name();
     let key = breaker.key().unwrap_or("");
@@ -18,6 +24,7 @@ pub(crate) fn transition(breaker: &Breaker, from: State, to: State, shadow: bool
                 key,
                 %from,
                 %to,
+                %reason,
                 shadow,
                 failure_rate = s.failure_rate,
                 slow_call_rate = s.slow_call_rate,
@@ -29,6 +36,7 @@ pub(crate) fn transition(breaker: &Breaker, from: State, to: State, shadow: bool
                 key,
                 %from,
                 %to,
+                %reason,
                 shadow,
                 "circuit breaker would close (shadow)"
             ),
@@ -37,6 +45,7 @@ pub(crate) fn transition(breaker: &Breaker, from: State, to: State, shadow: bool
                 key,
                 %from,
                 %to,
+                %reason,
                 shadow,
                 "circuit breaker would change state (shadow)"
             ),
@@ -48,15 +57,23 @@ pub(crate) fn transition(breaker: &Breaker, from: State, to: State, shadow: bool
             key,
             %from,
             %to,
+            %reason,
             failure_rate = s.failure_rate,
             slow_call_rate = s.slow_call_rate,
             calls = s.calls,
             "circuit breaker opened"
         ),
-        State::Closed => tracing::info!(breaker = name, key, %from, %to, "circuit breaker closed"),
-        State::HalfOpen | State::Disabled => {
-            tracing::info!(breaker = name, key, %from, %to, "circuit breaker state changed")
+        State::Closed => {
+            tracing::info!(breaker = name, key, %from, %to, %reason, "circuit breaker closed")
         }
+        State::HalfOpen | State::Disabled => tracing::info!(
+            breaker = name,
+            key,
+            %from,
+            %to,
+            %reason,
+            "circuit breaker state changed"
+        ),
     }
 }
 

@@ -171,7 +171,7 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
         advance => advance_ms().prop_map(Op::Advance),
         operator => prop::sample::select(vec![Op::ForceOpen, Op::Disable]),
         // One arm for these: a union of more than ten arms takes no weight of 0.
-        reset + retune + resucceed + toggle + 2 * relimit => prop_oneof![
+        reset + retune + resucceed + toggle + 2 * relimit + reset.max(1) => prop_oneof![
             reset.max(1) => Just(Op::Reset),
             // Lower rates too, which a window already holding failures may reach.
             retune.max(1) => prop::sample::select(vec![0.1, 0.25, 0.5, 1.0]).prop_map(Op::Retune),
@@ -180,6 +180,9 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
             toggle => Just(Op::ToggleSlow),
             relimit.max(1) => limit().prop_map(Op::Limit),
             relimit.max(1) => prop::sample::select(vec![250u64, 500, 1000, 3000]).prop_map(Op::ProbeTimeout),
+            // A manual open period, of none to a few seconds, on the advances' grid mostly.
+            reset.max(1) => prop_oneof![3 => (0u64..=12).prop_map(|k| k * 250), 1 => 1u64..=4000]
+                .prop_map(Op::OpenFor),
         ],
     ]
 }
@@ -261,6 +264,8 @@ fn generated_sequences_reach_every_phase() {
         total.bulkhead_rejections += seen.bulkhead_rejections;
         total.hung_probes_told_by_acquire += seen.hung_probes_told_by_acquire;
         total.hung_probes_told_by_result += seen.hung_probes_told_by_result;
+        total.manual_opens += seen.manual_opens;
+        total.manual_opens_in_open += seen.manual_opens_in_open;
     }
     println!("{total:#?}");
     let Seen {
@@ -281,6 +286,8 @@ fn generated_sequences_reach_every_phase() {
         bulkhead_rejections,
         hung_probes_told_by_acquire,
         hung_probes_told_by_result,
+        manual_opens,
+        manual_opens_in_open,
     } = total;
     for (what, count) in [
         ("opened by the window", opened_by_window),
@@ -303,6 +310,8 @@ fn generated_sequences_reach_every_phase() {
             hung_probes_told_by_acquire,
         ),
         ("a hung probe told by a result", hung_probes_told_by_result),
+        ("a manual open period", manual_opens),
+        ("a manual open period in OPEN", manual_opens_in_open),
     ] {
         assert!(count >= 10, "{what}: only {count} times in 1024 sequences");
     }
@@ -794,6 +803,41 @@ fn model_probes_admitted_at_one_instant_keep_their_own_timing() {
             Acquire,
             SlowSuccess(1),
             Acquire,
+        ],
+    );
+}
+
+#[test]
+fn model_a_manual_open_period_then_a_failed_trial_backs_off_from_the_last_regular_open() {
+    use Op::*;
+    let spec = Spec {
+        backoff: Some((2.0, 8000)),
+        ..count_spec(2, 2, 1)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Failure(0),
+            Acquire,
+            Failure(0),
+            Advance(1000),
+            Acquire,
+            Failure(0), // a failed trial: 2 s
+            Acquire,
+            OpenFor(3000),
+            Acquire,
+            Advance(3000),
+            Acquire,
+            Failure(0), // 2 s grown once: 4 s
+            Advance(3999),
+            Acquire,
+            Advance(1),
+            Acquire,
+            Success(0),
+            OpenFor(0),
+            Acquire,
+            Success(0),
         ],
     );
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, ConfigBuilder, Event, RejectReason, State};
+use breaker::{Breaker, Config, ConfigBuilder, Event, RejectReason, State, TransitionReason};
 
 const SEC: Duration = Duration::from_secs(1);
 
@@ -349,10 +349,11 @@ fn step(step: u32, percent: u32) -> Event {
     }
 }
 
-fn moved(from: State, to: State) -> Event {
+fn moved(from: State, to: State, reason: TransitionReason) -> Event {
     Event::StateTransition {
         from,
         to,
+        reason,
         shadow: false,
     }
 }
@@ -374,13 +375,17 @@ fn each_ramp_step_entered_is_an_event() {
     assert_eq!(
         *seen.lock().unwrap(),
         [
-            moved(State::Closed, State::Open),
-            moved(State::Open, State::HalfOpen),
+            moved(State::Closed, State::Open, TransitionReason::FailureRate),
+            moved(State::Open, State::HalfOpen, TransitionReason::OpenElapsed),
             step(0, 10),
             step(1, 30),
             step(2, 60),
             step(3, 100),
-            moved(State::HalfOpen, State::Closed),
+            moved(
+                State::HalfOpen,
+                State::Closed,
+                TransitionReason::RampCompleted
+            ),
         ]
     );
 }
@@ -430,5 +435,12 @@ fn a_failure_during_the_ramp_sends_the_reopening_only() {
     let seen = events(&b);
     let permit = (0..10).find_map(|_| b.try_acquire().ok()).unwrap();
     permit.failure();
-    assert_eq!(*seen.lock().unwrap(), [moved(State::HalfOpen, State::Open)]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [moved(
+            State::HalfOpen,
+            State::Open,
+            TransitionReason::ProbeFailed
+        )]
+    );
 }

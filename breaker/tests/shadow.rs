@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, Event, RejectReason, State};
+use breaker::{Breaker, Config, Event, RejectReason, State, TransitionReason};
 
 fn config(shadow: bool) -> Config {
     Config::builder()
@@ -59,17 +59,22 @@ fn a_shadow_breaker_opens_and_recovers_as_an_enforcing_one_but_admits_every_call
     assert_eq!(b.state(), State::Closed);
     assert_eq!(b.snapshot().totals.shadow_rejected, 4);
 
-    let shadowed = |from, to| Event::StateTransition {
+    let shadowed = |from, to, reason| Event::StateTransition {
         from,
         to,
+        reason,
         shadow: true,
     };
     assert_eq!(
         *seen.lock().unwrap(),
         [
-            shadowed(State::Closed, State::Open),
-            shadowed(State::Open, State::HalfOpen),
-            shadowed(State::HalfOpen, State::Closed),
+            shadowed(State::Closed, State::Open, TransitionReason::FailureRate),
+            shadowed(State::Open, State::HalfOpen, TransitionReason::OpenElapsed),
+            shadowed(
+                State::HalfOpen,
+                State::Closed,
+                TransitionReason::TrialPassed
+            ),
         ]
     );
 }
@@ -114,6 +119,7 @@ fn an_enforcing_breaker_flags_its_events_as_enforced() {
         [Event::StateTransition {
             from: State::Closed,
             to: State::ForcedOpen,
+            reason: TransitionReason::Forced,
             shadow: false,
         }]
     );

@@ -67,6 +67,8 @@ enum RawOp {
     Limit(Option<u8>),
     /// A new probe timeout, in ms, at least 1.
     ProbeTimeout(u16),
+    /// A manual open period, in ms (`Breaker::open_for`).
+    OpenFor(u16),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -145,6 +147,7 @@ fn op(raw: &RawOp) -> Op {
         RawOp::ToggleSlow => Op::ToggleSlow,
         RawOp::Limit(n) => Op::Limit(n.map(limit)),
         RawOp::ProbeTimeout(ms) => Op::ProbeTimeout(u64::from(*ms).max(1)),
+        RawOp::OpenFor(ms) => Op::OpenFor(u64::from(*ms)),
     }
 }
 

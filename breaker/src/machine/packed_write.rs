@@ -6,6 +6,7 @@
 //! the machine asked for, before it publishes the operation's generation to admission.
 
 use crate::clock::LazyNow;
+use crate::transition::TransitionReason;
 use crate::window::PackedCalls;
 use crate::State;
 
@@ -79,7 +80,8 @@ impl Machine {
         if !matches!(self.phase, Phase::Closed) {
             return None;
         }
-        self.enter(State::Open, now)
+        // A packed window holds no slow marks: its failures tripped it.
+        self.enter(State::Open, TransitionReason::FailureRate, now)
     }
 
     /// Judges the packed window of this CLOSED, whose word its owner sealed and read as
@@ -110,8 +112,8 @@ impl Machine {
         if !matches!(self.phase, Phase::Closed) {
             return None;
         }
-        if trips(&self.config, calls.totals(capacity)) {
-            return self.enter(State::Open, now);
+        if let Some(reason) = trips(&self.config, calls.totals(capacity)) {
+            return self.enter(State::Open, reason, now);
         }
         self.store_packed(calls);
         None

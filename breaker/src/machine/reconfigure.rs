@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::clock::LazyNow;
 use crate::config::Config;
 use crate::recovery::Recovery;
+use crate::transition::TransitionReason;
 use crate::window::{LockedWindow, Mark, OutcomeWindow, PackedCalls};
 
 use super::packed_write::PackedWrite;
@@ -85,6 +86,16 @@ impl Machine {
                 self.start_trial();
             }
             self.recovery = Recovery::new(&self.config);
+            if let Phase::Open {
+                reason, open_for, ..
+            } = &mut self.phase
+            {
+                // The OPEN under way lasts as the new recovery says, unless its length was
+                // asked for.
+                if !reason.chooses_its_period() {
+                    *open_for = self.recovery.open_for();
+                }
+            }
         }
         match self.phase {
             Phase::Closed => {
@@ -93,8 +104,8 @@ impl Machine {
                 }
                 let packed = self.packed_calls(packed);
                 let totals = self.totals(now, packed);
-                if trips(&self.config, totals) {
-                    return self.enter(crate::State::Open, now);
+                if trips(&self.config, totals).is_some() {
+                    return self.enter(crate::State::Open, TransitionReason::Reconfigured, now);
                 }
                 None
             }
@@ -102,7 +113,7 @@ impl Machine {
             // `successes`: a trial they already pass ends now, as its last success would
             // have ended it.
             Phase::HalfOpen { successes, .. } if successes >= self.config.successes() => {
-                self.trial_passed(now)
+                self.trial_passed(TransitionReason::Reconfigured, now)
             }
             _ => None,
         }

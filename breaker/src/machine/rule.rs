@@ -3,6 +3,7 @@
 //! is derived from [`reaches`].
 
 use crate::config::Config;
+use crate::transition::TransitionReason;
 use crate::window::Totals;
 
 use super::Machine;
@@ -22,18 +23,22 @@ impl Machine {
     }
 }
 
-/// Whether the window's counts open the breaker: its failures, or its slow calls, reach
-/// their rate (see [`reaches`]).
-pub(super) fn trips(config: &Config, totals: Totals) -> bool {
+/// Whether the window's counts open the breaker, and why: its failures, or else its slow
+/// calls, reach their rate (see [`reaches`]).
+pub(super) fn trips(config: &Config, totals: Totals) -> Option<TransitionReason> {
     let min_calls = config.min_calls();
-    reaches(
+    if reaches(
         totals.failures,
         totals.calls,
         min_calls,
         config.failure_rate(),
-    ) || config
+    ) {
+        return Some(TransitionReason::FailureRate);
+    }
+    config
         .slow_calls()
-        .is_some_and(|slow| reaches(totals.slow, totals.calls, min_calls, slow.rate))
+        .filter(|slow| reaches(totals.slow, totals.calls, min_calls, slow.rate))
+        .map(|_| TransitionReason::SlowCallRate)
 }
 
 /// `count` of `calls` completed calls reach `rate` once at least `min_calls` calls

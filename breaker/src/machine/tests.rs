@@ -1,6 +1,10 @@
 use super::*;
 use crate::clock::{ClockSource, ManualClock};
 
+fn moved(from: State, to: State, reason: TransitionReason) -> Option<Transition> {
+    Some(Transition { from, to, reason })
+}
+
 #[test]
 fn judging_waits_for_min_calls_and_uses_completed_calls() {
     let config = Config::builder()
@@ -13,19 +17,23 @@ fn judging_waits_for_min_calls_and_uses_completed_calls() {
         failures: 9,
         slow: 0,
     };
-    assert!(!trips(&config, nine));
+    assert_eq!(trips(&config, nine), None);
     let half = Totals {
         calls: 10,
         failures: 5,
         slow: 0,
     };
-    assert!(trips(&config, half), "5 of 10 at 0.5 opens: the rule is >=");
+    assert_eq!(
+        trips(&config, half),
+        Some(TransitionReason::FailureRate),
+        "5 of 10 at 0.5 opens: the rule is >="
+    );
     let below = Totals {
         calls: 11,
         failures: 5,
         slow: 0,
     };
-    assert!(!trips(&config, below));
+    assert_eq!(trips(&config, below), None);
 }
 
 /// A count window of 4 judged from 2 calls at `rate`: at 0.5 one failure in 2 calls
@@ -76,7 +84,7 @@ fn a_reconfigured_packed_window_stays_sealed_until_judged_under_the_new_rate() {
     // Lowered to 0.5 again: the same window trips at once.
     assert_eq!(
         m.reconfigure(at_rate(0.5), &mut now, calls(&[false, true])),
-        Some((State::Closed, State::Open))
+        moved(State::Closed, State::Open, TransitionReason::Reconfigured)
     );
     assert_eq!(m.take_packed_write(), Some(PackedWrite::Seal));
     assert!(!m.counts_packed(0) && !m.counts_packed(1));
@@ -96,7 +104,7 @@ fn a_closed_result_goes_to_the_packed_window_and_a_stale_one_is_discarded() {
     // A window whose word tripped: 1 of 2 at 0.5 opens the breaker, the word stays sealed.
     assert_eq!(
         m.judge(&mut now, calls(&[false, true])),
-        Some((State::Closed, State::Open))
+        moved(State::Closed, State::Open, TransitionReason::FailureRate)
     );
     assert_eq!(m.take_packed_write(), Some(PackedWrite::Seal));
     assert_eq!(failure(&mut m, 0, &mut now), Recorded::Applied(None));
@@ -105,7 +113,7 @@ fn a_closed_result_goes_to_the_packed_window_and_a_stale_one_is_discarded() {
     // A reset: a new CLOSED, whose word starts empty and open.
     assert_eq!(
         m.set(State::Closed, &mut now),
-        Some((State::Open, State::Closed))
+        moved(State::Open, State::Closed, TransitionReason::Reset)
     );
     assert_eq!(
         m.take_packed_write(),
@@ -163,7 +171,7 @@ fn a_probe_out_for_probe_timeout_fails_its_trial_at_the_next_call_or_result() {
     let mut m = Machine::new(Arc::new(config), &mut at(0));
     assert_eq!(
         m.set(State::Open, &mut at(0)),
-        Some((State::Closed, State::Open))
+        moved(State::Closed, State::Open, TransitionReason::ManualOpen)
     );
     assert_eq!(m.acquire(&mut at(5)), Ok(Admission::Probe));
     assert_eq!(m.acquire(&mut at(20)), Ok(Admission::Probe));

@@ -41,6 +41,8 @@ pub(super) struct Override {
     probe_timeout: Option<(usize, Duration)>,
     shadow: Option<(usize, bool)>,
     pub(super) action: Option<Action>,
+    /// A manual open period to start now (`Breaker::open_for`), not a configuration key.
+    pub(super) open_for: Option<Duration>,
 }
 
 #[derive(Deserialize)]
@@ -68,6 +70,7 @@ struct Raw {
     probe_timeout: Option<Spanned<String>>,
     shadow: Option<Spanned<bool>>,
     action: Option<Spanned<Action>>,
+    open_for: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -153,8 +156,32 @@ impl Override {
                 })
             }
         };
+        let open_for = match raw.open_for {
+            None => None,
+            Some(v) => {
+                let line = at(v.span());
+                if raw.action.is_some() {
+                    let message = format!(
+                        "breaker {name:?}: open_for and action cannot be used together: \
+                         open_for opens the breaker for a period, action sets its state"
+                    );
+                    return Err((Some(line), message));
+                }
+                match humantime::parse_duration(v.get_ref()) {
+                    Ok(d) => Some(d),
+                    Err(e) => {
+                        let message = format!(
+                            "breaker {name:?}: open_for is not a duration ({e}), got {:?}",
+                            v.get_ref()
+                        );
+                        return Err((Some(line), message));
+                    }
+                }
+            }
+        };
         Ok(Self {
             line,
+            open_for,
             window,
             buckets: plain(raw.buckets),
             min: plain(raw.min),

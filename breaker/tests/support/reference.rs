@@ -32,6 +32,15 @@
 //!   its trial at the next acquire (rejected as OPEN, with the new period) or the next
 //!   settling of a probe of the trial (that result discarded); a new `probe_timeout`
 //!   applies to the probes out.
+//! - A manual open period (`Breaker::open_for`) opens for exactly its length from any state,
+//!   in a new generation; from OPEN it replaces the period with no transition. It leaves the
+//!   backoff as it stands: the next failed trial grows the open duration from the last one
+//!   the recovery set, as if the period had not been.
+//! - Every state change says why, and the listeners hear the same changes, reasons
+//!   included, as the model makes: a trip of the window for its failure rate (told first
+//!   when both rates are reached) or its slow-call rate, or after a reconfiguration for
+//!   `Reconfigured`; the end of OPEN; a failed or slow probe or ramp call; a hung probe; the
+//!   trial passed, by its probes or a reconfiguration; the ramp's end; the operator's actions.
 
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
@@ -39,7 +48,11 @@ use std::sync::Once;
 use std::time::Duration;
 
 use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, ConfigError, Permit, RejectReason, RejectedBy, State};
+use std::sync::{Arc, Mutex};
+
+use breaker::{
+    Breaker, Config, ConfigError, Event, Permit, RejectReason, RejectedBy, State, TransitionReason,
+};
 
 // ---------------------------------------------------------------------------------------
 // Configurations
@@ -142,6 +155,8 @@ pub enum Op {
     Limit(Option<u32>),
     /// Reconfigure the breaker with this `probe_timeout`, in milliseconds.
     ProbeTimeout(u64),
+    /// Open the breaker for this many milliseconds (`Breaker::open_for`).
+    OpenFor(u64),
 }
 
 // ---------------------------------------------------------------------------------------
@@ -205,7 +220,9 @@ struct Model {
     /// Time window: every completed outcome with the bucket index it completed in.
     timed: Vec<(u64, Done)>,
     opened_at: Duration,
-    /// How long the current (or next) OPEN lasts.
+    /// How long the current OPEN lasts.
+    period: Duration,
+    /// How long the OPEN the recovery set last lasts: grown by the next failed trial.
     open_for: Duration,
     /// When each probe of the trial still out was admitted.
     probes_out: Vec<Duration>,
@@ -217,6 +234,8 @@ struct Model {
     rejected: [u64; 5],
     /// Permits settled, by how: success, failure, ignored, cancelled (the breaker's totals).
     ended: [u64; 4],
+    /// Every state change, with its reason.
+    transitions: Vec<(State, State, TransitionReason)>,
     seen: Seen,
 }
 
@@ -266,6 +285,9 @@ pub struct Seen {
     /// Trials failed by a probe out past `probe_timeout`, told by an acquire or a result.
     pub hung_probes_told_by_acquire: u32,
     pub hung_probes_told_by_result: u32,
+    /// Manual open periods started, and those that replaced an OPEN's.
+    pub manual_opens: u32,
+    pub manual_opens_in_open: u32,
 }
 
 impl Model {
@@ -279,6 +301,7 @@ impl Model {
             recent: VecDeque::new(),
             timed: Vec::new(),
             opened_at: Duration::ZERO,
+            period: open_for,
             open_for,
             probes_out: Vec::new(),
             probe_successes: 0,
@@ -286,6 +309,7 @@ impl Model {
             slots: 0,
             rejected: [0; 5],
             ended: [0; 4],
+            transitions: Vec::new(),
             seen: Seen::default(),
         }
     }
@@ -380,14 +404,20 @@ impl Model {
 
     /// A state change, or a reset: new generation, no probes, no ramp. CLOSED starts empty;
     /// closing and every operator action forget the backoff.
-    fn enter(&mut self, to: State) {
+    fn enter(&mut self, to: State, reason: TransitionReason) {
+        if self.state != to {
+            self.transitions.push((self.state, to, reason));
+        }
         self.state = to;
         self.generation += 1;
         self.probes_out.clear();
         self.probe_successes = 0;
         self.ramp = None;
         match to {
-            State::Open => self.opened_at = self.now,
+            State::Open => {
+                self.opened_at = self.now;
+                self.period = self.open_for;
+            }
             State::Closed => {
                 self.recent.clear();
                 self.timed.clear();
@@ -399,15 +429,25 @@ impl Model {
     }
 
     /// Opens after the window tripped in CLOSED: the first OPEN after CLOSED lasts `open_for`.
-    fn trip(&mut self) {
+    fn trip(&mut self, reason: TransitionReason) {
         self.seen.opened_by_window += 1;
         self.open_for = self.configured_open_for();
-        self.enter(State::Open);
+        self.enter(State::Open, reason);
+    }
+
+    /// A manual open period: OPEN for `period` from now, the backoff left as it stands.
+    fn open_manually(&mut self, period: Duration) {
+        self.seen.manual_opens += 1;
+        if self.state == State::Open {
+            self.seen.manual_opens_in_open += 1;
+        }
+        self.enter(State::Open, TransitionReason::ManualOpen);
+        self.period = period;
     }
 
     /// Opens after a failed half-open trial: the next OPEN lasts `factor` times the previous
     /// one, up to the max.
-    fn trial_failed(&mut self) {
+    fn trial_failed(&mut self, reason: TransitionReason) {
         self.open_for = match self.spec.backoff {
             Some((factor, max_ms)) => self
                 .open_for
@@ -421,7 +461,7 @@ impl Model {
         if self.ramp.is_some() {
             self.seen.reopened_by_ramp += 1;
         }
-        self.enter(State::Open);
+        self.enter(State::Open, reason);
     }
 
     fn admit(&self, kind: Kind) -> ModelPermit {
@@ -477,11 +517,11 @@ impl Model {
             State::ForcedOpen => Err((RejectReason::ForcedOpen, None)),
             State::Open => {
                 let elapsed = self.now - self.opened_at;
-                if elapsed < self.open_for {
-                    Err((RejectReason::Open, Some(self.open_for - elapsed)))
+                if elapsed < self.period {
+                    Err((RejectReason::Open, Some(self.period - elapsed)))
                 } else {
                     self.seen.half_opened += 1;
-                    self.enter(State::HalfOpen);
+                    self.enter(State::HalfOpen, TransitionReason::OpenElapsed);
                     self.probes_out.push(self.now);
                     Ok(self.admit(Kind::Probe))
                 }
@@ -490,7 +530,7 @@ impl Model {
             State::HalfOpen => {
                 if self.probe_hung() {
                     self.seen.hung_probes_told_by_acquire += 1;
-                    self.trial_failed();
+                    self.trial_failed(TransitionReason::ProbeTimedOut);
                     Err((RejectReason::Open, Some(self.open_for)))
                 } else if (self.probes_out.len() as u32) < self.spec.probes {
                     self.probes_out.push(self.now);
@@ -513,7 +553,7 @@ impl Model {
         if self.now - ramp.started >= step_len {
             if ramp.step + 1 == steps {
                 self.seen.closed_by_ramp += 1;
-                self.enter(State::Closed);
+                self.enter(State::Closed, TransitionReason::RampCompleted);
                 return Ok(self.admit(Kind::Counted));
             }
             ramp = Ramp {
@@ -547,7 +587,7 @@ impl Model {
         if permit.kind == Kind::Probe {
             if self.probe_hung() {
                 self.seen.hung_probes_told_by_result += 1;
-                self.trial_failed();
+                self.trial_failed(TransitionReason::ProbeTimedOut);
                 return;
             }
             let at = self
@@ -583,25 +623,25 @@ impl Model {
                         self.timed.push((index, done));
                     }
                 }
-                if self.trips() {
-                    self.trip();
+                if let Some(reason) = self.trips() {
+                    self.trip(reason);
                 }
             }
             (Kind::Probe, _) => {
                 assert_eq!(self.state, State::HalfOpen, "same generation, same state");
                 if result == Verdict::Failure || slow {
-                    self.trial_failed();
+                    self.trial_failed(TransitionReason::ProbeFailed);
                 } else {
                     self.probe_successes += 1;
                     if self.probe_successes == self.successes() {
-                        self.probes_succeeded();
+                        self.probes_succeeded(TransitionReason::TrialPassed);
                     }
                 }
             }
             (Kind::Ramp, _) => {
                 assert!(self.ramp.is_some(), "same generation, same ramp");
                 if result == Verdict::Failure || slow {
-                    self.trial_failed();
+                    self.trial_failed(TransitionReason::ProbeFailed);
                 }
             }
             (Kind::Passthrough, _) => unreachable!(),
@@ -614,13 +654,13 @@ impl Model {
 
     /// `successes` probes succeeded: CLOSED, or with a ramp, HALF_OPEN in a new generation at
     /// the ramp's first step, so that results of probes still out are discarded.
-    fn probes_succeeded(&mut self) {
+    fn probes_succeeded(&mut self, reason: TransitionReason) {
         if !self.probes_out.is_empty() {
             self.seen.passed_with_probes_out += 1;
         }
         if self.spec.ramp.is_none() {
             self.seen.closed_by_probes += 1;
-            self.enter(State::Closed);
+            self.enter(State::Closed, reason);
             return;
         }
         self.seen.ramps_started += 1;
@@ -634,10 +674,11 @@ impl Model {
         });
     }
 
-    fn trips(&self) -> bool {
+    /// Whether the window trips, and why: its failure rate first.
+    fn trips(&self) -> Option<TransitionReason> {
         let (calls, failures, slow) = self.totals();
         if calls == 0 || calls < self.spec.min_calls {
-            return false;
+            return None;
         }
         let calls = f64::from(calls);
         let by_failures = f64::from(failures) / calls >= self.spec.failure_rate;
@@ -645,7 +686,23 @@ impl Model {
             Some((_, rate)) => f64::from(slow) / calls >= rate,
             None => false,
         };
-        by_failures || by_slowness
+        if by_failures {
+            Some(TransitionReason::FailureRate)
+        } else if by_slowness {
+            Some(TransitionReason::SlowCallRate)
+        } else {
+            None
+        }
+    }
+
+    /// After any reconfiguration, a CLOSED window is judged at once under the new
+    /// configuration, and opens as a result would open it, for `Reconfigured`.
+    fn judge_reconfigured(&mut self) -> bool {
+        let trips = self.state == State::Closed && self.trips().is_some();
+        if trips {
+            self.trip(TransitionReason::Reconfigured);
+        }
+        trips
     }
 
     /// A new `successes`: the probe successes already counted are kept, and a trial they
@@ -655,13 +712,11 @@ impl Model {
         let probing = self.state == State::HalfOpen && self.ramp.is_none();
         if probing && self.probe_successes >= successes {
             self.seen.passed_by_reconfiguring += 1;
-            self.probes_succeeded();
+            self.probes_succeeded(TransitionReason::Reconfigured);
         }
         // As after any reconfiguration, a CLOSED window is judged at once: a time window
         // whose expired buckets left it tripping opens now.
-        if self.state == State::Closed && self.trips() {
-            self.trip();
-        }
+        self.judge_reconfigured();
     }
 
     /// Slow calls turned on or off. Turned off, the window's slow marks are dropped, so that
@@ -681,52 +736,45 @@ impl Model {
             }
             self.seen.slow_marks_dropped += u32::from(dropped);
         }
-        if self.state == State::Closed && self.trips() {
-            self.trip();
-        }
+        self.judge_reconfigured();
     }
 
     fn force_open(&mut self) {
         if self.state != State::ForcedOpen {
-            self.enter(State::ForcedOpen);
+            self.enter(State::ForcedOpen, TransitionReason::Forced);
         }
     }
 
     fn disable(&mut self) {
         if self.state != State::Disabled {
-            self.enter(State::Disabled);
+            self.enter(State::Disabled, TransitionReason::Disabled);
         }
     }
 
     fn reset(&mut self) {
-        self.enter(State::Closed);
+        self.enter(State::Closed, TransitionReason::Reset);
     }
 
     /// A new bulkhead limit, or none: the calls in flight keep their slots; a CLOSED window
     /// is judged at once, as after any reconfiguration.
     fn relimit(&mut self, limit: Option<u32>) {
         self.spec.max_concurrent = limit;
-        if self.state == State::Closed && self.trips() {
-            self.trip();
-        }
+        self.judge_reconfigured();
     }
 
     /// A new `probe_timeout`, which the probes out are judged by from now on; a CLOSED
     /// window is judged at once, as after any reconfiguration.
     fn set_probe_timeout(&mut self, ms: u64) {
         self.spec.probe_timeout_ms = Some(ms);
-        if self.state == State::Closed && self.trips() {
-            self.trip();
-        }
+        self.judge_reconfigured();
     }
 
     /// A new failure rate; the state is kept, but a CLOSED window is judged at once under
     /// it, and opens as a result would open it.
     fn retune(&mut self, failure_rate: f64) {
         self.spec.failure_rate = failure_rate;
-        if self.state == State::Closed && self.trips() {
+        if self.judge_reconfigured() {
             self.seen.opened_by_retune += 1;
-            self.trip();
         }
     }
 }
@@ -862,6 +910,16 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
     let config = config_of(spec).map_err(|e| format!("invalid spec: {e}"))?;
     let clock = ManualClock::new();
     let b = Breaker::with_clock("model", config, clock.clone());
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&heard);
+    b.on_event(move |e: &Event| {
+        if let Event::StateTransition {
+            from, to, reason, ..
+        } = e
+        {
+            log.lock().unwrap().push((*from, *to, *reason));
+        }
+    });
     let mut model = Model::new(spec.clone());
     let mut live: Live<'_> = Vec::new();
     // The shadow's: calls the model rejected, oldest first, and how those settled ended.
@@ -1000,8 +1058,17 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
                 b.reconfigure(config);
                 model.set_probe_timeout(ms);
             }
+            Op::OpenFor(ms) => {
+                b.open_for(Duration::from_millis(ms));
+                model.open_manually(Duration::from_millis(ms));
+            }
         }
         agree!(b.state(), model.state, "step {step}: {op:?}: state");
+        agree!(
+            *heard.lock().unwrap(),
+            model.transitions,
+            "step {step}: {op:?}: transitions"
+        );
         agree!(
             observe_as(&b, shadow, shadow_ended),
             model.observe_as(shadow),
