@@ -66,7 +66,7 @@ impl Breaker {
     #[inline(always)]
     fn record_in_one_swap(&self, stamp: u64, ending: Ending, owned: bool) -> bool {
         let window = self.shared.window();
-        let mut current = if owned {
+        let current = if owned {
             self.shared.owner_seen()
         } else {
             window.word()
@@ -77,13 +77,9 @@ impl Breaker {
             Ending::Success => {
                 let full = self.shared.full_window();
                 if current == full {
-                    if !owned {
-                        return true;
-                    }
-                    current = window.word();
-                    if current == full {
-                        return true;
-                    }
+                    // The owner's guess is confirmed by the word itself; if the window
+                    // has moved on since, the long way records the success.
+                    return !owned || window.word() == full;
                 }
                 false
             }
