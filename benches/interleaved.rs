@@ -1,14 +1,16 @@
 //! The closed path with one failure in ten, ours against recloser and failsafe's
 //! consecutive-failures policy, with one bare `AtomicU64::swap` a call and the same swap
-//! after the downstream's call for reference, measured in alternation: round after round, each runs the same number of calls in turn,
-//! and each round gives the ratios of ours to the others.
+//! after the downstream's call for reference, measured in alternation: round after round,
+//! each runs the same number of calls in turn, and each round gives the ratios of ours to
+//! the others.
 //!
 //! A criterion run measures one breaker after the other, seconds apart, so when the machine
 //! is shared they may meet different neighbours. Alternating in rounds of a few
 //! milliseconds puts all of them under the same conditions, and the spread of the
 //! per-round ratios shows how those conditions move them.
 //!
-//! Run with `cargo bench --bench interleaved`; `benches/README.md` has the output of runs.
+//! Run with `cargo bench -p breaker-benches --bench interleaved`; `benches/README.md` has
+//! the output of runs.
 
 mod common;
 

@@ -8,7 +8,7 @@
 //! `AtomicU64::fetch_add` (all successes), and one `AtomicU64::swap` or compare-and-swap a
 //! call (one failure in ten).
 //!
-//! Run with `cargo bench --bench peers`; `benches/README.md` has the table of one run.
+//! Run with `cargo bench -p breaker-benches --bench peers`; `benches/README.md` has the table of one run.
 
 use std::future::Future;
 use std::hint::black_box;

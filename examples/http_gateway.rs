@@ -10,7 +10,7 @@
 //! budget keeping retries from multiplying the load of a sick upstream, and the bulkhead
 //! keeping a hanging upstream from taking every worker of the gateway.
 //!
-//! `cargo run --example http_gateway`
+//! `cargo run --example http_gateway --features gateway`
 
 #[path = "../src/gateway.rs"]
 mod gateway;

@@ -269,8 +269,8 @@ impl Client {
 //
 // The same gateway's calls with retries, a retry budget and a bulkhead, against an upstream
 // in process: without sockets, tokio's paused clock runs seconds of outage at once, and
-// every count below is exact. (The breakers follow tokio's clock: the root package's
-// dev-dependencies turn on `breaker/test-util`.)
+// every count below is exact. (The breakers follow tokio's clock: the dev-dependencies of
+// the example's and the test's packages turn on `breaker/test-util`.)
 
 /// How the in-process upstream answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

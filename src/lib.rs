@@ -1,6 +1,5 @@
-//! Examples and integration tests of `breaker`, and the code they share. Its docs run the
-//! README's code.
-#![doc = include_str!("../README.md")]
+//! The code the examples share with the tests of `breaker`: the recovery simulation and the
+//! replay tuner.
 
 pub mod simulation;
 pub mod tune;

@@ -136,7 +136,7 @@ fn a_recording_round_trips_through_its_csv_file() {
 #[test]
 fn the_shipped_trace_is_the_recovery_simulations_and_the_tuner_beats_the_defaults_on_it() {
     let shipped =
-        Recording::read_csv(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/trace.csv")).unwrap();
+        Recording::read_csv(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/trace.csv")).unwrap();
     assert_eq!(shipped, record(classic(), &Scenario::outage()));
     let tuning = tuned(&shipped);
     assert_eq!(

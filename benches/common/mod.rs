@@ -61,7 +61,7 @@ impl Mix {
 
 // ---- the breakers both benchmarks measure ----
 
-/// Ours, on the production clock. (`Breaker::new` would use tokio's clock here: the root
+/// Ours, on the production clock. (`Breaker::new` would use tokio's clock here: this
 /// package's dev-dependencies turn on `test-util`, which makes it the default.)
 pub fn ours(open: Duration) -> Breaker {
     let config = Config::builder()

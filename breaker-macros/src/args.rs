@@ -16,11 +16,14 @@ pub(crate) struct Spanned<T> {
     pub(crate) span: Span,
     /// The key's span: rules about the key's presence point here.
     pub(crate) key_span: Span,
+    /// The value as written, for errors: `1.5`, `"5s"`, `[10, 50]`.
+    pub(crate) written: String,
 }
 
 struct Place {
     span: Span,
     key_span: Span,
+    written: String,
 }
 
 impl Place {
@@ -29,8 +32,18 @@ impl Place {
             value,
             span: self.span,
             key_span: self.key_span,
+            written: self.written.clone(),
         }
     }
+}
+
+/// What the fallback answers: `fallback_on = "rejection" | "failure"`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FallbackOn {
+    /// Rejected calls, with the `Rejected` (the default).
+    Rejection,
+    /// Every call that ends in a rejection, a timeout or a failure, with the error.
+    Failure,
 }
 
 pub(crate) enum Window {
@@ -65,6 +78,7 @@ pub(crate) struct Args {
     pub(crate) probe_timeout: Option<Spanned<Duration>>,
     pub(crate) shadow: Option<Spanned<bool>>,
     pub(crate) fallback: Option<Spanned<Path>>,
+    pub(crate) fallback_on: Option<Spanned<FallbackOn>>,
     pub(crate) classify: Option<Spanned<Path>>,
     pub(crate) key: Option<Spanned<Expr>>,
     pub(crate) max_keys: Option<Spanned<usize>>,
@@ -80,13 +94,24 @@ impl Args {
     /// own, and with `timeout` and `fallback` the body's future is made before the breaker is
     /// asked, while a rejected call still passes the arguments to the fallback.
     pub(crate) fn copies_arguments(&self) -> bool {
-        self.retries.is_some() || (self.timeout.is_some() && self.fallback.is_some())
+        self.retries.is_some()
+            || (self.fallback.is_some() && (self.timeout.is_some() || self.falls_back_on_failure()))
     }
 
-    /// The spans of the configuration key `name`'s value and of the key, if written.
-    pub(crate) fn spans_of(&self, name: &str) -> Option<(Span, Span)> {
-        fn at<T>(s: &Option<Spanned<T>>) -> Option<(Span, Span)> {
-            s.as_ref().map(|s| (s.span, s.key_span))
+    /// Whether the fallback answers failures too (`fallback_on = "failure"`).
+    pub(crate) fn falls_back_on_failure(&self) -> bool {
+        self.fallback.is_some()
+            && matches!(&self.fallback_on, Some(on) if on.value == FallbackOn::Failure)
+    }
+
+    /// Where and how the configuration key `name` was written, if it was.
+    pub(crate) fn written(&self, name: &str) -> Option<Written<'_>> {
+        fn at<T>(s: &Option<Spanned<T>>) -> Option<Written<'_>> {
+            s.as_ref().map(|s| Written {
+                span: s.span,
+                key_span: s.key_span,
+                text: &s.written,
+            })
         }
         match name {
             "window" => at(&self.window),
@@ -117,6 +142,13 @@ impl Args {
     }
 }
 
+/// A configuration key as written.
+pub(crate) struct Written<'a> {
+    pub(crate) span: Span,
+    pub(crate) key_span: Span,
+    pub(crate) text: &'a str,
+}
+
 /// Parses `tokens`; a value error is collected and parsing goes on, so that every error of
 /// the attribute is reported at once.
 pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
@@ -137,7 +169,11 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
             };
             let expr: Expr = meta.value()?.parse()?;
             let span = expr_span(&expr);
-            let at = Place { span, key_span };
+            let at = Place {
+                span,
+                key_span,
+                written: written(&expr),
+            };
             let result =
                 match key.as_str() {
                     "window" => {
@@ -190,6 +226,8 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                         .map(|v| set_once(&mut args.shadow, at.of(v), &key, errors)),
                     "fallback" => path(&expr, &key)
                         .map(|v| set_once(&mut args.fallback, at.of(v), &key, errors)),
+                    "fallback_on" => fallback_on(&expr)
+                        .map(|v| set_once(&mut args.fallback_on, at.of(v), &key, errors)),
                     "classify" => path(&expr, &key)
                         .map(|v| set_once(&mut args.classify, at.of(v), &key, errors)),
                     "key" => {
@@ -250,6 +288,20 @@ fn unknown_key(meta: &ParseNestedMeta<'_>) -> Error {
     meta.error(format!(
         "unknown key `{written}`{suggestion}\nvalid keys: {valid}"
     ))
+}
+
+/// The value as the user wrote it, spaced as rustfmt would: `-1`, `[10, 50]`.
+fn written(expr: &Expr) -> String {
+    match expr {
+        Expr::Array(array) => {
+            let elems: Vec<String> = array.elems.iter().map(written).collect();
+            format!("[{}]", elems.join(", "))
+        }
+        Expr::Unary(ExprUnary { op, expr, .. }) => {
+            format!("{}{}", quote::ToTokens::to_token_stream(op), written(expr))
+        }
+        _ => quote::ToTokens::to_token_stream(expr).to_string(),
+    }
 }
 
 /// The span of the value's first token: on stable compilers a span cannot be joined, so the
@@ -432,6 +484,26 @@ fn path(expr: &Expr, key: &str) -> syn::Result<Path> {
             expr,
             format!("`{key}` expects a path to a function, like `{key} = my_fn` or `{key} = Self::my_fn`"),
         )),
+    }
+}
+
+fn fallback_on(expr: &Expr) -> syn::Result<FallbackOn> {
+    let wrong = || {
+        Error::new_spanned(
+            expr,
+            "`fallback_on` expects \"rejection\" (the default: the fallback answers rejected \
+             calls, with the `Rejected`) or \"failure\" (it answers every call that ends in a \
+             rejection, a timeout or a failure, with the function's error)",
+        )
+    };
+    match string(expr, "fallback_on")
+        .map_err(|_| wrong())?
+        .value()
+        .as_str()
+    {
+        "rejection" => Ok(FallbackOn::Rejection),
+        "failure" => Ok(FallbackOn::Failure),
+        _ => Err(wrong()),
     }
 }
 

@@ -5,12 +5,11 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 use syn::{AttrStyle, Attribute, FnArg, ItemFn, LitStr, Pat, ReturnType, Signature, Token, Type};
 
-use crate::args::{self, Args, Window};
-use crate::keys::{
-    CONFIG_KEYS, DEFAULT_BUCKETS, DEFAULT_MAX_KEYS, DEFAULT_RAMP_STEP, DEFAULT_RETRY_BACKOFF,
-    DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_FLOOR, DEFAULT_SLOW_RATE, TIME_WINDOW,
-};
-use crate::validate;
+use breaker_rules::{Settings, Window};
+
+use crate::args::{self, Args};
+use crate::keys::DEFAULT_MAX_KEYS;
+use crate::{rules, validate};
 
 pub(crate) fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: ItemFn = match syn::parse2(item.clone()) {
@@ -23,6 +22,8 @@ pub(crate) fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStre
     let mut errors = Vec::new();
     let args = args::parse(attr, &mut errors);
     validate::validate(&args, &func, &mut errors);
+    let settings = rules::settings(&args);
+    rules::check(&args, &settings, &mut errors);
     match errors.into_iter().reduce(|mut all, e| {
         all.combine(e);
         all
@@ -30,39 +31,9 @@ pub(crate) fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStre
         // The function as written, so that its callers don't drown in follow-on errors.
         Some(e) => {
             let e = e.to_compile_error();
-            if args.krate_invalid {
-                return quote!(#e #func);
-            }
-            // The values that did parse are still checked, so every error shows at once: in a
-            // block of the body's own, as an impl block takes no `const _`.
-            let p = private_path(&args);
-            let builder = builder(&args, &p);
-            let checks = checks(&args, &p);
-            let checks = quote! {
-                {
-                    const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
-                    #checks
-                }
-            };
-            let ItemFn {
-                attrs,
-                vis,
-                sig,
-                block,
-            } = func;
-            let (inner_attrs, outer_attrs) = inner_and_outer(attrs);
-            let stmts = &block.stmts;
-            quote! {
-                #e
-                #(#outer_attrs)*
-                #vis #sig {
-                    #(#inner_attrs)*
-                    #checks
-                    #(#stmts)*
-                }
-            }
+            quote!(#e #func)
         }
-        None => expand(&args, func),
+        None => expand(&args, &settings, func),
     }
 }
 
@@ -74,7 +45,7 @@ fn inner_and_outer(attrs: Vec<Attribute>) -> (Vec<Attribute>, Vec<Attribute>) {
         .partition(|a| matches!(a.style, AttrStyle::Inner(_)))
 }
 
-fn expand(args: &Args, func: ItemFn) -> TokenStream {
+fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
     let p = private_path(args);
     let ItemFn {
         attrs,
@@ -92,9 +63,7 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
     let admission = Ident::new("admission", Span::mixed_site());
     let key_value = Ident::new("key", Span::mixed_site());
 
-    let builder = builder(args, &p);
-    let checks = checks(args, &p);
-    let checked = checked_fields(&p);
+    let builder = builder(settings, &p);
     let name = registry_name(args, &sig);
 
     let (ret_span, ret_ty) = match &sig.output {
@@ -130,8 +99,10 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
     };
     let classify = classify_of(&out, true);
 
-    let on_rejected = match &args.fallback {
-        Some(fallback) => {
+    // The fallback called with the arguments and `last`: the `Rejected`, or with
+    // `fallback_on = "failure"` the function's error.
+    let fallback_call = |last: &Ident| {
+        args.fallback.as_ref().map(|fallback| {
             let path = &fallback.value;
             let span = path_span(path);
             let passed = sig.inputs.iter().map(|arg| match arg {
@@ -143,39 +114,73 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
             });
             let fallback_out = format_ident!("fallback_out", span = Span::mixed_site());
             let binding = annotated(&fallback_out);
+            // Located at the fallback, so that a wrong signature is reported there.
+            let last = Ident::new(&last.to_string(), Span::mixed_site().located_at(span));
             quote_spanned! {span=>
                 {
-                    let #binding = #path(#(#passed,)* #rejected).await;
+                    let #binding = #path(#(#passed,)* #last).await;
                     #fallback_out
                 }
             }
-        }
-        None => match &ret_ty {
-            Some(ty) => {
-                quote_spanned!(ret_span=> <#ty as #p::FromRejected>::from_rejected(#rejected))
-            }
-            None => quote_spanned!(ret_span=> #p::FromRejected::from_rejected(#rejected)),
-        },
+        })
     };
+    let from_rejected = match &ret_ty {
+        Some(ty) => quote_spanned!(ret_span=> <#ty as #p::FromRejected>::from_rejected(#rejected)),
+        None => quote_spanned!(ret_span=> #p::FromRejected::from_rejected(#rejected)),
+    };
+    let on_failure = args.falls_back_on_failure();
+    let on_rejected = match fallback_call(&rejected) {
+        Some(call) if !on_failure => call,
+        _ => from_rejected.clone(),
+    };
+    // With `fallback_on = "failure"`: `out` and whether the call failed in, the answer out.
+    let failed = Ident::new("failed", Span::mixed_site());
+    let error = Ident::new("error", Span::mixed_site());
+    let fall_back = on_failure
+        .then(|| fallback_call(&error))
+        .flatten()
+        .map(|call| {
+            let into_error = match &ret_ty {
+                Some(ty) => quote_spanned!(ret_span=> <#ty as #p::FailureFallback>::into_error),
+                None => quote_spanned!(ret_span=> #p::FailureFallback::into_error),
+            };
+            quote! {
+                if #failed {
+                    match #into_error(#out) {
+                        ::core::result::Result::Ok(#error) => #call,
+                        ::core::result::Result::Err(#out) => #out,
+                    }
+                } else {
+                    #out
+                }
+            }
+        });
+    let failure = quote!(::core::matches!(#classify, #p::Outcome::Failure));
+
+    // The body borrows `self` and gets its own copy of the other arguments.
+    let copies: Vec<TokenStream> = typed_arguments(&sig)
+        .map(|(ident, mutability)| {
+            let reuse = quote_spanned!(ident.span()=> #p::Reuse::reuse(&#ident));
+            quote! {
+                #[allow(unused_variables, unused_mut)]
+                let #mutability #ident = #reuse;
+            }
+        })
+        .collect();
 
     // The expansion's items live in a block of their own: the body, a sibling block, sees the
     // names it would see without the attribute, and none of these.
     let acquire = match &args.key {
         None => {
             // `record = N`: the breaker records its last N calls from its first.
-            let recorded = args.record.as_ref().map(|r| {
+            let recording = args.record.as_ref().map(|r| {
                 let capacity = r.value;
-                let check = respan(quote!(const _: () = #p::check_record(#capacity);), r.span);
-                (quote!(.recording(#capacity)), check)
+                quote!(.recording(#capacity))
             });
-            let (recording, record_check) = recorded.unzip();
             quote! {
                 let #breaker = {
-                    const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
-                    #checks
-                    #record_check
                     static BREAKER: #p::StaticBreaker =
-                        #p::StaticBreaker::new(#p::config(BREAKER_CONFIG, #checked))#recording;
+                        #p::StaticBreaker::new(#p::config(#builder))#recording;
                     BREAKER.get(#name)
                 };
             }
@@ -183,10 +188,6 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
         Some(key) => {
             let expr = &key.value;
             let max_keys = args.max_keys.as_ref().map_or(DEFAULT_MAX_KEYS, |m| m.value);
-            let max_keys_check = args
-                .max_keys
-                .as_ref()
-                .map(|m| respan(quote!(const _: () = #p::check_max_keys(#max_keys);), m.span));
             let lookup = quote_spanned! {key.span=>
                 BREAKER.breaker(#name, (&#p::KeyArg(#key_value)).__breaker_key())
             };
@@ -194,11 +195,8 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
             quote! {
                 let #breaker = match &(#expr) {
                     #key_value => {
-                        const BREAKER_CONFIG: #p::ConfigBuilder = #builder;
-                        #checks
-                        #max_keys_check
                         static BREAKER: #p::StaticKeyed =
-                            #p::StaticKeyed::new(#p::config(BREAKER_CONFIG, #checked), #max_keys);
+                            #p::StaticKeyed::new(#p::config(#builder), #max_keys);
                         #[allow(unused_imports)]
                         use #p::{BorrowedKey as _, OwnedKey as _};
                         #lookup
@@ -208,6 +206,32 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
         }
     };
 
+    if let (None, None, Some(fall_back)) = (&args.timeout, &args.retries, &fall_back) {
+        let sig = outer_signature(args, sig);
+        let outcome = Ident::new("outcome", Span::mixed_site());
+        return quote! {
+            #(#outer_attrs)*
+            #vis #sig {
+                #(#inner_attrs)*
+                #acquire
+                let #admission = #breaker.try_acquire();
+                let (#out, #failed) = match #admission {
+                    ::core::result::Result::Ok(#permit) => {
+                        let #out_binding = {
+                            #(#copies)*
+                            async move #block
+                        }
+                        .await;
+                        let #outcome = #classify;
+                        #permit.record(#outcome);
+                        (#out, ::core::matches!(#outcome, #p::Outcome::Failure))
+                    }
+                    ::core::result::Result::Err(#rejected) => (#from_rejected, true),
+                };
+                #fall_back
+            }
+        };
+    }
     if args.timeout.is_none() && args.retries.is_none() {
         return quote! {
             #(#outer_attrs)*
@@ -248,18 +272,26 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
         let classify = classify_of(&out, false);
         quote!(|#subject| #classify)
     };
-    // The body borrows `self` and gets its own copy of the other arguments.
-    let copies: Vec<TokenStream> = typed_arguments(&sig)
-        .map(|(ident, mutability)| {
-            let reuse = quote_spanned!(ident.span()=> #p::Reuse::reuse(&#ident));
-            quote! {
-                #[allow(unused_variables, unused_mut)]
-                let #mutability #ident = #reuse;
-            }
-        })
-        .collect();
     if let (Some(_), None) = (&args.retries, &args.timeout) {
         // Retried but never timed: no timer, so the error type needs no `From<TimedOut>`.
+        let answer = match &fall_back {
+            Some(fall_back) => quote! {
+                let (#out, #failed) = match #result {
+                    ::core::result::Result::Ok(#out) => {
+                        let #failed = #failure;
+                        (#out, #failed)
+                    }
+                    ::core::result::Result::Err(#rejected) => (#from_rejected, true),
+                };
+                #fall_back
+            },
+            None => quote! {
+                match #result {
+                    ::core::result::Result::Ok(#out) => #out,
+                    ::core::result::Result::Err(#rejected) => #on_rejected,
+                }
+            },
+        };
         let sig = outer_signature(args, sig);
         return quote! {
             #(#outer_attrs)*
@@ -275,10 +307,7 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
                     #judge,
                 )
                 .await;
-                match #result {
-                    ::core::result::Result::Ok(#out) => #out,
-                    ::core::result::Result::Err(#rejected) => #on_rejected,
-                }
+                #answer
             }
         };
     }
@@ -313,6 +342,30 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
         }
         None => quote_spanned!(ret_span=> #p::FromTimedOut::from_timed_out(#timed_out)),
     };
+    let answer = match &fall_back {
+        Some(fall_back) => quote! {
+            let (#out, #failed) = match #result {
+                ::core::result::Result::Ok(#out) => {
+                    let #failed = #failure;
+                    (#out, #failed)
+                }
+                ::core::result::Result::Err(#p::CallError::Rejected(#rejected)) => {
+                    (#from_rejected, true)
+                }
+                ::core::result::Result::Err(#p::CallError::TimedOut(#timed_out)) => {
+                    (#on_timed_out, true)
+                }
+            };
+            #fall_back
+        },
+        None => quote! {
+            match #result {
+                ::core::result::Result::Ok(#out) => #out,
+                ::core::result::Result::Err(#p::CallError::Rejected(#rejected)) => #on_rejected,
+                ::core::result::Result::Err(#p::CallError::TimedOut(#timed_out)) => #on_timed_out,
+            }
+        },
+    };
     let sig = outer_signature(args, sig);
     quote! {
         #(#outer_attrs)*
@@ -320,11 +373,7 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
             #(#inner_attrs)*
             #acquire
             let #result = #run.await;
-            match #result {
-                ::core::result::Result::Ok(#out) => #out,
-                ::core::result::Result::Err(#p::CallError::Rejected(#rejected)) => #on_rejected,
-                ::core::result::Result::Err(#p::CallError::TimedOut(#timed_out)) => #on_timed_out,
-            }
+            #answer
         }
     }
 }
@@ -367,152 +416,68 @@ fn private_path(args: &Args) -> TokenStream {
     }
 }
 
-/// The `ConfigBuilder` expression for the keys written; unwritten keys keep the defaults.
-fn builder(args: &Args, p: &TokenStream) -> TokenStream {
+/// The `ConfigBuilder` expression of the settings the rules checked: every value the
+/// runtime gets is one the rules judged.
+fn builder(s: &Settings, p: &TokenStream) -> TokenStream {
     let mut b = quote!(#p::ConfigBuilder::new());
-    match args.window.as_ref().map(|w| &w.value) {
-        Some(Window::Count(n)) => b = quote!(#b.count_window(#n)),
-        Some(Window::Time(span)) => {
-            let span = duration(*span);
-            let buckets = args.buckets.as_ref().map_or(DEFAULT_BUCKETS, |b| b.value);
+    match s.window {
+        Window::Count(n) => b = quote!(#b.count_window(#n)),
+        Window::Time { span, buckets } => {
+            let span = duration(span);
             b = quote!(#b.time_window(#span, #buckets));
         }
-        None => {}
     }
-    if let Some(min) = &args.min {
-        let min = min.value;
+    if let Some(min) = s.min_calls {
         b = quote!(#b.min_calls(#min));
     }
-    if let Some(rate) = &args.rate {
-        let rate = float(rate.value);
-        b = quote!(#b.failure_rate(#rate));
-    }
-    if let Some(slow) = &args.slow {
-        let threshold = duration(slow.value);
-        let rate = float(
-            args.slow_rate
-                .as_ref()
-                .map_or(DEFAULT_SLOW_RATE, |r| r.value),
-        );
+    let rate = float(s.failure_rate);
+    b = quote!(#b.failure_rate(#rate));
+    if let Some(slow) = s.slow_calls {
+        let threshold = duration(slow.threshold);
+        let rate = float(slow.rate);
         b = quote!(#b.slow_calls(#threshold, #rate));
     }
-    if let Some(open) = &args.open {
-        let open = duration(open.value);
-        b = quote!(#b.open_for(#open));
-    }
-    if let Some(probes) = &args.probes {
-        let probes = probes.value;
-        b = quote!(#b.probes(#probes));
-    }
-    if let Some(successes) = &args.successes {
-        let successes = successes.value;
+    let open = duration(s.open_for);
+    let probes = s.probes;
+    b = quote!(#b.open_for(#open).probes(#probes));
+    if let Some(successes) = s.successes {
         b = quote!(#b.successes(#successes));
     }
-    if let (Some(backoff), Some(max)) = (&args.backoff, &args.open_max) {
-        let factor = float(backoff.value);
-        let max = duration(max.value);
+    if let Some(backoff) = s.backoff {
+        let factor = float(backoff.factor);
+        let max = duration(backoff.max);
         b = quote!(#b.open_backoff(#factor, #max));
     }
-    if let Some(ramp) = &args.ramp {
-        let percents = &ramp.value;
-        let step = duration(
-            args.ramp_step
-                .as_ref()
-                .map_or(DEFAULT_RAMP_STEP, |s| s.value),
-        );
+    if let Some(ramp) = s.ramp_up {
+        let percents = ramp.percents();
+        let step = duration(ramp.step());
         b = quote!(#b.ramp_up(&[#(#percents),*], #step));
     }
-    if let Some(guard) = &args.ramp_guard {
-        let factor = float(guard.value);
+    if let Some(factor) = s.ramp_guard {
+        let factor = float(factor);
         b = quote!(#b.ramp_latency_guard(#factor));
     }
-    if let Some(timeout) = &args.timeout {
-        let limit = duration(timeout.value);
+    if let Some(limit) = s.timeout {
+        let limit = duration(limit);
         b = quote!(#b.timeout(#limit));
     }
-    if let Some(retries) = &args.retries {
-        let count = retries.value;
-        let base = duration(
-            args.retry_backoff
-                .as_ref()
-                .map_or(DEFAULT_RETRY_BACKOFF, |d| d.value),
-        );
-        let budget = float(
-            args.retry_budget
-                .as_ref()
-                .map_or(DEFAULT_RETRY_BUDGET, |r| r.value),
-        );
-        let floor = args
-            .retry_floor
-            .as_ref()
-            .map_or(DEFAULT_RETRY_FLOOR, |f| f.value);
-        b = quote!(#b.retries(#count).retry_backoff(#base).retry_budget(#budget).retry_floor(#floor));
-        // Unwritten, the runtime's default: 10 s, or the base if that is longer.
-        if let Some(max) = &args.retry_backoff_max {
-            let max = duration(max.value);
-            b = quote!(#b.retry_backoff_max(#max));
-        }
+    let (retries, base, budget) = (s.retries, duration(s.retry_backoff), float(s.retry_budget));
+    let floor = s.retry_floor;
+    b = quote!(#b.retries(#retries).retry_backoff(#base).retry_budget(#budget).retry_floor(#floor));
+    // Unwritten, the runtime's default: 10 s, or the base if that is longer.
+    if let Some(max) = s.retry_backoff_max {
+        let max = duration(max);
+        b = quote!(#b.retry_backoff_max(#max));
     }
-    if let Some(calls) = &args.max_concurrent {
-        let calls = calls.value;
+    if let Some(calls) = s.max_concurrent {
         b = quote!(#b.max_concurrent(#calls));
     }
-    if let Some(limit) = &args.probe_timeout {
-        let limit = duration(limit.value);
+    if let Some(limit) = s.probe_timeout {
+        let limit = duration(limit);
         b = quote!(#b.probe_timeout(#limit));
     }
-    if let Some(shadow) = &args.shadow {
-        let shadow = shadow.value;
-        b = quote!(#b.shadow(#shadow));
-    }
-    b
-}
-
-/// One `const` per field, spanned on the value that decides it, so that the compiler reports
-/// each broken rule at its key, all of them at once. A field decided by a default is
-/// reported at the key the default completes (`buckets` at the time `window`).
-fn checks(args: &Args, p: &TokenStream) -> TokenStream {
-    CONFIG_KEYS
-        .iter()
-        .map(|key| {
-            let completed = match &key.needs {
-                Some(needs) if key.default.is_some() => match needs.what {
-                    TIME_WINDOW => Some("window"),
-                    other => Some(other),
-                },
-                _ => None,
-            };
-            let span = args
-                .spans_of(key.name)
-                .or_else(|| completed.and_then(|other| args.spans_of(other)))
-                .map(|(span, _)| span);
-            let field = Ident::new(key.field, Span::call_site());
-            let check = quote!(const _: () = #p::check(BREAKER_CONFIG, #p::Field::#field););
-            match span {
-                Some(span) => respan(check, span),
-                None => check,
-            }
-        })
-        .chain(policy_feature_checks(args, p))
-        .collect()
-}
-
-/// `timeout` and `retries` are run by the runtime's `policy` feature: without it, each is
-/// refused at its key.
-fn policy_feature_checks(args: &Args, p: &TokenStream) -> Vec<TokenStream> {
-    let keys = [args.spans_of("timeout"), args.spans_of("retries")];
-    keys.into_iter()
-        .flatten()
-        .map(|(_, key_span)| respan(quote!(const _: () = #p::needs_policy_feature();), key_span))
-        .collect()
-}
-
-/// The fields [`checks`] checks, for the runtime to make sure they are all of them.
-fn checked_fields(p: &TokenStream) -> TokenStream {
-    let fields = CONFIG_KEYS
-        .iter()
-        .map(|key| Ident::new(key.field, Span::call_site()));
-    quote!(&[#(#p::Field::#fields),*])
+    let shadow = s.shadow;
+    quote!(#b.shadow(#shadow))
 }
 
 /// A closure giving the registry name, called once, on the first call.
@@ -537,16 +502,9 @@ fn duration(d: std::time::Duration) -> TokenStream {
     quote!(::core::time::Duration::new(#secs, #nanos))
 }
 
-/// `v` as an expression, infinities included (`1e999` parses as one): the runtime's rule, not
-/// the macro, says which values a key refuses.
+/// `v` as an expression; the rules refused any value that is not finite.
 fn float(v: f64) -> TokenStream {
-    let lit = if v.is_finite() {
-        Literal::f64_suffixed(v.abs()).into_token_stream()
-    } else if v.is_nan() {
-        quote!(<::core::primitive::f64>::NAN)
-    } else {
-        quote!(<::core::primitive::f64>::INFINITY)
-    };
+    let lit = Literal::f64_suffixed(v.abs());
     if v.is_sign_negative() {
         quote!(-#lit)
     } else {

@@ -5,6 +5,7 @@
 mod args;
 mod expand;
 mod keys;
+mod rules;
 mod validate;
 
 use proc_macro::TokenStream;
@@ -58,8 +59,9 @@ use proc_macro::TokenStream;
 /// # Keys
 ///
 /// Every key is optional; an unwritten key keeps its value in `Config::default()`. Values are
-/// checked when the crate compiles, by the same rules as `ConfigBuilder::build`, and a broken
-/// rule is reported at the value that breaks it.
+/// checked while the attribute expands, by the rules `ConfigBuilder::build` and the overrides
+/// use (one definition, the `breaker-rules` crate), and a broken rule is one compile error at
+/// the value that breaks it, in the attribute's words: `rate = 1.5: must be in (0, 1]`.
 ///
 /// | key | value | meaning |
 /// |---|---|---|
@@ -86,6 +88,7 @@ use proc_macro::TokenStream;
 /// | `probe_timeout` | duration string | a half-open probe still running after this counts as failed (default: `timeout` if written, else 60s) |
 /// | `shadow` | `true` or `false` | watch only: the breaker judges every call but admits them all (default `false`) |
 /// | `fallback` | path | async fn called, instead of returning an error, when the breaker rejects the call |
+/// | `fallback_on` | `"rejection"` or `"failure"` | what the fallback answers: rejected calls, with the `Rejected` (default), or every call that ends in a rejection, a timeout or an error classified `Failure` (after the retries), with the function's error; needs `fallback` |
 /// | `classify` | path | `fn(&R) -> Outcome` used instead of the `Classify` impl of the return type `R` |
 /// | `key` | expression | one breaker per distinct key value |
 /// | `max_keys` | integer | bound on the breakers of `key` (default 1024) |
@@ -280,6 +283,40 @@ use proc_macro::TokenStream;
 /// }
 /// ```
 ///
+/// With `fallback_on = "failure"` (as Polly, Resilience4j and Spring fall back), the fallback
+/// answers every call that ends in an error that is a rejection, a timeout or classified
+/// `Outcome::Failure`, after any retries, and its last argument is the function's own error
+/// `E` (a rejection made `E::from(rejected)`, a timeout `E::from(timed_out)`). A business error
+/// (classified `Success`) or an `Ignored` one is returned to the caller as it is, and so is an
+/// `Ok` value classified `Failure`: there is no error to hand over. The breaker counts the
+/// call before the fallback runs, as without it. The body gets its own copy of each argument
+/// (as with `retries`), so that the fallback still has them.
+///
+/// ```
+/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// #[derive(Debug, PartialEq)]
+/// enum LibError { NotFound, Unavailable, Rejected }
+/// # impl Classify for LibError {
+/// #     fn classify(&self) -> Outcome {
+/// #         if *self == LibError::NotFound { Outcome::Success } else { Outcome::Failure }
+/// #     }
+/// # }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError::Rejected } }
+/// #[circuit_breaker(fallback = from_cache, fallback_on = "failure")]
+/// async fn get_book(isbn: &str, found: bool) -> Result<String, LibError> {
+///     Err(if found { LibError::Unavailable } else { LibError::NotFound })
+/// }
+///
+/// async fn from_cache(isbn: &str, found: bool, error: LibError) -> Result<String, LibError> {
+///     Ok(format!("cached {isbn} after {error:?}"))
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// assert_eq!(get_book("978-1", true).await.unwrap(), "cached 978-1 after Unavailable");
+/// assert_eq!(get_book("978-1", false).await, Err(LibError::NotFound));
+/// # });
+/// ```
+///
 /// ## `classify`
 ///
 /// Judges the result with a function instead of the return type's `Classify` impl, for a
@@ -389,7 +426,8 @@ use proc_macro::TokenStream;
 /// # Equivalent code without the macro
 ///
 /// `get_book` at the top of this page expands to about this (the configuration is checked
-/// while compiling, and the breaker registered on the first call). The breaker's items sit in
+/// while the attribute expands, so the expansion's `Config` is never refused, and the breaker
+/// is registered on the first call). The breaker's items sit in
 /// a block of their own, and its locals are hygienic: the body sees exactly the names it would
 /// see without the attribute.
 ///
@@ -475,6 +513,47 @@ use proc_macro::TokenStream;
 /// # });
 /// ```
 ///
+/// With `fallback_on = "failure"`, the call is counted first, and a failed one then goes to
+/// the fallback with its error:
+///
+/// ```
+/// # use breaker::{Breaker, Classify, Config, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// # async fn from_cache(isbn: &str, error: LibError) -> Result<String, LibError> { Ok(String::new()) }
+/// # fn breaker() -> &'static Breaker {
+/// #     static BREAKER: std::sync::OnceLock<Breaker> = std::sync::OnceLock::new();
+/// #     BREAKER.get_or_init(|| Breaker::new("app::get_book", Config::default()))
+/// # }
+/// // #[circuit_breaker(fallback = from_cache, fallback_on = "failure")]
+/// async fn get_book(isbn: &str) -> Result<String, LibError> {
+///     let breaker: &Breaker = breaker(); // registered on the first call, as above
+///     let (out, failed) = match breaker.try_acquire() {
+///         Ok(permit) => {
+///             let out: Result<String, LibError> = {
+///                 let isbn = Clone::clone(&isbn);
+///                 async move {
+///                     Err(LibError) // the body
+///                 }
+///             }
+///             .await;
+///             let outcome = Classify::classify(&out);
+///             permit.record(outcome);
+///             (out, matches!(outcome, Outcome::Failure))
+///         }
+///         Err(rejected) => (Err(LibError::from(rejected)), true),
+///     };
+///     match out {
+///         Err(error) if failed => from_cache(isbn, error).await,
+///         out => out,
+///     }
+/// }
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// assert!(get_book("978-1").await.is_ok());
+/// # });
+/// ```
+///
 /// # Compile errors
 ///
 /// Every error in the attribute is reported at once, at the key or value that causes it:
@@ -488,19 +567,23 @@ use proc_macro::TokenStream;
 /// below `retry_backoff`, `retry_budget` outside [0, 1], a negative `retry_floor`,
 /// `max_concurrent = 0`, `retry_backoff`, `retry_backoff_max`, `retry_budget` or
 /// `retry_floor` without `retries`),
-/// a function that is not `async`, a fallback of the wrong signature, an error type without
+/// a function that is not `async`, a fallback of the wrong signature (for `fallback_on =
+/// "failure"`, one whose last argument is not the function's error), `fallback_on` without
+/// `fallback` or with another value than `"rejection"` or `"failure"`, an error type without
 /// `From<breaker::Rejected>` and no fallback (or without `From<breaker::TimedOut>` and a
 /// `timeout`), a return type without `Classify` and no `classify`, and with `retries` a
-/// receiver other than `&self`, a `&mut` argument or one that is not `Clone`, and `timeout`
-/// or `retries` without the runtime's `policy` feature. On such an error the function is still defined as written, so its callers
-/// show no errors of their own.
+/// receiver other than `&self`, a `&mut` argument or one that is not `Clone`, `timeout` or
+/// `retries` without the runtime's `policy` feature, and `record` without its `recording`
+/// feature. A rule across keys is reported at the key that breaks it, naming the other:
+/// `min = 30: must be at most the count window (window = 20)`. On such an error the function
+/// is still defined as written, so its callers show no errors of their own.
 ///
 /// ```compile_fail
 /// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
-/// #[circuit_breaker(rate = 1.5)] // error: failure_rate must be in (0, 1]
+/// #[circuit_breaker(rate = 1.5)] // error: rate = 1.5: must be in (0, 1]
 /// async fn get_book() -> Result<(), LibError> {
 ///     Ok(())
 /// }

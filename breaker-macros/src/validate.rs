@@ -1,12 +1,14 @@
-//! Rules across keys, and between the keys and the function, that need no evaluation.
+//! The rules of the attribute: the keys each key needs, the attribute's own keys, and the
+//! function's signature.
 //!
-//! Rules on values (`rate` in (0, 1], `min` at most `window`, ...) are not here: the runtime's
-//! `ConfigBuilder` owns them, and the expansion has the compiler evaluate them in a `const`.
+//! Rules on configuration values (`rate` in (0, 1], `min` at most `window`, ...) are not
+//! written here: `rules.rs` checks them with the runtime's own rules, from `breaker-rules`.
 
 use syn::{Error, FnArg, ItemFn, Pat, PatType, Type};
 
-use crate::args::{Args, Window};
+use crate::args::Args;
 use crate::keys::{CONFIG_KEYS, TIME_WINDOW};
+use crate::rules;
 
 pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
     if func.sig.asyncness.is_none() {
@@ -16,23 +18,33 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
              future completes",
         ));
     }
-    for key in CONFIG_KEYS {
-        let (Some(needs), Some((_, key_span))) = (&key.needs, args.spans_of(key.name)) else {
+    for key in &CONFIG_KEYS {
+        let (Some(needs), Some(written)) = (&key.needs, args.written(key.name)) else {
             continue;
         };
-        let (met, what) = match needs.what {
-            TIME_WINDOW => (
-                matches!(&args.window, Some(w) if matches!(w.value, Window::Time(_))),
-                TIME_WINDOW.to_owned(),
-            ),
-            other => (args.spans_of(other).is_some(), format!("`{other}`")),
-        };
-        if !met {
+        if !rules::needs_met(args, key) {
+            let what = match needs.what {
+                TIME_WINDOW => TIME_WINDOW.to_owned(),
+                other => format!("`{other}`"),
+            };
             errors.push(Error::new(
-                key_span,
+                written.key_span,
                 format!("`{}` needs {what}{}", key.name, needs.hint),
             ));
         }
+    }
+    runtime_features(args, errors);
+    if let Some(record) = args.record.as_ref().filter(|r| r.value == 0) {
+        errors.push(Error::new(
+            record.span,
+            "record = 0: must be at least 1 call",
+        ));
+    }
+    if let Some(max_keys) = args.max_keys.as_ref().filter(|m| m.value == 0) {
+        errors.push(Error::new(
+            max_keys.span,
+            "max_keys = 0: must be at least 1",
+        ));
     }
     if let (Some(record), Some(_)) = (&args.record, &args.key) {
         errors.push(Error::new(
@@ -45,6 +57,13 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
         errors.push(Error::new(
             max_keys.key_span,
             "`max_keys` needs `key`, the expression that picks a breaker per call",
+        ));
+    }
+    if let (Some(on), None) = (&args.fallback_on, &args.fallback) {
+        errors.push(Error::new(
+            on.key_span,
+            "`fallback_on` needs `fallback`, the async fn that answers instead, like \
+             `fallback = degraded`",
         ));
     }
     if args.fallback.is_some() {
@@ -60,6 +79,33 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
     }
     if let Some(copies) = Copies::of(args) {
         copied_arguments(func, &copies, args.fallback.is_none(), errors);
+    }
+}
+
+/// Keys that the runtime runs only with one of its features, refused at the key without it.
+/// `breaker` turns on the same feature of this crate.
+fn runtime_features(args: &Args, errors: &mut Vec<Error>) {
+    let policy = cfg!(feature = "policy");
+    let recording = cfg!(feature = "recording");
+    for (key, enabled, feature, note) in [
+        ("timeout", policy, "policy", " (it is on by default)"),
+        ("retries", policy, "policy", " (it is on by default)"),
+    ] {
+        if let (false, Some(written)) = (enabled, args.written(key)) {
+            errors.push(Error::new(
+                written.key_span,
+                format!(
+                    "`{key}` needs the `{feature}` feature of breaker: enable it{note} or \
+                     remove the key"
+                ),
+            ));
+        }
+    }
+    if let (false, Some(record)) = (recording, &args.record) {
+        errors.push(Error::new(
+            record.key_span,
+            "`record` needs the `recording` feature of breaker: enable it or remove the key",
+        ));
     }
 }
 
@@ -86,6 +132,15 @@ impl Copies {
                 arguments: "each attempt runs the body anew",
                 first: "the first attempt",
                 lent: "more than one attempt",
+            })
+        } else if args.falls_back_on_failure() {
+            // The body runs before the fallback may need the arguments.
+            Some(Copies {
+                keys: "`fallback_on = \"failure\"`",
+                receiver: "the body and the fallback both get `self`",
+                arguments: "the body and the fallback both get the arguments",
+                first: "the body",
+                lent: "both",
             })
         } else if args.timeout.is_some() && args.fallback.is_some() {
             // The body's future is made before the breaker is asked, and a rejected call

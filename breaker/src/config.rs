@@ -1,64 +1,30 @@
 //! Breaker configuration: the validated `Config` and what it is made of; the builder is in
-//! `builder.rs`, every validation rule in `rules.rs`, the table of keys that the attribute
-//! and the overrides share in `keys.rs`.
+//! `builder.rs`.
 //!
-//! The builder is `const`, so the `#[circuit_breaker]` attribute can validate its arguments
-//! at compile time with these same rules instead of a copy of them.
+//! The fields, the table of keys, the defaults and every rule live in the `breaker-rules`
+//! crate, which the `#[circuit_breaker]` attribute uses too: the builder, the overrides and
+//! the attribute judge a configuration by the same rules, written once.
 
 mod builder;
 mod error;
-mod keys;
 mod policy;
-mod recovery;
-mod rules;
 
 use std::time::Duration;
 
 pub use self::builder::ConfigBuilder;
-pub use self::error::{ConfigError, Field};
+pub use self::error::ConfigError;
+pub use self::policy::Policy;
+pub(crate) use breaker_rules::Field;
 #[cfg(feature = "overrides")]
-pub(crate) use self::keys::{
-    names as key_names, DEFAULT_BUCKETS, DEFAULT_RAMP_STEP, DEFAULT_SLOW_RATE,
+pub(crate) use breaker_rules::{
+    key_names, ConfigKey, DEFAULT_BUCKETS, DEFAULT_RAMP_STEP, DEFAULT_SLOW_RATE, KEYS,
 };
-pub use self::keys::{ConfigKey, KeyDefault, KEYS};
-pub use self::policy::{Policy, MAX_RETRIES, MAX_RETRY_BACKOFF};
-pub use self::recovery::{Backoff, RampUp, MAX_RAMP_STEPS};
+pub use breaker_rules::{
+    Backoff, RampUp, SlowCalls, Window, MAX_BUCKETS, MAX_COUNT_WINDOW, MAX_RAMP_STEPS, MAX_RETRIES,
+    MAX_RETRY_BACKOFF,
+};
 
 use self::policy::DEFAULT_PROBE_TIMEOUT;
-
-/// Largest count window: memory per breaker stays bounded (one byte per call).
-pub const MAX_COUNT_WINDOW: u32 = 1 << 20;
-
-/// Largest number of time-window buckets.
-pub const MAX_BUCKETS: u32 = 1 << 12;
-
-/// Least `min_calls` of a window that can hold more than one call: a failure rate judged on
-/// one call would let a single glitch open the breaker.
-const LEAST_MIN_CALLS: u32 = 2;
-
-/// How the breaker remembers recent outcomes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Window {
-    /// The last `n` completed calls.
-    Count(u32),
-    /// The calls completed during the last `span`, kept in `buckets` buckets of `span / buckets`.
-    Time {
-        /// How far back the window reaches.
-        span: Duration,
-        /// How many buckets the span is cut into; outcomes expire one bucket at a time.
-        buckets: u32,
-    },
-}
-
-/// Slow-call detection: calls slower than `threshold` count as slow, and the breaker opens
-/// when the share of slow calls reaches `rate`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SlowCalls {
-    /// A call is slow when the time from acquire to result is longer than this.
-    pub threshold: Duration,
-    /// Share of slow calls, in (0, 1], that opens the breaker.
-    pub rate: f64,
-}
 
 /// A validated breaker configuration.
 ///

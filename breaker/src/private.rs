@@ -7,95 +7,16 @@ use std::sync::{Arc, OnceLock};
 
 use crate::call_site::CallSite;
 
-pub use crate::config::{ConfigBuilder, ConfigKey, Field, KeyDefault, KEYS};
+pub use crate::config::ConfigBuilder;
 pub use crate::keyed::{FamilyAction, Keyed};
 pub use crate::{Breaker, CallError, Classify, Config, Outcome, Permit, Rejected, TimedOut};
 
-/// Fails compilation with the rule `field` breaks, when the attribute's `const` evaluates it.
-pub const fn check(builder: ConfigBuilder, field: Field) {
-    // A broken window or `probes` is reported at its key; rules measured against it would
-    // only repeat it.
-    let measured_by = match field {
-        Field::Buckets | Field::MinCalls => Some(Field::Window),
-        Field::Successes => Some(Field::Probes),
-        _ => None,
-    };
-    if let Some(measure) = measured_by {
-        if builder.check(measure).is_err() {
-            return;
-        }
-    }
-    if let Err(e) = builder.check(field) {
-        panic!("{}", e.rule());
-    }
+/// The configuration of the attribute's builder, whose every rule the attribute checked at
+/// expansion with this crate's own rules (`breaker-rules`, of the same version), reporting a
+/// broken one at its key: nothing is left to refuse here.
+pub const fn config(builder: ConfigBuilder) -> Config {
+    builder.build_checked()
 }
-
-/// The rules of `record`, which only the attribute has: at least one call, and the
-/// `recording` feature that keeps them.
-pub const fn check_record(capacity: usize) {
-    if capacity == 0 {
-        panic!("record must be at least 1 call");
-    }
-    if cfg!(not(feature = "recording")) {
-        panic!("`record` needs the `recording` feature of breaker: enable it or remove the key");
-    }
-}
-
-/// The rule of `max_keys`, which only the attribute has.
-pub const fn check_max_keys(max_keys: usize) {
-    if max_keys == 0 {
-        panic!("max_keys must be at least 1");
-    }
-}
-
-/// The configuration of a builder whose every field was checked by [`check`]; `checked`
-/// names the fields the attribute checked.
-///
-/// They must be every field, in `Field::ALL`'s order: a field the attribute does not check
-/// fails compilation here, rather than ship a configuration no rule looked at. Then an
-/// invalid builder yields the defaults instead of a second compile error: its broken rule
-/// is already reported, at the key that broke it.
-pub const fn config(builder: ConfigBuilder, checked: &[Field]) -> Config {
-    if !checks_every_field(checked) {
-        panic!("#[circuit_breaker] must check every configuration field: breaker-macros and breaker differ");
-    }
-    match builder.build() {
-        Ok(config) => config,
-        Err(_) => match ConfigBuilder::new().build() {
-            Ok(config) => config,
-            Err(_) => panic!("the default configuration is valid"),
-        },
-    }
-}
-
-/// Whether `checked` is `Field::ALL`.
-const fn checks_every_field(checked: &[Field]) -> bool {
-    if checked.len() != Field::ALL.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < checked.len() {
-        if checked[i] as usize != Field::ALL[i] as usize {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-/// Fails compilation at the `timeout` or `retries` key of an attribute when this crate was
-/// built without the `policy` feature, which runs them.
-#[cfg(not(feature = "policy"))]
-pub const fn needs_policy_feature() {
-    panic!(
-        "`timeout` and `retries` need the `policy` feature of breaker: \
-         enable it (it is on by default) or remove the key"
-    );
-}
-
-/// With the `policy` feature, `timeout` and `retries` are run: nothing to refuse.
-#[cfg(feature = "policy")]
-pub const fn needs_policy_feature() {}
 
 /// The registry name of a method: its type's path without generic arguments, then the method.
 pub fn method_name(self_type: &str, method: &str) -> String {
@@ -287,6 +208,29 @@ impl<T, E: From<Rejected>> FromRejected for Result<T, E> {
     }
 }
 
+/// With `fallback_on = "failure"`: the error a failed call hands to the fallback.
+#[diagnostic::on_unimplemented(
+    message = "with `fallback_on = \"failure\"`, the function must return `Result<T, E>`, not `{Self}`",
+    label = "the fallback gets the `E` of this return type",
+    note = "return `Result<T, E>`, or leave `fallback_on` out: the fallback then gets the `breaker::Rejected` of rejected calls"
+)]
+pub trait FailureFallback: Sized {
+    type Error;
+    /// The error, or the value itself when it is none.
+    fn into_error(self) -> Result<Self::Error, Self>;
+}
+
+impl<T, E> FailureFallback for Result<T, E> {
+    type Error = E;
+    #[inline]
+    fn into_error(self) -> Result<E, Self> {
+        match self {
+            Err(e) => Ok(e),
+            ok => Err(ok),
+        }
+    }
+}
+
 /// A call with `retries`: every attempt asks `breaker`, under its current policy (see
 /// [`Breaker::run_with`]).
 #[cfg(feature = "policy")]
@@ -377,18 +321,6 @@ impl<T: Clone> Reuse for T {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_configuration_is_only_made_once_every_field_was_checked() {
-        assert!(checks_every_field(&Field::ALL));
-        assert!(!checks_every_field(&Field::ALL[1..]));
-        let mut swapped = Field::ALL;
-        swapped.swap(0, 1);
-        assert!(!checks_every_field(&swapped));
-        let forgot = std::panic::catch_unwind(|| config(ConfigBuilder::new(), &Field::ALL[..13]));
-        assert!(forgot.is_err());
-        assert_eq!(config(ConfigBuilder::new(), &Field::ALL), Config::default());
-    }
 
     #[test]
     fn method_names_drop_generic_arguments_and_references() {

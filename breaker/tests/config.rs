@@ -193,7 +193,7 @@ fn bad_values_name_the_field_the_rule_and_the_value() {
         (
             b().open_backoff(2.0, Duration::from_secs(1)),
             "open_backoff.max",
-            "open_backoff max must be at least open_for, got 1s with open_for 5s",
+            "open_backoff max must be at least the open duration, got 1s with open_for 5s",
         ),
         (
             b().ramp_up(&[], Duration::from_secs(5)),

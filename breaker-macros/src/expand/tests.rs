@@ -1,7 +1,7 @@
 //! The expansion against the table of keys.
 
 use super::*;
-use crate::keys::TIME_WINDOW;
+use crate::keys::{CONFIG_KEYS, TIME_WINDOW};
 
 /// A valid value of each configuration key, as the attribute takes it.
 fn example(key: &str) -> &'static str {
@@ -34,7 +34,7 @@ fn example(key: &str) -> &'static str {
 }
 
 /// The key a key needs, written with its example value; empty if it needs none.
-fn needed(key: &crate::keys::ConfigKey) -> String {
+fn needed(key: &breaker_rules::ConfigKey) -> String {
     match key.needs.as_ref().map(|n| n.what) {
         Some(TIME_WINDOW) => "window = \"10s\"".to_owned(),
         Some(other) => format!("{other} = {}", example(other)),
@@ -51,16 +51,16 @@ fn parsed(text: &str) -> (Args, Vec<syn::Error>) {
 #[test]
 fn every_configuration_key_is_parsed_and_reaches_the_builder() {
     let p = quote!(::breaker::__private);
-    for key in CONFIG_KEYS {
+    for key in &CONFIG_KEYS {
         let base = needed(key);
         let text = format!("{base}, {} = {}", key.name, example(key.name));
         let (with, errors) = parsed(text.trim_start_matches(", "));
         assert!(errors.is_empty(), "{text}");
-        assert!(with.spans_of(key.name).is_some(), "{text}");
+        assert!(with.written(key.name).is_some(), "{text}");
         let (without, _) = parsed(&base);
         assert_ne!(
-            builder(&with, &p).to_string(),
-            builder(&without, &p).to_string(),
+            builder(&rules::settings(&with), &p).to_string(),
+            builder(&rules::settings(&without), &p).to_string(),
             "{text}"
         );
     }
@@ -71,7 +71,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
     let func: ItemFn = syn::parse_quote!(
         async fn f() {}
     );
-    let mut rules = 0;
+    let mut refused = 0;
     for key in CONFIG_KEYS.iter().filter(|k| k.needs.is_some()) {
         let text = format!("{} = {}", key.name, example(key.name));
         let (args, mut errors) = parsed(&text);
@@ -82,31 +82,84 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
             messages[0].starts_with(&format!("`{}` needs ", key.name)),
             "{text}: {messages:?}"
         );
-        rules += 1;
+        refused += 1;
     }
-    assert_eq!(rules, 9);
+    assert_eq!(refused, 10);
+}
+
+/// The errors of the rules, as `(span's first line and column, message)`.
+fn broken(attr: &str) -> Vec<String> {
+    let (args, mut errors) = parsed(attr);
+    assert!(errors.is_empty(), "{attr}");
+    rules::check(&args, &rules::settings(&args), &mut errors);
+    errors.iter().map(ToString::to_string).collect()
 }
 
 #[test]
-fn every_field_of_the_table_is_checked_and_handed_to_the_runtime() {
-    let p = quote!(::breaker::__private);
-    let (args, _) = parsed("");
-    let fields = |tokens: TokenStream| -> Vec<String> {
-        let text = tokens.to_string();
-        text.split("Field ::")
-            .skip(1)
-            .map(|rest| {
-                let rest = rest.trim_start();
-                let end = rest
-                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .unwrap_or(rest.len());
-                rest[..end].to_owned()
-            })
-            .collect()
-    };
-    let table: Vec<String> = CONFIG_KEYS.iter().map(|k| k.field.to_owned()).collect();
-    assert_eq!(fields(checks(&args, &p)), table);
-    assert_eq!(fields(checked_fields(&p)), table);
+fn a_broken_rule_is_told_with_the_key_and_the_value_as_written() {
+    assert_eq!(broken("rate = 1.5"), ["rate = 1.5: must be in (0, 1]"]);
+    assert_eq!(broken("rate = 1"), Vec::<String>::new());
+    assert_eq!(
+        broken("window = -3"),
+        ["window = -3: must be at least 1 call"]
+    );
+    assert_eq!(
+        broken("window = \"0s\""),
+        ["window = \"0s\": must be greater than zero"]
+    );
+    assert_eq!(
+        broken("ramp = [10, 10, 100]"),
+        ["ramp = [10, 10, 100]: percentages must rise strictly"]
+    );
+    assert_eq!(
+        broken("slow = \"1s\", slow_rate = 0"),
+        ["slow_rate = 0: must be in (0, 1]"]
+    );
+}
+
+#[test]
+fn a_rule_across_keys_is_told_at_the_key_that_breaks_it_naming_the_other() {
+    assert_eq!(
+        broken("window = 20, min = 30"),
+        ["min = 30: must be at most the count window (window = 20)"]
+    );
+    assert_eq!(
+        broken("min = 30"),
+        ["min = 30: must be at most the count window (window = 20, the default)"]
+    );
+    assert_eq!(
+        broken("successes = 4"),
+        ["successes = 4: must be at most probes (probes = 3, the default)"]
+    );
+    assert_eq!(
+        broken("open = \"2m\", backoff = 2.0, open_max = \"1m\""),
+        ["open_max = \"1m\": must be at least the open duration (open = \"2m\")"]
+    );
+    // A default that breaks a rule is told at the key it completes.
+    assert_eq!(
+        broken("window = \"5ns\""),
+        ["buckets = 10 (the default): must not exceed the window span in nanoseconds"]
+    );
+}
+
+#[test]
+fn a_rule_measured_against_a_broken_key_is_not_told_twice() {
+    assert_eq!(
+        broken("window = 0, min = 30"),
+        ["window = 0: must be at least 1 call"]
+    );
+    assert_eq!(
+        broken("probes = 0, successes = 2"),
+        ["probes = 0: must be at least 1"]
+    );
+    assert_eq!(
+        broken("rate = 0, probes = 0, retries = 11"),
+        [
+            "rate = 0: must be in (0, 1]",
+            "probes = 0: must be at least 1",
+            "retries = 11: must be at most 10"
+        ]
+    );
 }
 
 fn expansion(attr: &str, item: &str) -> String {
@@ -124,7 +177,7 @@ fn without_timeout_or_retries_a_call_asks_the_breaker_once_and_runs_nothing_else
     ] {
         let out = expansion(attr, item);
         assert!(out.contains(". try_acquire ()"), "{attr}: {out}");
-        for policy in [":: run", "Reuse", "CallError", "needs_policy_feature"] {
+        for policy in [":: run", "Reuse", "CallError"] {
             assert!(!out.contains(policy), "{attr}: {policy} in {out}");
         }
     }
@@ -144,11 +197,6 @@ fn timeout_runs_one_attempt_and_retries_run_a_fresh_attempt_each_time() {
         "{retried}"
     );
     for out in [&once, &retried] {
-        assert_eq!(
-            out.matches("needs_policy_feature").count(),
-            1 + usize::from(out == &retried),
-            "{out}"
-        );
         assert!(out.contains("FromTimedOut > :: from_timed_out"), "{out}");
     }
     // Retried without a timeout: no timer, so nothing is made from a `TimedOut`.

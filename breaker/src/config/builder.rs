@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-use super::LEAST_MIN_CALLS;
-use super::{Backoff, Config, ConfigError, Field, Policy, RampUp, SlowCalls, Window};
+use breaker_rules::{Settings, LEAST_MIN_CALLS};
+
+use super::{Backoff, Config, ConfigError, Policy, RampUp, SlowCalls, Window};
 
 /// Builds a [`Config`]; every setter is `const` and [`build`](ConfigBuilder::build) validates.
 ///
@@ -50,21 +51,22 @@ impl Default for ConfigBuilder {
 impl ConfigBuilder {
     /// The defaults: count window 20, min calls 10, failure rate 0.5, open 5s, 3 probes.
     pub const fn new() -> Self {
+        let d = Settings::DEFAULT;
         Self {
-            window: Window::Count(20),
-            min_calls: None,
-            failure_rate: 0.5,
-            slow_calls: None,
-            open_for: Duration::from_secs(5),
-            probes: 3,
-            successes: None,
-            backoff: None,
-            ramp_up: None,
-            ramp_guard: None,
+            window: d.window,
+            min_calls: d.min_calls,
+            failure_rate: d.failure_rate,
+            slow_calls: d.slow_calls,
+            open_for: d.open_for,
+            probes: d.probes,
+            successes: d.successes,
+            backoff: d.backoff,
+            ramp_up: d.ramp_up,
+            ramp_guard: d.ramp_guard,
             policy: Policy::NONE,
-            max_concurrent: None,
-            probe_timeout: None,
-            shadow: false,
+            max_concurrent: d.max_concurrent,
+            probe_timeout: d.probe_timeout,
+            shadow: d.shadow,
         }
     }
 
@@ -274,14 +276,41 @@ impl ConfigBuilder {
 
     /// Validates every field and returns the configuration, or the first rule broken.
     pub const fn build(self) -> Result<Config, ConfigError> {
-        let mut i = 0;
-        while i < Field::ALL.len() {
-            if let Err(e) = self.check(Field::ALL[i]) {
-                return Err(e);
-            }
-            i += 1;
+        match self.settings().check_all() {
+            Ok(()) => Ok(self.build_checked()),
+            Err(violation) => Err(ConfigError::from_violation(violation)),
         }
-        Ok(Config {
+    }
+
+    /// The values the rules judge.
+    const fn settings(&self) -> Settings {
+        Settings {
+            window: self.window,
+            min_calls: self.min_calls,
+            failure_rate: self.failure_rate,
+            slow_calls: self.slow_calls,
+            open_for: self.open_for,
+            probes: self.probes,
+            successes: self.successes,
+            backoff: self.backoff,
+            ramp_up: self.ramp_up,
+            ramp_guard: self.ramp_guard,
+            timeout: self.policy.timeout,
+            retries: self.policy.retries,
+            retry_backoff: self.policy.backoff,
+            retry_backoff_max: self.policy.backoff_max,
+            retry_budget: self.policy.budget,
+            retry_floor: self.policy.floor,
+            max_concurrent: self.max_concurrent,
+            probe_timeout: self.probe_timeout,
+            shadow: self.shadow,
+        }
+    }
+
+    /// The configuration, whose rules were checked: by [`build`](Self::build), or by the
+    /// `#[circuit_breaker]` attribute at expansion, with the same rules (`breaker-rules`).
+    pub(crate) const fn build_checked(self) -> Config {
+        Config {
             window: self.window,
             min_calls: self.effective_min_calls(),
             failure_rate: self.failure_rate,
@@ -296,7 +325,7 @@ impl ConfigBuilder {
             max_concurrent: self.max_concurrent,
             probe_timeout: self.probe_timeout,
             shadow: self.shadow,
-        })
+        }
     }
 
     const fn effective_min_calls(&self) -> u32 {

@@ -3,22 +3,8 @@
 
 use std::time::Duration;
 
-use super::error::{ConfigError, Field, Value};
+use breaker_rules::{Settings, DEFAULT_RETRY_BACKOFF_MAX};
 
-/// Most retries after the first attempt.
-pub const MAX_RETRIES: u32 = 10;
-/// Longest base delay before a retry.
-pub const MAX_RETRY_BACKOFF: Duration = Duration::from_secs(60);
-/// Base delay before the first retry when `retry_backoff` is not given (fail once, wait
-/// 20 ms, try again).
-pub(crate) const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(20);
-/// Longest wait before a retry when `retry_backoff_max` is not given (or the base, if
-/// longer): 10 retries with a 60 s base would otherwise wait 8.5 hours before the last.
-pub(crate) const DEFAULT_RETRY_BACKOFF_MAX: Duration = Duration::from_secs(10);
-/// Retries per first attempt when `retry_budget` is not given.
-pub(crate) const DEFAULT_RETRY_BUDGET: f64 = 0.2;
-/// Retries per second a breaker may always make, however few its calls.
-pub(crate) const DEFAULT_RETRY_FLOOR: u32 = 10;
 /// How long a half-open probe may run when neither `probe_timeout` nor `timeout` is given.
 pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -59,12 +45,12 @@ pub struct Policy {
 impl Policy {
     /// No timeout, no retries.
     pub(super) const NONE: Policy = Policy {
-        timeout: None,
-        retries: 0,
-        backoff: DEFAULT_RETRY_BACKOFF,
-        backoff_max: None,
-        budget: DEFAULT_RETRY_BUDGET,
-        floor: DEFAULT_RETRY_FLOOR,
+        timeout: Settings::DEFAULT.timeout,
+        retries: Settings::DEFAULT.retries,
+        backoff: Settings::DEFAULT.retry_backoff,
+        backoff_max: Settings::DEFAULT.retry_backoff_max,
+        budget: Settings::DEFAULT.retry_budget,
+        floor: Settings::DEFAULT.retry_floor,
     };
 
     /// How long each attempt may run before it is cancelled and counted as a failure.
@@ -101,54 +87,5 @@ impl Policy {
     /// Retries per second allowed beside the budget, so that a quiet breaker can retry too.
     pub const fn retry_floor(&self) -> u32 {
         self.floor
-    }
-
-    /// Checks the policy's own fields; `None` for the fields it does not hold.
-    pub(super) const fn check(&self, field: Field) -> Option<Result<(), ConfigError>> {
-        let result = match field {
-            Field::Timeout => match self.timeout {
-                Some(t) if t.is_zero() => Err(ConfigError::new(
-                    field,
-                    "timeout must be greater than zero",
-                    Value::Duration(t),
-                )),
-                _ => Ok(()),
-            },
-            Field::Retries if self.retries > MAX_RETRIES => Err(ConfigError::new(
-                field,
-                "retries must be at most 10",
-                Value::U32(self.retries),
-            )),
-            Field::RetryBackoff if self.backoff.as_nanos() > MAX_RETRY_BACKOFF.as_nanos() => {
-                Err(ConfigError::new(
-                    field,
-                    "retry_backoff must be at most 60s",
-                    Value::Duration(self.backoff),
-                ))
-            }
-            Field::RetryBackoffMax => match self.backoff_max {
-                Some(max) if max.as_nanos() < self.backoff.as_nanos() => Err(ConfigError::new(
-                    field,
-                    "retry_backoff_max must be at least retry_backoff",
-                    Value::MaxUnderBase {
-                        max,
-                        base: self.backoff,
-                    },
-                )),
-                _ => Ok(()),
-            },
-            // Written so that NaN fails too.
-            Field::RetryBudget if !(self.budget >= 0.0 && self.budget <= 1.0) => {
-                Err(ConfigError::new(
-                    field,
-                    "retry_budget must be in [0, 1]",
-                    Value::F64(self.budget),
-                ))
-            }
-            // Any number a second is a floor; 0 leaves the budget alone.
-            Field::Retries | Field::RetryBackoff | Field::RetryBudget | Field::RetryFloor => Ok(()),
-            _ => return None,
-        };
-        Some(result)
     }
 }

@@ -260,7 +260,7 @@ impl Override {
         let needs = |field: Field| {
             let line = self.line_of_key(field).unwrap_or(self.line);
             let key = ConfigKey::of(field);
-            let other = key.needs.unwrap_or("another key");
+            let other = key.needs.map_or("another key", |n| n.what);
             Err((
                 line,
                 format!(
@@ -348,6 +348,9 @@ impl Override {
             (None, None) => {}
         }
         if let Some((_, factor)) = self.ramp_guard {
+            if ramp.is_none() && self.ramp.is_none() {
+                return needs(Field::RampGuard);
+            }
             b = b.ramp_latency_guard(factor);
         }
         if let Some((_, limit)) = self.timeout {
@@ -410,16 +413,9 @@ impl Override {
     }
 }
 
-/// The error as the operator wrote the key: a rule that opens with the builder's name of the
-/// field (`min_calls must be at least 2`) is told with the key's (`min must be ...`); any
-/// other is prefixed by the key.
+/// The error as the operator wrote the key: `min must be at least 2, got 1`.
 fn message(e: &ConfigError) -> String {
-    let key = ConfigKey::of(e.field_id()).name;
-    let text = e.to_string();
-    match text.strip_prefix(e.field()) {
-        Some(rest) if rest.starts_with(' ') => format!("{key}{rest}"),
-        _ => format!("{key}: {text}"),
-    }
+    e.by_key()
 }
 
 #[cfg(test)]

@@ -74,18 +74,18 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
         let Some(needs) = key.needs else { continue };
         let text = format!("[\"a\"]\n{} = {}\n", key.name, example(key.name));
         let message = format!(
-            "{} needs {needs}, which the breaker does not have",
-            key.name
+            "{} needs {}, which the breaker does not have",
+            key.name, needs.what
         );
         assert_eq!(applied(&Config::default(), &text), Err((2, message)));
         rules += 1;
     }
-    assert_eq!(rules, 9);
+    assert_eq!(rules, 10);
 }
 
 #[test]
 fn keys_left_out_take_the_defaults_of_the_table() {
-    use crate::config::KeyDefault;
+    use breaker_rules::KeyDefault;
     fn buckets(c: &Config) -> KeyDefault {
         match c.window() {
             Window::Time { buckets, .. } => KeyDefault::Count(buckets),
