@@ -92,13 +92,13 @@ fn main() {
     }
     println!("closed, 10% failures: {ROUNDS} rounds of {CALLS} calls each, in alternation");
     println!(
-        "{:<30}{:>9}{:>9}{:>9}{:>9}{:>9}",
+        "{:<30}{:>10}{:>10}{:>10}{:>10}{:>10}",
         "", "min", "q1", "median", "q3", "max"
     );
     let row = |name: &str, v: &[f64], unit: &str| {
         let cells: String = [0.0, 0.25, 0.5, 0.75, 1.0]
             .iter()
-            .map(|&q| format!("{:>9}", format!("{:.2}{unit}", quantile(v, q))))
+            .map(|&q| format!("{:>10}", format!("{:.2}{unit}", quantile(v, q))))
             .collect();
         println!("{name:<30}{cells}");
     };
