@@ -4,8 +4,9 @@
 //! at a failure rate of 0.5, open for 5s, 3 half-open probes. Where a peer lacks a setting,
 //! its nearest equivalent is used and said below. Each closure consumes the call's result in
 //! a statement instead of returning it (a `black_box`ed `Result` costs several nanoseconds
-//! of its own). Two references bound what is possible: no breaker at all, and one
-//! `AtomicU64::fetch_add`.
+//! of its own). References bound what is possible: no breaker at all, one
+//! `AtomicU64::fetch_add` (all successes), and one `AtomicU64::swap` or compare-and-swap a
+//! call (one failure in ten).
 //!
 //! Run with `cargo bench -p breaker-benches --bench peers`; `benches/README.md` has the table of one run.
 
@@ -30,8 +31,8 @@ use tower::{Service, ServiceExt};
 mod common;
 
 use common::{
-    call_failsafe, call_ours, downstream, failsafe_consecutive, ours, Down, Mix, MIN_CALLS, OPEN,
-    PROBES, RATE, WINDOW,
+    call_failsafe, call_ours, call_recloser, downstream, failsafe_consecutive, ours, recloser,
+    Down, Mix, MIN_CALLS, OPEN, PROBES, RATE, WINDOW,
 };
 
 /// Breakers measured while open stay open for the whole run.
@@ -61,22 +62,6 @@ fn ours_timed() -> Breaker {
         .build()
         .unwrap();
     Breaker::with_clock("bench", config, MonotonicClock)
-}
-
-/// recloser: a count ring of 20 judged only once full (no separate minimum), 3 half-open
-/// calls judged as a ring of 3 (not concurrent probes).
-fn recloser(open: Duration) -> recloser::Recloser {
-    recloser::Recloser::custom()
-        .error_rate(RATE as f32)
-        .closed_len(WINDOW as usize)
-        .half_open_len(PROBES as usize)
-        .open_wait(open)
-        .build()
-}
-
-#[inline(always)]
-fn call_recloser(r: &recloser::Recloser, fail: bool) {
-    let _ = r.call(|| downstream(fail));
 }
 
 type FailsafeRate = failsafe::StateMachine<
@@ -182,6 +167,25 @@ fn closed(c: &mut Criterion, name: &str, mixed: bool) {
                 let current = ring.load(Ordering::Relaxed);
                 let next = current << 1 | u64::from(failed);
                 let _ = ring.compare_exchange(current, next, Ordering::AcqRel, Ordering::Relaxed);
+            })
+        });
+        // The reference this path is held to: one uncontended `AtomicU64::swap` a call, in
+        // a loop of nothing else; then the same swap after the call every row makes (the
+        // downstream and the mix of failures), the least a breaker that writes one word a
+        // call could measure here.
+        let word = AtomicU64::new(0);
+        g.bench_function("one swap", |b| {
+            b.iter(|| {
+                word.swap(1, Ordering::AcqRel);
+            })
+        });
+        g.bench_function("the call and one swap", |b| {
+            let mut m = Mix(0);
+            b.iter(|| {
+                if let Ok(v) = downstream(fail(&mut m)) {
+                    black_box(v);
+                }
+                word.swap(1, Ordering::AcqRel);
             })
         });
     }

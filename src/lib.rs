@@ -1,5 +1,5 @@
-//! The code the examples share with the tests of `breaker`: the recovery simulation and the
-//! replay tuner.
+//! The code the examples share with the tests of `breaker`: the recovery simulation, the
+//! pricing library of the boot example, and a `redis-server` for the fleet's tests.
 
 pub mod pricing;
 pub mod redis_server;

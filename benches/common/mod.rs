@@ -1,7 +1,7 @@
-//! What the benchmarks build alike: the downstream, the mix of failures, our breaker and
-//! failsafe's consecutive-failures policy, each with its call wrapper. Every breaker is
-//! configured alike: a count window of 20 calls, judged from 10 on, opening at a failure
-//! rate of 0.5, open for 5s, 3 half-open probes.
+//! What the benchmarks build alike: the downstream, the mix of failures, our breaker,
+//! recloser and failsafe's consecutive-failures policy, each with its call wrapper. Every
+//! breaker is configured alike: a count window of 20 calls, judged from 10 on, opening at a
+//! failure rate of 0.5, open for 5s, 3 half-open probes.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -109,4 +109,20 @@ pub fn failsafe_consecutive(open: Duration) -> FailsafeConsecutive {
 #[inline(always)]
 pub fn call_failsafe(f: &impl failsafe::CircuitBreaker, fail: bool) {
     let _ = f.call(|| downstream(fail));
+}
+
+/// recloser: a count ring of 20 judged only once full (no separate minimum), 3 half-open
+/// calls judged as a ring of 3 (not concurrent probes).
+pub fn recloser(open: Duration) -> recloser::Recloser {
+    recloser::Recloser::custom()
+        .error_rate(RATE as f32)
+        .closed_len(WINDOW as usize)
+        .half_open_len(PROBES as usize)
+        .open_wait(open)
+        .build()
+}
+
+#[inline(always)]
+pub fn call_recloser(r: &recloser::Recloser, fail: bool) {
+    let _ = r.call(|| downstream(fail));
 }

@@ -233,20 +233,25 @@ impl Tally {
     /// Counts one call that ended as `ending`.
     #[inline(always)]
     pub(crate) fn add(&self, row: &OwnerRow, ending: Ending) {
-        if !self.add_owned(row, ending) {
-            self.add_other(row, ending);
-        }
+        self.add_as(row, ending, self.owned());
     }
 
-    /// Counts one call that ended as `ending` if this thread owns the row, and says whether
-    /// it did.
+    /// Whether this thread owns the row: once it does, it always will, and no other thread
+    /// writes the row or anything else only the owner writes.
     #[inline(always)]
-    fn add_owned(&self, row: &OwnerRow, ending: Ending) -> bool {
-        let owned = self.owner.load(Ordering::Relaxed) == this_thread();
+    pub(crate) fn owned(&self) -> bool {
+        self.owner.load(Ordering::Relaxed) == this_thread()
+    }
+
+    /// Counts one call that ended as `ending`, for a thread that owns the row if `owned`
+    /// (as [`owned`](Self::owned) said).
+    #[inline(always)]
+    pub(crate) fn add_as(&self, row: &OwnerRow, ending: Ending, owned: bool) {
         if owned {
             add_owned(row, ending as usize);
+        } else {
+            self.add_other(row, ending);
         }
-        owned
     }
 
     /// Counts a call for a thread that does not own the row: the first thread to count

@@ -546,3 +546,90 @@ fn stale_probe_results_never_touch_a_newer_generation() {
     let s = b.snapshot();
     assert_eq!((s.state, s.calls, s.failures), (State::Closed, 0, 0));
 }
+
+/// A count window of 3 that opens only at 3 failures of 3, on a manual clock.
+fn window_of_three() -> Breaker {
+    let config = Config::builder()
+        .count_window(3)
+        .min_calls(3)
+        .failure_rate(1.0)
+        .open_for(OPEN_FOR)
+        .probes(1)
+        .build()
+        .unwrap();
+    Breaker::with_clock("libraryd", config, ManualClock::new())
+}
+
+/// Records one result on another thread, which ends before this one goes on.
+fn on_another_thread(b: &Breaker, failure: bool) {
+    thread::scope(|s| {
+        s.spawn(|| {
+            let permit = b.try_acquire().expect("closed");
+            if failure {
+                permit.failure()
+            } else {
+                permit.success()
+            }
+        });
+    });
+}
+
+/// The thread that counts first swaps each result into the packed window from the word its
+/// last swap found, without reading the window again; another thread's results in between
+/// leave that word stale. Every result still moves the window, in the order they ended: a
+/// failure of another thread after this thread filled the window with successes leaves it
+/// with this thread's third success, not never.
+#[test]
+fn results_between_a_threads_own_keep_the_window_exact() {
+    let b = window_of_three();
+    let success = || b.try_acquire().expect("closed").success();
+    let failure = || b.try_acquire().expect("closed").failure();
+    let counts = || {
+        let s = b.snapshot();
+        (s.state, s.calls, s.failures)
+    };
+    // This thread counts first, and fills the window with successes.
+    (0..3).for_each(|_| success());
+    on_another_thread(&b, true);
+    assert_eq!(counts(), (State::Closed, 3, 1));
+    success();
+    success();
+    assert_eq!(counts(), (State::Closed, 3, 1), "the failure is still in");
+    success();
+    assert_eq!(counts(), (State::Closed, 3, 0), "and leaves with the third");
+
+    // The other way: this thread's failure, then the other's successes fill the window with
+    // successes again, which this thread's next success leaves as it is.
+    failure();
+    (0..3).for_each(|_| on_another_thread(&b, false));
+    assert_eq!(counts(), (State::Closed, 3, 0));
+    success();
+    failure();
+    failure();
+    assert_eq!(counts(), (State::Closed, 3, 2));
+    on_another_thread(&b, false);
+    failure();
+    assert_eq!(counts(), (State::Closed, 3, 2), "F S F");
+    failure();
+    assert_eq!(counts(), (State::Closed, 3, 2), "S F F");
+    failure();
+    assert_eq!(counts().0, State::Open, "3 of 3 trip");
+
+    let t = b.snapshot().totals;
+    assert_eq!((t.success, t.failure), (11, 7));
+}
+
+/// The word a thread's last swap found belongs to a generation that `reset` has ended: its
+/// next results count into the new window, from empty.
+#[test]
+fn results_after_a_reset_count_in_the_new_window_from_empty() {
+    let b = window_of_three();
+    (0..3).for_each(|_| b.try_acquire().expect("closed").success());
+    b.try_acquire().expect("closed").failure();
+    b.reset();
+    assert_eq!((b.snapshot().calls, b.snapshot().failures), (0, 0));
+    b.try_acquire().expect("closed").failure();
+    b.try_acquire().expect("closed").success();
+    let s = b.snapshot();
+    assert_eq!((s.state, s.calls, s.failures), (State::Closed, 2, 1));
+}

@@ -2,7 +2,8 @@
 //! Model checking of the breaker's concurrent paths with loom: every interleaving of a few
 //! threads, and every value a relaxed or acquire load may return, within a preemption bound.
 //!
-//! Checked: the result racing a trip, the half-open probe limit, stale results finishing
+//! Checked: the result racing a trip, a result racing the guess of the window word its
+//! owner swaps from, the half-open probe limit, stale results finishing
 //! during a transition, `reset` racing a tripping failure, cancelled probes freeing their
 //! slot, a result racing a `reconfigure` of the failure rate or of where the window is kept,
 //! the lifetime totals, keyed
@@ -163,6 +164,45 @@ fn result_racing_the_trip_counts_before_it_or_not_at_all() {
             (t.success, t.failure, t.rejected),
             (u64::from(admitted), 2, u64::from(!admitted))
         );
+    });
+}
+
+/// The thread that counts first (the totals' owner) swaps its results into the packed
+/// window from the word its last swap found. Another caller's failure races the owner's
+/// success and failure, so the owner's guess may be stale at either: each result is counted
+/// once, in the order the results landed, and the window after the owner's next results is
+/// the same whatever that order was.
+#[test]
+fn a_result_racing_the_owners_guess_of_the_window_is_counted_once() {
+    check(|| {
+        let (b, _clock) = breaker(3, 3, 1.0, 1);
+        // The main thread counts first, and fills the window with successes.
+        for _ in 0..3 {
+            b.try_acquire().unwrap().success();
+        }
+        let other = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.try_acquire().expect("closed").failure())
+        };
+        b.try_acquire().expect("closed").success();
+        b.try_acquire().expect("closed").failure();
+        other.join().unwrap();
+
+        // The last 3 are the three racing results in one of their orders: 2 failures.
+        let counts = |b: &Breaker| {
+            let s = b.snapshot();
+            (s.state, s.calls, s.failures)
+        };
+        assert_eq!(counts(&b), (State::Closed, 3, 2));
+        // Whatever the order, the owner's failure is among the last 3 after one success
+        // more, and the other's failure is not after two.
+        b.try_acquire().unwrap().success();
+        b.try_acquire().unwrap().success();
+        assert_eq!(counts(&b), (State::Closed, 3, 1));
+        b.try_acquire().unwrap().success();
+        assert_eq!(counts(&b), (State::Closed, 3, 0));
+        let t = b.snapshot().totals;
+        assert_eq!((t.success, t.failure), (7, 2));
     });
 }
 

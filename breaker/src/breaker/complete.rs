@@ -45,10 +45,11 @@ impl Breaker {
         // successes) changes nothing, as `complete_packed_or_locked` would have found. Nor of
         // a bulkhead slot: a permit that holds one never equals the word, and no full window
         // is published while it may be held (see `bulkhead.rs`).
-        if self.record_in_one_swap(stamp, ending) {
-            return self.shared.count(ending);
+        let owned = self.shared.owns_totals();
+        if self.record_in_one_swap(stamp, ending, owned) {
+            return self.shared.count_as(ending, owned);
         }
-        self.complete_packed_or_locked(stamp, admission, ending, started);
+        self.complete_packed_or_locked(stamp, admission, ending, started, owned);
     }
 
     /// Records a CLOSED permit's verdict into the packed window in one go, if it can: the
@@ -56,30 +57,50 @@ impl Breaker {
     /// is the permit's [`stamp`]), the window is that generation's, the result cannot trip
     /// it and the swap succeeds at the first try. Says whether it did; if not, nothing was
     /// written.
+    ///
+    /// The totals' owner (`owned`) tries its swap from the word its last swap found, not
+    /// from the window's line: a read of that line just after the thread's own swap of it
+    /// waits for the swap to be written back. A guess that is no longer the word fails the
+    /// swap and changes nothing else; only a success into a full window of successes, which
+    /// writes nothing, is decided on the word as it stands.
     #[inline(always)]
-    fn record_in_one_swap(&self, stamp: u64, ending: Ending) -> bool {
+    fn record_in_one_swap(&self, stamp: u64, ending: Ending, owned: bool) -> bool {
         let window = self.shared.window();
-        let current = window.word();
+        let current = if owned {
+            self.shared.owner_seen()
+        } else {
+            window.word()
+        };
         let failure = match ending {
             // A success into a full window of successes changes nothing, whatever its
             // generation: no write, and no check of the generation needed.
             Ending::Success => {
-                if current == self.shared.full_window() {
-                    return true;
+                let full = self.shared.full_window();
+                if current == full {
+                    // The owner's guess is confirmed by the word itself; if the window
+                    // has moved on since, the long way records the success.
+                    return !owned || window.word() == full;
                 }
                 false
             }
             Ending::Failure => true,
             _ => return false,
         };
-        self.shared.word() == stamp
-            && window.record_once(
-                current,
-                generation_of(stamp),
-                failure,
-                || self.shared.packed_capacity(),
-                || self.shared.when_full(),
-            )
+        if self.shared.word() != stamp {
+            return false;
+        }
+        let swapped = window.record_once(
+            current,
+            generation_of(stamp),
+            failure,
+            || self.shared.packed_capacity(),
+            || self.shared.when_full(),
+        );
+        if owned {
+            self.shared
+                .set_owner_seen(swapped.unwrap_or_else(|found| found));
+        }
+        swapped.is_ok()
     }
 
     /// Records a CLOSED permit's verdict into the packed window, if it has one and the
@@ -118,6 +139,7 @@ impl Breaker {
         admission: Admission,
         ending: Ending,
         started: Option<Instant>,
+        owned: bool,
     ) {
         if stamp & STATE_MASK == IN_SLOT {
             self.free_slot();
@@ -127,7 +149,11 @@ impl Breaker {
             Admission::Counted => self.record_packed(generation, ending),
             _ => Recorded::Locked,
         };
-        self.shared.count(ending);
+        if owned && admission == Admission::Counted {
+            // The word this result's swaps found or left, for the owner's next swap.
+            self.shared.set_owner_seen(self.shared.window().word());
+        }
+        self.shared.count_as(ending, owned);
         // Only a call that noted its start can be recorded: the flag is read for those alone.
         #[cfg(feature = "recording")]
         if let Some(started) = started {

@@ -63,22 +63,30 @@ pub(crate) const fn generation_of(stamp: u64) -> u64 {
 
 /// The breaker's state behind its lock and in the words published from it.
 ///
-/// `hot`, `totals_row` and `counts` are written by different paths (the lock, the totals'
-/// owner, every recorder), so they are laid out at least 128 bytes apart, the breaker's own
-/// fields (`identity`, read on slow paths only) and the machine as spacing between them.
+/// `hot` with `totals`, `totals_row` and `counts` are written by different paths (the lock,
+/// the totals' owner, every recorder), so they are laid out at least 128 bytes apart, the
+/// breaker's own fields (`identity`, read on slow paths only) and the machine as spacing
+/// between them.
 /// Spacing rather than `CachePadded`, whose 128-byte alignment would add some 300 bytes to
 /// every breaker (and its `Arc`), a third of a keyed breaker's budget.
 #[repr(C)]
 pub(crate) struct Shared {
     /// Read by every call, written only under the lock.
     hot: Hot,
+    /// Read by every end of a call, written by the first to count and when the stripes are
+    /// grown: beside the admission word, away from the window word, which a thread reads
+    /// slowly just after its swap of it.
+    totals: Tally,
     identity: Identity,
     clock: ClockSource,
     /// Written by the thread that owns the call totals, at every end of a call.
     totals_row: OwnerRow,
+    /// The packed window's word as the totals' owner last found it by a swap, written by it
+    /// alone: the word its next swap tries first (see `PackedWindow::record_once`).
+    owner_seen: AtomicU64,
     machine: Mutex<Machine>,
     /// Written by every result recorded in CLOSED (but a success into a full window of
-    /// successes), and by the totals of every call until they are striped.
+    /// successes), and by every call of a limited breaker.
     counts: Counts,
 }
 
@@ -88,9 +96,12 @@ const _: () = {
     use std::mem::{offset_of, size_of};
     assert!(
         offset_of!(Shared, hot) == 0
-            && offset_of!(Shared, totals_row) >= size_of::<Hot>() + 128
+            && offset_of!(Shared, totals_row)
+                >= offset_of!(Shared, totals) + size_of::<Tally>() + 128
+            && offset_of!(Shared, owner_seen)
+                == offset_of!(Shared, totals_row) + size_of::<OwnerRow>()
             && offset_of!(Shared, counts)
-                >= offset_of!(Shared, totals_row) + size_of::<OwnerRow>() + 128,
+                >= offset_of!(Shared, owner_seen) + size_of::<AtomicU64>() + 128,
         "the admission word, the owner's totals and the window word must be 128 bytes apart"
     );
 };
@@ -131,7 +142,6 @@ struct Hot {
 
 struct Counts {
     window: PackedWindow,
-    totals: Tally,
     /// Calls holding a bulkhead slot, written by every call of a limited breaker: beside
     /// the window word that its results write too.
     in_flight: AtomicU32,
@@ -141,7 +151,6 @@ impl Shared {
     pub(crate) fn new(config: Arc<Config>, clock: ClockSource, identity: Identity) -> Self {
         let counts = Counts {
             window: PackedWindow::new(),
-            totals: Tally::new(),
             in_flight: AtomicU32::new(0),
         };
         let mut now = LazyNow::at(&clock, clock.origin_now());
@@ -165,9 +174,11 @@ impl Shared {
         };
         let shared = Self {
             hot,
+            totals: Tally::new(),
             identity,
             clock,
             totals_row: OwnerRow::new(),
+            owner_seen: AtomicU64::new(PackedWindow::NEVER),
             machine: Mutex::new(machine),
             counts,
         };
@@ -417,12 +428,38 @@ impl Shared {
     /// Counts one end of a call in the lifetime totals.
     #[inline(always)]
     pub(crate) fn count(&self, ending: Ending) {
-        self.counts.totals.add(&self.totals_row, ending);
+        self.totals.add(&self.totals_row, ending);
+    }
+
+    /// Whether this thread owns the call totals' row, and so alone writes it and
+    /// [`owner_seen`](Self::owner_seen).
+    #[inline(always)]
+    pub(crate) fn owns_totals(&self) -> bool {
+        self.totals.owned()
+    }
+
+    /// Counts one end of a call in the lifetime totals, for the totals' owner if `owned`.
+    #[inline(always)]
+    pub(crate) fn count_as(&self, ending: Ending, owned: bool) {
+        self.totals.add_as(&self.totals_row, ending, owned);
+    }
+
+    /// The packed window's word as the totals' owner last found it by a swap: a guess of
+    /// the word for its next swap, read from a line its swaps do not write.
+    #[inline(always)]
+    pub(crate) fn owner_seen(&self) -> u64 {
+        self.owner_seen.load(Ordering::Relaxed)
+    }
+
+    /// Notes the word the totals' owner found in the packed window; by the owner only.
+    #[inline(always)]
+    pub(crate) fn set_owner_seen(&self, word: u64) {
+        self.owner_seen.store(word, Ordering::Relaxed);
     }
 
     /// Counts one rare end of a call (see [`RareEnding`]) in the lifetime totals.
     pub(crate) fn count_rare(&self, rare: RareEnding) {
-        self.counts.totals.add_rare(rare);
+        self.totals.add_rare(rare);
     }
 
     /// Counts a rejection for `reason` in the lifetime totals.
@@ -435,6 +472,6 @@ impl Shared {
 
     /// The lifetime totals.
     pub(crate) fn call_totals(&self) -> CallTotals {
-        self.counts.totals.read(&self.totals_row)
+        self.totals.read(&self.totals_row)
     }
 }

@@ -249,14 +249,21 @@ impl PackedWindow {
         }
     }
 
-    /// [`record`](Self::record)'s common case in one attempt, from `current`, a
-    /// [`word`](Self::word) read just before: the window is `generation`'s and open, and the
-    /// result cannot trip it: a success into a full window, a success into a window still
-    /// filling that holds no failure, or a failure into a full window that leaves it below
+    /// [`record`](Self::record)'s common case in one attempt, from `current`, the word as
+    /// the caller last found it: the window is `generation`'s and open, and the result
+    /// cannot trip it: a success into a full window, a success into a window still filling
+    /// that holds no failure, or a failure into a full window that leaves it below
     /// `when_full` failures (see [`Threshold`]). `capacity` is asked only for a failure.
-    /// Says whether the outcome was added; if not, nothing was written and `record` decides.
-    /// (A success into a full window of successes would swap the word for itself: callers
-    /// check for it first.)
+    /// Returns the word it swapped in; or, if it wrote nothing (and `record` decides), the
+    /// word it found: `current`, or the word that failed the swap. (A success into a full
+    /// window of successes would swap the word for itself: callers check for it first.)
+    ///
+    /// `current` need not be the word as it stands: every judgement here is made of
+    /// `current`, and the swap writes only if the window still holds it, so a word the
+    /// window no longer holds costs a failed swap and nothing else. A thread that records
+    /// call after call can so start from the word its last swap left, rather than read the
+    /// window's line again just after its own swap of it (a read that waits for that swap
+    /// to be written back, longer than the swap itself takes).
     ///
     /// A success into a full window is not judged: it takes the oldest call out and adds
     /// none of its failures, so the window's rate cannot rise, and the window was judged
@@ -270,20 +277,20 @@ impl PackedWindow {
         failure: bool,
         capacity: impl FnOnce() -> u32,
         when_full: impl FnOnce() -> u32,
-    ) -> bool {
+    ) -> Result<u64, u64> {
         // The tag and the seal at once: the counts are the word's low bits, and nothing
         // above them may differ.
         if current ^ Self::tag(generation) > COUNTS_MASK {
-            return false;
+            return Err(current);
         }
         let next = if failure {
             let capacity = capacity();
             if capacity == 0 {
-                return false;
+                return Err(current);
             }
             let next = step(current, entered(capacity, true));
             if next & FULL == 0 || failures(next) >= when_full() {
-                return false;
+                return Err(current);
             }
             next
         } else if current & FULL != 0 {
@@ -293,12 +300,12 @@ impl PackedWindow {
         } else {
             // Until it is full, a success brings the window closer to its minimum of
             // calls, which a window holding failures may then reach tripped.
-            return false;
+            return Err(current);
         };
         // Strong: a spurious failure would send a result the long way for nothing.
         self.bits
             .compare_exchange(current, next, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
+            .map(|_| next)
     }
 }
 

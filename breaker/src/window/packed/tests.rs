@@ -188,7 +188,10 @@ fn record_once_adds_what_record_would_or_nothing() {
         x ^= x << 5;
         let failure = x.is_multiple_of(4);
         let before = once.word();
-        if once.record_once(before, 4, failure, || 10, || t.when_full) {
+        if once
+            .record_once(before, 4, failure, || 10, || t.when_full)
+            .is_ok()
+        {
             at_once += 1;
         } else {
             declined += 1;
@@ -208,8 +211,10 @@ fn record_once_adds_what_record_would_or_nothing() {
 fn record_once_declines_what_only_record_may_judge() {
     let t = Threshold::new(4, 2, 0.5);
     let w = PackedWindow::new();
-    let once =
-        |generation, failure| w.record_once(w.word(), generation, failure, || 4, || t.when_full);
+    let once = |generation, failure| {
+        w.record_once(w.word(), generation, failure, || 4, || t.when_full)
+            .is_ok()
+    };
     assert!(!once(0, false), "sealed: not opened yet");
     w.store(6, PackedCalls::empty(4), true);
     assert!(!once(5, false), "another generation's window");
@@ -239,6 +244,45 @@ fn record_once_declines_what_only_record_may_judge() {
     );
 }
 
+/// `record_once` from a word the window no longer holds (a caller's guess, the word its last
+/// swap left) writes nothing and hands back the word the window holds; from that word it
+/// records as from a fresh reading.
+#[test]
+fn record_once_from_a_stale_word_writes_nothing_and_returns_the_word_held() {
+    let t = Threshold::new(4, 2, 0.75);
+    let w = PackedWindow::new();
+    w.store(3, PackedCalls::empty(4), true);
+    for _ in 0..4 {
+        assert_eq!(w.record(3, 4, false, never), Packed::Counted);
+    }
+    let guess = w.word();
+    // Another caller's failure moves the window on.
+    assert_eq!(w.record(3, 4, true, never), Packed::Counted);
+    let held = w.word();
+    assert_ne!(held, guess);
+    for failure in [false, true] {
+        assert_eq!(
+            w.record_once(guess, 3, failure, || 4, || t.when_full),
+            Err(held),
+            "failure {failure}: the swap from the stale word fails"
+        );
+        assert_eq!(w.word(), held, "nothing written");
+    }
+    let swapped = w.record_once(held, 3, true, || 4, || t.when_full);
+    assert_eq!(swapped, Ok(w.word()), "the word swapped in");
+    assert_eq!(
+        w.read().outcomes(4).collect::<Vec<_>>(),
+        [false, false, true, true]
+    );
+    // Declined without a swap (a failure that trips a window at 1 failure is `record`'s):
+    // the word it was given.
+    assert_eq!(
+        w.record_once(guess, 3, true, || 4, || 1),
+        Err(guess),
+        "declined from the guess itself"
+    );
+}
+
 /// A success into a full window is taken without being judged, even one holding as many
 /// failures as trip it (as after a reconfiguration lowered the rate, which the breaker
 /// judges itself): it cannot raise the window's rate.
@@ -250,7 +294,10 @@ fn record_once_takes_a_success_into_a_full_window_unjudged() {
     for failure in [false, false, true, true] {
         assert_eq!(w.record(8, 4, failure, never), Packed::Counted);
     }
-    let once = |failure| w.record_once(w.word(), 8, failure, || 4, || t.when_full);
+    let once = |failure| {
+        w.record_once(w.word(), 8, failure, || 4, || t.when_full)
+            .is_ok()
+    };
     assert!(once(false), "the oldest success leaves, a success enters");
     assert_eq!(
         w.read().outcomes(4).collect::<Vec<_>>(),
