@@ -22,7 +22,8 @@ impl Classify for LibError {
     fn classify(&self) -> Outcome {
         match self {
             LibError::Io(e) => e.classify(),
-            LibError::Rejected(_) => Outcome::Failure,
+            // libraryd was not asked: says nothing about its health.
+            LibError::Rejected(_) => Outcome::Ignored,
         }
     }
 }
