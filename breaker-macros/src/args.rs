@@ -37,6 +37,15 @@ impl Place {
     }
 }
 
+/// What the fallback answers: `fallback_on = "rejection" | "failure"`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FallbackOn {
+    /// Rejected calls, with the `Rejected` (the default).
+    Rejection,
+    /// Every call that ends in a rejection, a timeout or a failure, with the error.
+    Failure,
+}
+
 pub(crate) enum Window {
     Count(u32),
     Time(Duration),
@@ -69,6 +78,7 @@ pub(crate) struct Args {
     pub(crate) probe_timeout: Option<Spanned<Duration>>,
     pub(crate) shadow: Option<Spanned<bool>>,
     pub(crate) fallback: Option<Spanned<Path>>,
+    pub(crate) fallback_on: Option<Spanned<FallbackOn>>,
     pub(crate) classify: Option<Spanned<Path>>,
     pub(crate) key: Option<Spanned<Expr>>,
     pub(crate) max_keys: Option<Spanned<usize>>,
@@ -84,7 +94,14 @@ impl Args {
     /// own, and with `timeout` and `fallback` the body's future is made before the breaker is
     /// asked, while a rejected call still passes the arguments to the fallback.
     pub(crate) fn copies_arguments(&self) -> bool {
-        self.retries.is_some() || (self.timeout.is_some() && self.fallback.is_some())
+        self.retries.is_some()
+            || (self.fallback.is_some() && (self.timeout.is_some() || self.falls_back_on_failure()))
+    }
+
+    /// Whether the fallback answers failures too (`fallback_on = "failure"`).
+    pub(crate) fn falls_back_on_failure(&self) -> bool {
+        self.fallback.is_some()
+            && matches!(&self.fallback_on, Some(on) if on.value == FallbackOn::Failure)
     }
 
     /// Where and how the configuration key `name` was written, if it was.
@@ -209,6 +226,8 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                         .map(|v| set_once(&mut args.shadow, at.of(v), &key, errors)),
                     "fallback" => path(&expr, &key)
                         .map(|v| set_once(&mut args.fallback, at.of(v), &key, errors)),
+                    "fallback_on" => fallback_on(&expr)
+                        .map(|v| set_once(&mut args.fallback_on, at.of(v), &key, errors)),
                     "classify" => path(&expr, &key)
                         .map(|v| set_once(&mut args.classify, at.of(v), &key, errors)),
                     "key" => {
@@ -465,6 +484,26 @@ fn path(expr: &Expr, key: &str) -> syn::Result<Path> {
             expr,
             format!("`{key}` expects a path to a function, like `{key} = my_fn` or `{key} = Self::my_fn`"),
         )),
+    }
+}
+
+fn fallback_on(expr: &Expr) -> syn::Result<FallbackOn> {
+    let wrong = || {
+        Error::new_spanned(
+            expr,
+            "`fallback_on` expects \"rejection\" (the default: the fallback answers rejected \
+             calls, with the `Rejected`) or \"failure\" (it answers every call that ends in a \
+             rejection, a timeout or a failure, with the function's error)",
+        )
+    };
+    match string(expr, "fallback_on")
+        .map_err(|_| wrong())?
+        .value()
+        .as_str()
+    {
+        "rejection" => Ok(FallbackOn::Rejection),
+        "failure" => Ok(FallbackOn::Failure),
+        _ => Err(wrong()),
     }
 }
 

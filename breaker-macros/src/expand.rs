@@ -99,8 +99,10 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
     };
     let classify = classify_of(&out, true);
 
-    let on_rejected = match &args.fallback {
-        Some(fallback) => {
+    // The fallback called with the arguments and `last`: the `Rejected`, or with
+    // `fallback_on = "failure"` the function's error.
+    let fallback_call = |last: &Ident| {
+        args.fallback.as_ref().map(|fallback| {
             let path = &fallback.value;
             let span = path_span(path);
             let passed = sig.inputs.iter().map(|arg| match arg {
@@ -112,20 +114,59 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
             });
             let fallback_out = format_ident!("fallback_out", span = Span::mixed_site());
             let binding = annotated(&fallback_out);
+            // Located at the fallback, so that a wrong signature is reported there.
+            let last = Ident::new(&last.to_string(), Span::mixed_site().located_at(span));
             quote_spanned! {span=>
                 {
-                    let #binding = #path(#(#passed,)* #rejected).await;
+                    let #binding = #path(#(#passed,)* #last).await;
                     #fallback_out
                 }
             }
-        }
-        None => match &ret_ty {
-            Some(ty) => {
-                quote_spanned!(ret_span=> <#ty as #p::FromRejected>::from_rejected(#rejected))
-            }
-            None => quote_spanned!(ret_span=> #p::FromRejected::from_rejected(#rejected)),
-        },
+        })
     };
+    let from_rejected = match &ret_ty {
+        Some(ty) => quote_spanned!(ret_span=> <#ty as #p::FromRejected>::from_rejected(#rejected)),
+        None => quote_spanned!(ret_span=> #p::FromRejected::from_rejected(#rejected)),
+    };
+    let on_failure = args.falls_back_on_failure();
+    let on_rejected = match fallback_call(&rejected) {
+        Some(call) if !on_failure => call,
+        _ => from_rejected.clone(),
+    };
+    // With `fallback_on = "failure"`: `out` and whether the call failed in, the answer out.
+    let failed = Ident::new("failed", Span::mixed_site());
+    let error = Ident::new("error", Span::mixed_site());
+    let fall_back = on_failure
+        .then(|| fallback_call(&error))
+        .flatten()
+        .map(|call| {
+            let into_error = match &ret_ty {
+                Some(ty) => quote_spanned!(ret_span=> <#ty as #p::FailureFallback>::into_error),
+                None => quote_spanned!(ret_span=> #p::FailureFallback::into_error),
+            };
+            quote! {
+                if #failed {
+                    match #into_error(#out) {
+                        ::core::result::Result::Ok(#error) => #call,
+                        ::core::result::Result::Err(#out) => #out,
+                    }
+                } else {
+                    #out
+                }
+            }
+        });
+    let failure = quote!(::core::matches!(#classify, #p::Outcome::Failure));
+
+    // The body borrows `self` and gets its own copy of the other arguments.
+    let copies: Vec<TokenStream> = typed_arguments(&sig)
+        .map(|(ident, mutability)| {
+            let reuse = quote_spanned!(ident.span()=> #p::Reuse::reuse(&#ident));
+            quote! {
+                #[allow(unused_variables, unused_mut)]
+                let #mutability #ident = #reuse;
+            }
+        })
+        .collect();
 
     // The expansion's items live in a block of their own: the body, a sibling block, sees the
     // names it would see without the attribute, and none of these.
@@ -165,6 +206,32 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
         }
     };
 
+    if let (None, None, Some(fall_back)) = (&args.timeout, &args.retries, &fall_back) {
+        let sig = outer_signature(args, sig);
+        let outcome = Ident::new("outcome", Span::mixed_site());
+        return quote! {
+            #(#outer_attrs)*
+            #vis #sig {
+                #(#inner_attrs)*
+                #acquire
+                let #admission = #breaker.try_acquire();
+                let (#out, #failed) = match #admission {
+                    ::core::result::Result::Ok(#permit) => {
+                        let #out_binding = {
+                            #(#copies)*
+                            async move #block
+                        }
+                        .await;
+                        let #outcome = #classify;
+                        #permit.record(#outcome);
+                        (#out, ::core::matches!(#outcome, #p::Outcome::Failure))
+                    }
+                    ::core::result::Result::Err(#rejected) => (#from_rejected, true),
+                };
+                #fall_back
+            }
+        };
+    }
     if args.timeout.is_none() && args.retries.is_none() {
         return quote! {
             #(#outer_attrs)*
@@ -205,18 +272,26 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
         let classify = classify_of(&out, false);
         quote!(|#subject| #classify)
     };
-    // The body borrows `self` and gets its own copy of the other arguments.
-    let copies: Vec<TokenStream> = typed_arguments(&sig)
-        .map(|(ident, mutability)| {
-            let reuse = quote_spanned!(ident.span()=> #p::Reuse::reuse(&#ident));
-            quote! {
-                #[allow(unused_variables, unused_mut)]
-                let #mutability #ident = #reuse;
-            }
-        })
-        .collect();
     if let (Some(_), None) = (&args.retries, &args.timeout) {
         // Retried but never timed: no timer, so the error type needs no `From<TimedOut>`.
+        let answer = match &fall_back {
+            Some(fall_back) => quote! {
+                let (#out, #failed) = match #result {
+                    ::core::result::Result::Ok(#out) => {
+                        let #failed = #failure;
+                        (#out, #failed)
+                    }
+                    ::core::result::Result::Err(#rejected) => (#from_rejected, true),
+                };
+                #fall_back
+            },
+            None => quote! {
+                match #result {
+                    ::core::result::Result::Ok(#out) => #out,
+                    ::core::result::Result::Err(#rejected) => #on_rejected,
+                }
+            },
+        };
         let sig = outer_signature(args, sig);
         return quote! {
             #(#outer_attrs)*
@@ -232,10 +307,7 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
                     #judge,
                 )
                 .await;
-                match #result {
-                    ::core::result::Result::Ok(#out) => #out,
-                    ::core::result::Result::Err(#rejected) => #on_rejected,
-                }
+                #answer
             }
         };
     }
@@ -270,6 +342,30 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
         }
         None => quote_spanned!(ret_span=> #p::FromTimedOut::from_timed_out(#timed_out)),
     };
+    let answer = match &fall_back {
+        Some(fall_back) => quote! {
+            let (#out, #failed) = match #result {
+                ::core::result::Result::Ok(#out) => {
+                    let #failed = #failure;
+                    (#out, #failed)
+                }
+                ::core::result::Result::Err(#p::CallError::Rejected(#rejected)) => {
+                    (#from_rejected, true)
+                }
+                ::core::result::Result::Err(#p::CallError::TimedOut(#timed_out)) => {
+                    (#on_timed_out, true)
+                }
+            };
+            #fall_back
+        },
+        None => quote! {
+            match #result {
+                ::core::result::Result::Ok(#out) => #out,
+                ::core::result::Result::Err(#p::CallError::Rejected(#rejected)) => #on_rejected,
+                ::core::result::Result::Err(#p::CallError::TimedOut(#timed_out)) => #on_timed_out,
+            }
+        },
+    };
     let sig = outer_signature(args, sig);
     quote! {
         #(#outer_attrs)*
@@ -277,11 +373,7 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
             #(#inner_attrs)*
             #acquire
             let #result = #run.await;
-            match #result {
-                ::core::result::Result::Ok(#out) => #out,
-                ::core::result::Result::Err(#p::CallError::Rejected(#rejected)) => #on_rejected,
-                ::core::result::Result::Err(#p::CallError::TimedOut(#timed_out)) => #on_timed_out,
-            }
+            #answer
         }
     }
 }

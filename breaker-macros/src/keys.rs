@@ -8,7 +8,14 @@ pub(crate) const DEFAULT_MAX_KEYS: usize = 1024;
 
 /// The keys only the attribute has, after the configuration keys in the docs.
 pub(crate) const ATTRIBUTE_KEYS: &[&str] = &[
-    "fallback", "classify", "key", "max_keys", "record", "name", "crate",
+    "fallback",
+    "fallback_on",
+    "classify",
+    "key",
+    "max_keys",
+    "record",
+    "name",
+    "crate",
 ];
 
 /// Every key the attribute accepts, in the order the docs list them.

@@ -90,6 +90,7 @@ use proc_macro::TokenStream;
 /// | `probe_timeout` | duration string | a half-open probe still running after this counts as failed (default: `timeout` if written, else 60s) |
 /// | `shadow` | `true` or `false` | watch only: the breaker judges every call but admits them all (default `false`) |
 /// | `fallback` | path | async fn called, instead of returning an error, when the breaker rejects the call |
+/// | `fallback_on` | `"rejection"` or `"failure"` | what the fallback answers: rejected calls, with the `Rejected` (default), or every call that ends in a rejection, a timeout or an error classified `Failure` (after the retries), with the function's error; needs `fallback` |
 /// | `classify` | path | `fn(&R) -> Outcome` used instead of the `Classify` impl of the return type `R` |
 /// | `key` | expression | one breaker per distinct key value |
 /// | `max_keys` | integer | bound on the breakers of `key` (default 1024) |
@@ -282,6 +283,40 @@ use proc_macro::TokenStream;
 ///         Ok(self.cache.clone())
 ///     }
 /// }
+/// ```
+///
+/// With `fallback_on = "failure"` (as Polly, Resilience4j and Spring fall back), the fallback
+/// answers every call that ends in an error that is a rejection, a timeout or classified
+/// `Outcome::Failure`, after any retries, and its last argument is the function's own error
+/// `E` (a rejection made `E::from(rejected)`, a timeout `E::from(timed_out)`). A business error
+/// (classified `Success`) or an `Ignored` one is returned to the caller as it is, and so is an
+/// `Ok` value classified `Failure`: there is no error to hand over. The breaker counts the
+/// call before the fallback runs, as without it. The body gets its own copy of each argument
+/// (as with `retries`), so that the fallback still has them.
+///
+/// ```
+/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// #[derive(Debug, PartialEq)]
+/// enum LibError { NotFound, Unavailable, Rejected }
+/// # impl Classify for LibError {
+/// #     fn classify(&self) -> Outcome {
+/// #         if *self == LibError::NotFound { Outcome::Success } else { Outcome::Failure }
+/// #     }
+/// # }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError::Rejected } }
+/// #[circuit_breaker(fallback = from_cache, fallback_on = "failure")]
+/// async fn get_book(isbn: &str, found: bool) -> Result<String, LibError> {
+///     Err(if found { LibError::Unavailable } else { LibError::NotFound })
+/// }
+///
+/// async fn from_cache(isbn: &str, found: bool, error: LibError) -> Result<String, LibError> {
+///     Ok(format!("cached {isbn} after {error:?}"))
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// assert_eq!(get_book("978-1", true).await.unwrap(), "cached 978-1 after Unavailable");
+/// assert_eq!(get_book("978-1", false).await, Err(LibError::NotFound));
+/// # });
 /// ```
 ///
 /// ## `classify`
@@ -480,6 +515,47 @@ use proc_macro::TokenStream;
 /// # });
 /// ```
 ///
+/// With `fallback_on = "failure"`, the call is counted first, and a failed one then goes to
+/// the fallback with its error:
+///
+/// ```
+/// # use breaker::{Breaker, Classify, Config, Outcome, Rejected};
+/// # #[derive(Debug)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// # async fn from_cache(isbn: &str, error: LibError) -> Result<String, LibError> { Ok(String::new()) }
+/// # fn breaker() -> &'static Breaker {
+/// #     static BREAKER: std::sync::OnceLock<Breaker> = std::sync::OnceLock::new();
+/// #     BREAKER.get_or_init(|| Breaker::new("app::get_book", Config::default()))
+/// # }
+/// // #[circuit_breaker(fallback = from_cache, fallback_on = "failure")]
+/// async fn get_book(isbn: &str) -> Result<String, LibError> {
+///     let breaker: &Breaker = breaker(); // registered on the first call, as above
+///     let (out, failed) = match breaker.try_acquire() {
+///         Ok(permit) => {
+///             let out: Result<String, LibError> = {
+///                 let isbn = Clone::clone(&isbn);
+///                 async move {
+///                     Err(LibError) // the body
+///                 }
+///             }
+///             .await;
+///             let outcome = Classify::classify(&out);
+///             permit.record(outcome);
+///             (out, matches!(outcome, Outcome::Failure))
+///         }
+///         Err(rejected) => (Err(LibError::from(rejected)), true),
+///     };
+///     match out {
+///         Err(error) if failed => from_cache(isbn, error).await,
+///         out => out,
+///     }
+/// }
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// assert!(get_book("978-1").await.is_ok());
+/// # });
+/// ```
+///
 /// # Compile errors
 ///
 /// Every error in the attribute is reported at once, at the key or value that causes it:
@@ -493,7 +569,9 @@ use proc_macro::TokenStream;
 /// below `retry_backoff`, `retry_budget` outside [0, 1], a negative `retry_floor`,
 /// `max_concurrent = 0`, `retry_backoff`, `retry_backoff_max`, `retry_budget` or
 /// `retry_floor` without `retries`),
-/// a function that is not `async`, a fallback of the wrong signature, an error type without
+/// a function that is not `async`, a fallback of the wrong signature (for `fallback_on =
+/// "failure"`, one whose last argument is not the function's error), `fallback_on` without
+/// `fallback` or with another value than `"rejection"` or `"failure"`, an error type without
 /// `From<breaker::Rejected>` and no fallback (or without `From<breaker::TimedOut>` and a
 /// `timeout`), a return type without `Classify` and no `classify`, and with `retries` a
 /// receiver other than `&self`, a `&mut` argument or one that is not `Clone`, `timeout` or

@@ -59,6 +59,13 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
             "`max_keys` needs `key`, the expression that picks a breaker per call",
         ));
     }
+    if let (Some(on), None) = (&args.fallback_on, &args.fallback) {
+        errors.push(Error::new(
+            on.key_span,
+            "`fallback_on` needs `fallback`, the async fn that answers instead, like \
+             `fallback = degraded`",
+        ));
+    }
     if args.fallback.is_some() {
         for typed in typed_arguments(func) {
             if !has_plain_name(typed) {
@@ -125,6 +132,15 @@ impl Copies {
                 arguments: "each attempt runs the body anew",
                 first: "the first attempt",
                 lent: "more than one attempt",
+            })
+        } else if args.falls_back_on_failure() {
+            // The body runs before the fallback may need the arguments.
+            Some(Copies {
+                keys: "`fallback_on = \"failure\"`",
+                receiver: "the body and the fallback both get `self`",
+                arguments: "the body and the fallback both get the arguments",
+                first: "the body",
+                lent: "both",
             })
         } else if args.timeout.is_some() && args.fallback.is_some() {
             // The body's future is made before the breaker is asked, and a rejected call

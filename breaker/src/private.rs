@@ -208,6 +208,29 @@ impl<T, E: From<Rejected>> FromRejected for Result<T, E> {
     }
 }
 
+/// With `fallback_on = "failure"`: the error a failed call hands to the fallback.
+#[diagnostic::on_unimplemented(
+    message = "with `fallback_on = \"failure\"`, the function must return `Result<T, E>`, not `{Self}`",
+    label = "the fallback gets the `E` of this return type",
+    note = "return `Result<T, E>`, or leave `fallback_on` out: the fallback then gets the `breaker::Rejected` of rejected calls"
+)]
+pub trait FailureFallback: Sized {
+    type Error;
+    /// The error, or the value itself when it is none.
+    fn into_error(self) -> Result<Self::Error, Self>;
+}
+
+impl<T, E> FailureFallback for Result<T, E> {
+    type Error = E;
+    #[inline]
+    fn into_error(self) -> Result<E, Self> {
+        match self {
+            Err(e) => Ok(e),
+            ok => Err(ok),
+        }
+    }
+}
+
 /// A call with `retries`: every attempt asks `breaker`, under its current policy (see
 /// [`Breaker::run_with`]).
 #[cfg(feature = "policy")]
