@@ -19,7 +19,7 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use breaker::__private::StaticKeyed;
+use breaker::__private::{Name, StaticKeyed};
 use breaker::clock::{Clock, MonotonicClock};
 use breaker::{circuit_breaker, Breaker, Classify, Config};
 use criterion::measurement::WallTime;
@@ -440,6 +440,7 @@ fn attribute(c: &mut Criterion) {
 fn keyed(c: &mut Criterion) {
     let mut g = c.benchmark_group("keyed lookup");
     static FAMILY: StaticKeyed = StaticKeyed::new(
+        Name::Fixed("bench::keyed"),
         match Config::builder().count_window(WINDOW).build() {
             Ok(config) => config,
             Err(_) => panic!("the bench's configuration is valid"),
@@ -450,12 +451,12 @@ fn keyed(c: &mut Criterion) {
         .map(|i| format!("10.0.{}.{}:7000", i / 256, i % 256))
         .collect();
     for key in &keys {
-        drop(FAMILY.breaker(|| "bench::keyed".to_owned(), key.as_str()));
+        drop(FAMILY.breaker(key.as_str()));
     }
     let key = keys[517].as_str();
     g.bench_function("breaker family", |b| {
         b.iter(|| {
-            let breaker = FAMILY.breaker(|| unreachable!(), black_box(key));
+            let breaker = FAMILY.breaker(black_box(key));
             black_box(&*breaker);
         })
     });

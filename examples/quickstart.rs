@@ -59,7 +59,14 @@ async fn main() {
     let started = Instant::now();
     let hits = AtomicU32::new(0);
     let (mut served, mut failed, mut rejected) = (0, 0, 0);
-    for i in 0..75 {
+    // The attribute registered the breaker before any call: watch its transitions.
+    let libraryd = registry().get("libraryd").expect("registered at boot");
+    libraryd.on_event(move |e| {
+        if let Event::StateTransition { from, to, .. } = e {
+            println!("{:>6.1}s  {from} -> {to}", started.elapsed().as_secs_f64());
+        }
+    });
+    for _ in 0..75 {
         match get_book(started, &hits).await {
             Ok(_book) => served += 1,
             Err(LibError::Io(_refused)) => failed += 1,
@@ -70,23 +77,9 @@ async fn main() {
                 rejected += 1;
             }
         }
-        if i == 0 {
-            // The first call created and registered the breaker: watch its transitions.
-            let libraryd = registry()
-                .get("libraryd")
-                .expect("registered on the first call");
-            libraryd.on_event(move |e| {
-                if let Event::StateTransition { from, to, .. } = e {
-                    println!("{:>6.1}s  {from} -> {to}", started.elapsed().as_secs_f64());
-                }
-            });
-        }
         tokio::time::sleep(Duration::from_millis(180)).await;
     }
 
-    let libraryd = registry()
-        .get("libraryd")
-        .expect("registered on the first call");
     println!(
         "\nserved {served}, failed {failed}, rejected {rejected} (never reached libraryd); \
          libraryd saw {} calls; breaker is {}",

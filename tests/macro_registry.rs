@@ -93,17 +93,24 @@ async fn functions_with_one_explicit_name_share_one_breaker() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn hand_registered_breaker_is_used_by_the_attribute() {
+async fn registering_by_hand_under_an_attributes_name_returns_the_attributes_breaker() {
     let mine = Arc::new(Breaker::new("billing", Config::default()));
     let registered = registry().register(mine.clone());
-    assert!(Arc::ptr_eq(&mine, &registered));
-    mine.force_open();
+    assert!(
+        !Arc::ptr_eq(&mine, &registered),
+        "the attribute registered its breaker at the registry's first access"
+    );
+    assert_eq!(registered.config().min_calls(), 3, "the attribute's config");
+    registered.force_open();
     assert_eq!(billing().await, Err(NetError::Rejected));
     let again = registry().register(Arc::new(Breaker::new("billing", Config::default())));
-    assert!(Arc::ptr_eq(&mine, &again), "registration never replaces");
+    assert!(
+        Arc::ptr_eq(&registered, &again),
+        "registration never replaces"
+    );
 }
 
-#[circuit_breaker(name = "billing")]
+#[circuit_breaker(name = "billing", window = 3, min = 3)]
 async fn billing() -> Result<(), NetError> {
     Ok(())
 }

@@ -445,3 +445,35 @@ async fn timeout_and_retries_are_refused_where_the_attribute_did_not_write_them(
         (Some(Duration::from_millis(800)), 3)
     );
 }
+
+#[test]
+fn a_name_no_breaker_has_gets_the_nearest_registered_names_and_nothing_is_applied() {
+    let price = registered("ovr::typo::price");
+    registered("ovr::typo::prices");
+    let file =
+        "[\"ovr::typo::price\"]\naction = \"force_open\"\n\n[\"ovr::typo::prcie\"]\nrate = 0.5\n";
+    let err = registry().apply(&parse(file)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:4: no breaker is registered as \"ovr::typo::prcie\"; \
+         did you mean \"ovr::typo::price\" or \"ovr::typo::prices\"?"
+    );
+    assert_eq!(err.problems()[0].line(), Some(4));
+    assert_eq!(price.state(), State::Closed, "nothing applied");
+
+    // A keyed family is a name too, and a name far from every one gets no guess.
+    let err = registry()
+        .apply(&parse("[\"ovr::replcia\"]\naction = \"reset\"\n"))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:1: no breaker is registered as \"ovr::replcia\"; did you mean \"ovr::replica\"?"
+    );
+    let err = registry()
+        .apply(&parse("[\"billing::charge\"]\naction = \"reset\"\n"))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:1: no breaker is registered as \"billing::charge\""
+    );
+}

@@ -64,7 +64,8 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
     let key_value = Ident::new("key", Span::mixed_site());
 
     let builder = builder(settings, &p);
-    let name = registry_name(args, &sig);
+    let (name, name_item) = registry_name(args, &sig, &p);
+    let at = quote!(::core::file!(), ::core::line!(), ::core::column!());
 
     let (ret_span, ret_ty) = match &sig.output {
         ReturnType::Default => (sig.ident.span(), Some(quote!(()))),
@@ -179,9 +180,11 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
             });
             quote! {
                 let #breaker = {
+                    #name_item
                     static BREAKER: #p::StaticBreaker =
-                        #p::StaticBreaker::new(#p::config(#builder))#recording;
-                    BREAKER.get(#name)
+                        #p::StaticBreaker::new(#name, #p::config(#builder))#recording;
+                    #p::submit! { #p::Declared::single(&BREAKER, #at) }
+                    BREAKER.get()
                 };
             }
         }
@@ -189,14 +192,16 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
             let expr = &key.value;
             let max_keys = args.max_keys.as_ref().map_or(DEFAULT_MAX_KEYS, |m| m.value);
             let lookup = quote_spanned! {key.span=>
-                BREAKER.breaker(#name, (&#p::KeyArg(#key_value)).__breaker_key())
+                BREAKER.breaker((&#p::KeyArg(#key_value)).__breaker_key())
             };
             // The key is evaluated outside the block, where the arguments are all it sees.
             quote! {
                 let #breaker = match &(#expr) {
                     #key_value => {
+                        #name_item
                         static BREAKER: #p::StaticKeyed =
-                            #p::StaticKeyed::new(#p::config(#builder), #max_keys);
+                            #p::StaticKeyed::new(#name, #p::config(#builder), #max_keys);
+                        #p::submit! { #p::Declared::keyed(&BREAKER, #at) }
                         #[allow(unused_imports)]
                         use #p::{BorrowedKey as _, OwnedKey as _};
                         #lookup
@@ -480,19 +485,25 @@ fn builder(s: &Settings, p: &TokenStream) -> TokenStream {
     quote!(#b.shadow(#shadow))
 }
 
-/// A closure giving the registry name, called once, on the first call.
-fn registry_name(args: &Args, sig: &Signature) -> TokenStream {
+/// The registry name, a constant but for a method, whose type only the compiler knows: then
+/// an item nested in the method's body, whose path names the `impl` block's type.
+fn registry_name(args: &Args, sig: &Signature, p: &TokenStream) -> (TokenStream, TokenStream) {
     let ident = LitStr::new(&sig.ident.unraw().to_string(), sig.ident.span());
     if let Some(name) = &args.name {
         let name = &name.value;
-        quote!(|| ::std::string::String::from(#name))
+        (quote!(#p::Name::Fixed(#name)), TokenStream::new())
     } else if sig.receiver().is_some() {
-        let p = private_path(args);
-        quote!(|| #p::method_name(::core::any::type_name::<Self>(), #ident))
+        let path_of = Ident::new("breaker_path_of", Span::mixed_site());
+        let item = quote! {
+            fn #path_of() -> &'static ::core::primitive::str {
+                ::core::any::type_name_of_val(&#path_of)
+            }
+        };
+        let name = quote!(#p::Name::Method { path_of: #path_of, method: #ident });
+        (name, item)
     } else {
-        quote!(|| ::std::string::String::from(
-            ::core::concat!(::core::module_path!(), "::", #ident)
-        ))
+        let name = quote!(#p::Name::Fixed(::core::concat!(::core::module_path!(), "::", #ident)));
+        (name, TokenStream::new())
     }
 }
 

@@ -365,13 +365,24 @@ use proc_macro::TokenStream;
 ///
 /// ## `name`
 ///
-/// Each annotated function has its own breaker, created on its first call and registered in
+/// Each annotated function has its own breaker, registered in
 /// [`breaker::registry()`](../breaker/fn.registry.html) under
-/// `module_path!()::function`; for a method with a receiver, under the type's path (generic
-/// arguments left out) and the method, e.g. `app::client::Client::get`. An explicit `name`
-/// replaces it, and functions with one name share one breaker: the first one registered keeps
-/// its configuration, and a different one is logged as a warning (feature `tracing`). A
-/// breaker registered by hand before the first call is used as is.
+/// `module_path!()::function`; for a method with a receiver, under the type of its `impl`
+/// block (its path, generic arguments and references left out) and the method, e.g.
+/// `app::client::Client::get`. An explicit `name` replaces it, and functions with one name
+/// share one breaker: the first in source order (file, then line) gives its configuration,
+/// and a different one is logged as a warning (feature `tracing`).
+///
+/// The breaker is registered before anything calls the function: at the registry's first
+/// access, for every annotated function linked into the program, in a library crate or an
+/// integration test as well (the `inventory` crate gathers them at link time; see
+/// [`breaker::registry()`](../breaker/fn.registry.html) for the targets, and the fallback to
+/// the first call elsewhere). So listeners, metrics and overrides reach it before traffic.
+/// Its configuration is a constant the compiler computed from the keys, whose rules were
+/// checked while compiling: registering builds nothing that could fail. A keyed family
+/// (`key = ...`) is registered the same way under its name, with no member: its members come
+/// with their keys. Registering a breaker by hand under a function's name returns the
+/// function's.
 ///
 /// ```
 /// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
@@ -428,8 +439,9 @@ use proc_macro::TokenStream;
 /// # Equivalent code without the macro
 ///
 /// `get_book` at the top of this page expands to about this (the configuration is checked
-/// while the attribute expands, so the expansion's `Config` is never refused, and the breaker
-/// is registered on the first call). The breaker's items sit in
+/// while the attribute expands, so the expansion's `Config` is never refused, and the static
+/// is submitted to the list the registry registers at its first access, which `get_or_init`
+/// stands for here). The breaker's items sit in
 /// a block of their own, and its locals are hygienic: the body sees exactly the names it would
 /// see without the attribute.
 ///
@@ -487,7 +499,7 @@ use proc_macro::TokenStream;
 /// # }
 /// // #[circuit_breaker(timeout = "800ms", retries = 2, fallback = degraded)]
 /// async fn get_book(isbn: &str) -> Result<String, LibError> {
-///     let breaker: &Breaker = breaker(); // registered on the first call, as above
+///     let breaker: &Breaker = breaker(); // registered at boot, as above
 ///     let result = breaker
 ///         .run_with(
 ///             || {

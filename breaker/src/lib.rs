@@ -163,6 +163,7 @@ mod call_site;
 mod classify;
 pub mod clock;
 mod config;
+mod declared;
 mod events;
 mod integrations;
 mod keyed;

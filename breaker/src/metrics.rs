@@ -13,7 +13,7 @@
 //! | `circuitbreaker_retries_total` | counter | for a breaker that retries: retries made by the call policy (attempts after the first) |
 //! | `circuitbreaker_retry_budget_exhausted_total` | counter | for a breaker that retries: failed attempts returned without a retry because the retry budget was spent |
 //! | `circuitbreaker_in_flight` | gauge | for a breaker with a bulkhead (`max_concurrent`): calls holding one of its slots |
-//! | `circuitbreaker_failure_rate` | gauge | failures / calls in the window, once `min_calls` completed |
+//! | `circuitbreaker_failure_rate` | gauge | failures / completed calls in the window, 0 with none (the breaker acts on it once `min_calls` completed) |
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
 //! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since [`register`] first ran, or since the breaker was created if later, by why ([`TransitionReason::as_str`](crate::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
 //! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
@@ -224,7 +224,8 @@ impl Collector for BreakerCollector {
             }
         }
 
-        let help = "Failures over completed calls in the window, once min_calls completed.";
+        let help = "Failures over completed calls in the window, 0 with none; \
+                    the breaker acts on it once min_calls completed.";
         let mut family = encoder.encode_descriptor(
             "circuitbreaker_failure_rate",
             help,
@@ -232,9 +233,7 @@ impl Collector for BreakerCollector {
             MetricType::Gauge,
         )?;
         for s in &series {
-            if let Some(rate) = s.failure_rate {
-                ConstGauge::new(rate).encode(family.encode_family(&s.labels(&[]))?)?;
-            }
+            ConstGauge::new(s.failure_rate).encode(family.encode_family(&s.labels(&[]))?)?;
         }
 
         let help = "Slow calls over completed calls in the window, once min_calls completed.";
@@ -294,7 +293,8 @@ struct Series {
     key: Option<String>,
     state: State,
     totals: CallTotals,
-    failure_rate: Option<f64>,
+    /// Measured from the first call, so that a quiet breaker has its series.
+    failure_rate: f64,
     slow_call_rate: Option<f64>,
     /// Calls holding a bulkhead slot, for a breaker with a bulkhead.
     in_flight: Option<u32>,
@@ -319,7 +319,9 @@ impl Series {
             key: entry.key().map(str::to_owned),
             state: s.state,
             totals: s.totals,
-            failure_rate: s.failure_rate,
+            failure_rate: s
+                .failure_rate
+                .unwrap_or_else(|| f64::from(s.failures) / f64::from(s.calls.max(1))),
             slow_call_rate: s.slow_call_rate,
             in_flight,
             retries,

@@ -293,6 +293,15 @@ impl Registry {
     ///
     /// let err = registry().apply(&"[\"docs::nope\"]\naction = \"reset\"\n".parse()?).unwrap_err();
     /// assert_eq!(err.to_string(), "(string):1: no breaker is registered as \"docs::nope\"");
+    ///
+    /// // A typo: the nearest registered names, and still nothing applied.
+    /// let typo = "[\"docs::stock\"]\naction = \"reset\"\n[\"docs::stok\"]\naction = \"reset\"\n";
+    /// let err = registry().apply(&typo.parse()?).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "(string):3: no breaker is registered as \"docs::stok\"; did you mean \"docs::stock\"?"
+    /// );
+    /// assert_eq!(b.state(), State::ForcedOpen);
     /// # Ok::<(), breaker::overrides::OverridesError>(())
     /// ```
     pub fn apply(&self, overrides: &Overrides) -> Result<(), OverridesError> {
@@ -325,7 +334,11 @@ impl Registry {
             (Some(breaker), _) => Target::Single(breaker),
             (None, Some(family)) => Target::Family(family),
             (None, None) => {
-                let message = format!("no breaker is registered as {:?}", entry.name);
+                let message = format!(
+                    "no breaker is registered as {:?}{}",
+                    entry.name,
+                    self.did_you_mean(&entry.name)
+                );
                 return Err((entry.line, message));
             }
         };
@@ -355,6 +368,32 @@ impl Registry {
             action: entry.action,
             open_for: entry.open_for,
         })
+    }
+}
+
+impl Registry {
+    /// `; did you mean "a", "b" or "c"?`: the registered names nearest to `name` by
+    /// Damerau-Levenshtein distance (the attribute's own for its keys), at most three, none
+    /// further than a third of `name`'s length; empty when none is that near.
+    fn did_you_mean(&self, name: &str) -> String {
+        let limit = (name.chars().count() / 3).max(2);
+        let mut near: Vec<(usize, String)> = self
+            .names()
+            .into_iter()
+            .map(|known| (strsim::damerau_levenshtein(name, &known), known))
+            .filter(|(distance, _)| *distance <= limit)
+            .collect();
+        near.sort();
+        let near: Vec<String> = near
+            .into_iter()
+            .take(3)
+            .map(|(_, known)| format!("{known:?}"))
+            .collect();
+        match near.as_slice() {
+            [] => String::new(),
+            [one] => format!("; did you mean {one}?"),
+            [init @ .., last] => format!("; did you mean {} or {last}?", init.join(", ")),
+        }
     }
 }
 

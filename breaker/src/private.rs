@@ -3,136 +3,19 @@
 use std::borrow::Borrow;
 use std::fmt::Display;
 use std::hash::Hash;
-use std::sync::{Arc, OnceLock};
-
-use crate::call_site::CallSite;
 
 pub use crate::config::ConfigBuilder;
+pub use crate::declared::{Declared, Name, StaticBreaker, StaticKeyed};
 pub use crate::keyed::{FamilyAction, Keyed};
 pub use crate::{Breaker, CallError, Classify, Config, Outcome, Permit, Rejected, TimedOut};
+/// Submits an annotated function's [`Declared`] static to the list the registry reads at boot.
+pub use inventory::submit;
 
 /// The configuration of the attribute's builder, whose every rule the attribute checked at
 /// expansion with this crate's own rules (`breaker-rules`, of the same version), reporting a
 /// broken one at its key: nothing is left to refuse here.
 pub const fn config(builder: ConfigBuilder) -> Config {
     builder.build_checked()
-}
-
-/// The registry name of a method: its type's path without generic arguments, then the method.
-pub fn method_name(self_type: &str, method: &str) -> String {
-    let path = self_type.trim_start_matches(['&', '*']);
-    let path = path.split('<').next().unwrap_or(path);
-    format!("{path}::{method}")
-}
-
-/// The static breaker of one annotated function, registered on first use.
-#[derive(Debug)]
-pub struct StaticBreaker {
-    config: Config,
-    /// Calls to record from the first (`record = N`); 0 for none.
-    record: usize,
-    breaker: OnceLock<Arc<Breaker>>,
-}
-
-impl StaticBreaker {
-    pub const fn new(config: Config) -> Self {
-        Self {
-            config,
-            record: 0,
-            breaker: OnceLock::new(),
-        }
-    }
-
-    /// The breaker records its last `capacity` calls, from its first.
-    pub const fn recording(mut self, capacity: usize) -> Self {
-        self.record = capacity;
-        self
-    }
-
-    /// The breaker, registered under `name()` on the first call.
-    #[inline]
-    pub fn get(&'static self, name: impl FnOnce() -> String) -> &'static Breaker {
-        match self.breaker.get() {
-            Some(breaker) => breaker,
-            None => self.register(name()),
-        }
-    }
-
-    #[cold]
-    fn register(&'static self, name: String) -> &'static Breaker {
-        self.breaker.get_or_init(|| {
-            let breaker = Arc::new(Breaker::new(name, self.config.clone()));
-            #[cfg(feature = "recording")]
-            if self.record != 0 {
-                breaker.record(self.record);
-            }
-            crate::registry().declare_site(breaker.name(), CallSite::of(&self.config));
-            let registered = crate::registry().register(breaker);
-            warn_if_differs(registered.name(), &registered.config(), &self.config);
-            registered
-        })
-    }
-}
-
-/// The static family of a function annotated with `key = ...`, registered on first use.
-#[derive(Debug)]
-pub struct StaticKeyed {
-    config: Config,
-    max_keys: usize,
-    family: OnceLock<Arc<Keyed>>,
-}
-
-impl StaticKeyed {
-    pub const fn new(config: Config, max_keys: usize) -> Self {
-        Self {
-            config,
-            max_keys,
-            family: OnceLock::new(),
-        }
-    }
-
-    /// The breaker of `key` in the family registered under `name()`.
-    #[inline]
-    pub fn breaker<Q: ?Sized + Key>(
-        &'static self,
-        name: impl FnOnce() -> String,
-        key: &Q,
-    ) -> Arc<Breaker> {
-        let family = match self.family.get() {
-            Some(family) => family,
-            None => self.register(name()),
-        };
-        family.breaker(key)
-    }
-
-    #[cold]
-    fn register(&'static self, name: String) -> &'static Keyed {
-        self.family.get_or_init(|| {
-            crate::registry().declare_site(&name, CallSite::of(&self.config));
-            let family = Arc::new(Keyed::new(
-                Arc::from(name),
-                self.config.clone(),
-                self.max_keys,
-            ));
-            let registered = crate::registry().register_keyed(family);
-            warn_if_differs(registered.name(), registered.declared(), &self.config);
-            registered
-        })
-    }
-}
-
-#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
-fn warn_if_differs(name: &str, registered: &Config, ours: &Config) {
-    #[cfg(feature = "tracing")]
-    if registered != ours {
-        tracing::warn!(
-            breaker = name,
-            ?registered,
-            ignored = ?ours,
-            "two #[circuit_breaker] functions share a name with different configurations; \
-             the first one registered is used",
-        );
-    }
 }
 
 /// A key of a keyed breaker: hashable, comparable, printable, owned or borrowed.
@@ -321,15 +204,6 @@ impl<T: Clone> Reuse for T {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn method_names_drop_generic_arguments_and_references() {
-        assert_eq!(
-            method_name("app::Client<alloc::string::String>", "get"),
-            "app::Client::get"
-        );
-        assert_eq!(method_name("&app::Client", "get"), "app::Client::get");
-    }
 
     #[test]
     fn a_timeout_becomes_the_error_of_a_result() {

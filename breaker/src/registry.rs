@@ -34,6 +34,15 @@ impl Watchers {
 
 /// The registry every `#[circuit_breaker]` function registers its breaker in.
 ///
+/// Its first access registers the breaker (or keyed family) of every `#[circuit_breaker]`
+/// function linked into the program, called or not, each configured from its attribute's
+/// keys: [`get`](Registry::get), [`list`](Registry::list), the metrics and overrides see
+/// them before any traffic. Keep a library's functions in the program by using the library
+/// (a crate nothing refers to is not linked: `use my_lib as _;` links it). The functions'
+/// statics are gathered at link time by the `inventory` crate, on Linux, Android, the BSDs,
+/// illumos, macOS, iOS, Windows and WebAssembly; on a target without constructor sections,
+/// a function's breaker joins the registry at its first call instead.
+///
 /// ```
 /// use std::sync::Arc;
 /// use breaker::{registry, Breaker, Config, State};
@@ -46,7 +55,11 @@ impl Watchers {
 /// ```
 pub fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(Registry::default)
+    REGISTRY.get_or_init(|| {
+        let registry = Registry::default();
+        crate::declared::register_all(&registry);
+        registry
+    })
 }
 
 /// Named breakers, and the keyed families of `#[circuit_breaker(key = ...)]` functions.
@@ -86,7 +99,9 @@ pub struct Registry {
 
 impl Registry {
     /// Registers `breaker` under its name unless a breaker is registered under that name
-    /// already; returns the one registered under the name.
+    /// already; returns the one registered under the name. In [`registry()`], the name of a
+    /// `#[circuit_breaker]` function is taken from its first access: registering under it
+    /// returns the function's breaker.
     pub fn register(&self, breaker: Arc<Breaker>) -> Arc<Breaker> {
         let registered = {
             let mut single = self.single.write();
@@ -146,7 +161,8 @@ impl Registry {
     }
 
     /// Every breaker with its name and, for a keyed family, its key: single breakers first,
-    /// each group sorted by name.
+    /// each group sorted by name. A keyed family shows here by its members, each with its
+    /// key, as calls create them; [`names`](Registry::names) has the family from the start.
     pub fn list(&self) -> Vec<Entry> {
         let mut out: Vec<Entry> = {
             let single = self.single.read();
@@ -169,11 +185,62 @@ impl Registry {
         out
     }
 
+    /// Every name the registry answers to, sorted: each single breaker's and each keyed
+    /// family's. These are the names an overrides file may use; a `#[circuit_breaker(key =
+    /// ...)]` function's family is here from the registry's first access, before its first
+    /// key.
+    ///
+    /// ```
+    /// use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected};
+    ///
+    /// #[derive(Debug)]
+    /// struct Down;
+    /// impl Classify for Down {
+    ///     fn classify(&self) -> Outcome {
+    ///         Outcome::Failure
+    ///     }
+    /// }
+    /// impl From<Rejected> for Down {
+    ///     fn from(_: Rejected) -> Self {
+    ///         Down
+    ///     }
+    /// }
+    ///
+    /// #[circuit_breaker(name = "docs::shard", key = shard, window = 20)]
+    /// async fn read(shard: u32) -> Result<(), Down> {
+    ///     Ok(())
+    /// }
+    ///
+    /// // Never called: the family is registered, with no member yet.
+    /// assert!(registry().names().iter().any(|n| n == "docs::shard"));
+    /// assert!(registry().list().iter().all(|e| e.name() != "docs::shard"));
+    /// assert_eq!(registry().family_config("docs::shard").unwrap().window(), breaker::Window::Count(20));
+    /// ```
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = {
+            let single = self.single.read();
+            single.keys().map(|name| name.to_string()).collect()
+        };
+        {
+            let keyed = self.keyed.read();
+            names.extend(keyed.keys().map(|name| name.to_string()));
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The configuration the next member of the keyed family `name` is born with: its
+    /// attribute's, or the last one overrides applied to the family.
+    pub fn family_config(&self, name: &str) -> Option<crate::Config> {
+        Some(self.family(name)?.config())
+    }
+
     /// Takes the breaker registered under `name` out of the registry, and so out of the
     /// metrics and the reach of overrides; returns it. A later [`register`](Registry::register)
     /// under the name registers anew. Permits of the removed breaker still record into it.
     ///
-    /// A `#[circuit_breaker]` function keeps the breaker it registered at its first call;
+    /// A `#[circuit_breaker]` function keeps the breaker it registered at boot;
     /// remove breakers you register yourself, and keys of a keyed family with
     /// [`remove_keyed`](Registry::remove_keyed).
     ///

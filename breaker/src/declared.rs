@@ -1,0 +1,362 @@
+//! The breakers that `#[circuit_breaker]` functions declare, registered at boot.
+//!
+//! Each annotated function keeps its breaker (or keyed family) in a `static` of its own,
+//! whose configuration is a constant the compiler computed from the attribute's keys, and
+//! submits that static to a list gathered from every crate linked into the program
+//! ([`inventory`]). The first access to [`registry()`](crate::registry()) registers every
+//! static of the list, in source order (file, line, column), so a function's breaker is in
+//! the registry, the metrics and the reach of overrides before anything calls it.
+//!
+//! `inventory` rather than `linkme`: both gather statics from any crate, including ones
+//! nested in generic functions and in methods, and both keep those of a library crate linked
+//! into the binary. `inventory` builds on every target with constructor sections (Linux,
+//! Android, the BSDs, illumos, macOS, iOS, Windows, WebAssembly), at the cost of one list
+//! push per function before `main`; `linkme` costs nothing at run time but refuses to compile
+//! on targets it does not know, WebAssembly among them. On a target where nothing is
+//! gathered, a static registers at its function's first call instead, as a fallback.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::__private::Key;
+use crate::call_site::CallSite;
+use crate::keyed::Keyed;
+use crate::{Breaker, Config, Registry};
+
+/// The registry name of an annotated function.
+#[derive(Clone, Copy, Debug)]
+pub enum Name {
+    /// `name = "..."`, or a function's `module_path!()` and name.
+    Fixed(&'static str),
+    /// A method: its type's path and the method. The type is only known to the compiler:
+    /// `path_of` gives the `type_name` of an item nested in the method's body, which
+    /// carries the `impl` block's type, e.g. `app::<impl app::Client<_>>::get::{{closure}}::f`.
+    Method {
+        /// The `type_name` of the item nested in the method's body.
+        path_of: fn() -> &'static str,
+        /// The method's name.
+        method: &'static str,
+    },
+}
+
+impl Name {
+    fn resolve(self) -> String {
+        match self {
+            Name::Fixed(name) => name.to_owned(),
+            Name::Method { path_of, method } => method_name(path_of(), method),
+        }
+    }
+}
+
+/// The registry name of `method`, from the path of an item nested in its body: the type's
+/// path without generic arguments or references, then the method.
+pub(crate) fn method_name(nested: &str, method: &str) -> String {
+    let mut segments = segments(nested);
+    segments.pop(); // the nested item
+    while segments.last().is_some_and(|s| s.starts_with("{{")) {
+        segments.pop(); // the body of an `async fn`, a closure
+    }
+    if segments.last() == Some(&method) {
+        segments.pop();
+    }
+    let owner = match segments.last() {
+        Some(last) if last.starts_with('<') && last.ends_with('>') => {
+            self_type(&last[1..last.len() - 1]).to_owned()
+        }
+        _ => segments.join("::"),
+    };
+    let owner = owner.trim_start_matches(['&', '*']);
+    let owner = owner
+        .strip_prefix("mut ")
+        .or_else(|| owner.strip_prefix("const "))
+        .unwrap_or(owner);
+    let owner = owner.split('<').next().unwrap_or(owner);
+    format!("{owner}::{method}")
+}
+
+/// The self type of an `impl` path segment: `impl T for X`, `impl X` or `X as T`.
+fn self_type(segment: &str) -> &str {
+    match segment.strip_prefix("impl ") {
+        Some(rest) => match find_outside_brackets(rest, " for ") {
+            Some(at) => &rest[at + " for ".len()..],
+            None => rest,
+        },
+        None => match find_outside_brackets(segment, " as ") {
+            Some(at) => &segment[..at],
+            None => segment,
+        },
+    }
+}
+
+/// `path` split at the `::` outside brackets.
+fn segments(path: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while let Some(at) = find_outside_brackets(&path[start..], "::") {
+        out.push(&path[start..start + at]);
+        start += at + 2;
+    }
+    out.push(&path[start..]);
+    out
+}
+
+/// Where `needle` first occurs in `text` outside `<>`, `()` and `[]` (`->` opens nothing).
+fn find_outside_brackets(text: &str, needle: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'<' | b'(' | b'[' => depth += 1,
+            b'>' if i > 0 && bytes[i - 1] == b'-' => {}
+            b'>' | b')' | b']' => depth = depth.saturating_sub(1),
+            _ if depth == 0 && text[i..].starts_with(needle) => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The static breaker of one annotated function.
+#[derive(Debug)]
+pub struct StaticBreaker {
+    name: Name,
+    config: Config,
+    /// Calls to record from the first (`record = N`); 0 for none.
+    record: usize,
+    breaker: OnceLock<Arc<Breaker>>,
+}
+
+impl StaticBreaker {
+    /// The breaker registered as `name`, configured with `config`.
+    pub const fn new(name: Name, config: Config) -> Self {
+        Self {
+            name,
+            config,
+            record: 0,
+            breaker: OnceLock::new(),
+        }
+    }
+
+    /// The breaker records its last `capacity` calls, from its first.
+    pub const fn recording(mut self, capacity: usize) -> Self {
+        self.record = capacity;
+        self
+    }
+
+    /// The breaker, registered at boot.
+    #[inline]
+    pub fn get(&'static self) -> &'static Breaker {
+        match self.breaker.get() {
+            Some(breaker) => breaker,
+            None => self.first_use(),
+        }
+    }
+
+    /// Registers every declared breaker if none is yet, then this one if the list of
+    /// declared ones lacked it.
+    #[cold]
+    fn first_use(&'static self) -> &'static Breaker {
+        let registry = crate::registry();
+        self.register(registry)
+    }
+
+    fn register(&'static self, registry: &Registry) -> &'static Breaker {
+        self.breaker.get_or_init(|| {
+            let breaker = Arc::new(Breaker::new(self.name.resolve(), self.config.clone()));
+            #[cfg(feature = "recording")]
+            if self.record != 0 {
+                breaker.record(self.record);
+            }
+            registry.declare_site(breaker.name(), CallSite::of(&self.config));
+            let registered = registry.register(breaker);
+            warn_if_differs(registered.name(), &registered.config(), &self.config);
+            registered
+        })
+    }
+}
+
+/// The static family of a function annotated with `key = ...`.
+#[derive(Debug)]
+pub struct StaticKeyed {
+    name: Name,
+    config: Config,
+    max_keys: usize,
+    family: OnceLock<Arc<Keyed>>,
+}
+
+impl StaticKeyed {
+    /// The family registered as `name`, its members configured with `config`, at most
+    /// `max_keys` of them.
+    pub const fn new(name: Name, config: Config, max_keys: usize) -> Self {
+        Self {
+            name,
+            config,
+            max_keys,
+            family: OnceLock::new(),
+        }
+    }
+
+    /// The breaker of `key` in the family, registered at boot.
+    #[inline]
+    pub fn breaker<Q: ?Sized + Key>(&'static self, key: &Q) -> Arc<Breaker> {
+        let family = match self.family.get() {
+            Some(family) => family,
+            None => self.first_use(),
+        };
+        family.breaker(key)
+    }
+
+    #[cold]
+    fn first_use(&'static self) -> &'static Keyed {
+        let registry = crate::registry();
+        self.register(registry)
+    }
+
+    fn register(&'static self, registry: &Registry) -> &'static Keyed {
+        self.family.get_or_init(|| {
+            let name = self.name.resolve();
+            registry.declare_site(&name, CallSite::of(&self.config));
+            let family = Arc::new(Keyed::new(
+                Arc::from(name),
+                self.config.clone(),
+                self.max_keys,
+            ));
+            let registered = registry.register_keyed(family);
+            warn_if_differs(registered.name(), registered.declared(), &self.config);
+            registered
+        })
+    }
+}
+
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+fn warn_if_differs(name: &str, registered: &Config, ours: &Config) {
+    #[cfg(feature = "tracing")]
+    if registered != ours {
+        tracing::warn!(
+            breaker = name,
+            ?registered,
+            ignored = ?ours,
+            "two #[circuit_breaker] functions share a name with different configurations; \
+             the first one in source order (file, line) is used",
+        );
+    }
+}
+
+/// One annotated function's static, where the function is written.
+#[derive(Debug)]
+pub struct Declared {
+    at: (&'static str, u32, u32),
+    static_: Static,
+}
+
+#[derive(Debug)]
+enum Static {
+    Single(&'static StaticBreaker),
+    Keyed(&'static StaticKeyed),
+}
+
+impl Declared {
+    /// The breaker of the function written at `file:line:column`.
+    pub const fn single(
+        breaker: &'static StaticBreaker,
+        file: &'static str,
+        line: u32,
+        column: u32,
+    ) -> Self {
+        Self {
+            at: (file, line, column),
+            static_: Static::Single(breaker),
+        }
+    }
+
+    /// The keyed family of the function written at `file:line:column`.
+    pub const fn keyed(
+        family: &'static StaticKeyed,
+        file: &'static str,
+        line: u32,
+        column: u32,
+    ) -> Self {
+        Self {
+            at: (file, line, column),
+            static_: Static::Keyed(family),
+        }
+    }
+
+    fn register(&self, registry: &Registry) {
+        match self.static_ {
+            Static::Single(breaker) => {
+                breaker.register(registry);
+            }
+            Static::Keyed(family) => {
+                family.register(registry);
+            }
+        }
+    }
+}
+
+inventory::collect!(Declared);
+
+/// Registers in `registry` every static the program's annotated functions declared, in
+/// source order, so that which of two functions sharing a name is first does not depend on
+/// the linker.
+pub(crate) fn register_all(registry: &Registry) {
+    let mut declared: Vec<&Declared> = inventory::iter::<Declared>.into_iter().collect();
+    declared.sort_by_key(|d| d.at);
+    for d in declared {
+        d.register(registry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_method_is_named_by_the_type_of_its_impl_block() {
+        let cases = [
+            (
+                "app::<impl app::model::Plain>::get::{{closure}}::f",
+                "app::model::Plain::get",
+            ),
+            ("app::<impl app::Client<_>>::get::f", "app::Client::get"),
+            (
+                "app::svc::<impl app::Api for &app::Client<_>>::call::{{closure}}::f",
+                "app::Client::call",
+            ),
+            (
+                "<app::Plain as app::Api>::call::{{closure}}::f",
+                "app::Plain::call",
+            ),
+            ("app::Plain::get::{{closure}}::f", "app::Plain::get"),
+            (
+                "app::<impl app::Api for &mut app::Plain>::call::f",
+                "app::Plain::call",
+            ),
+            (
+                "app::<impl app::Api for app::Wrap<fn() -> u8>>::call::f",
+                "app::Wrap::call",
+            ),
+        ];
+        for (nested, name) in cases {
+            assert_eq!(
+                method_name(nested, name.rsplit("::").next().unwrap()),
+                name,
+                "{nested}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_method_of_this_crate_is_named_as_the_attribute_names_it() {
+        struct Probe;
+        impl Probe {
+            fn nested_path(&self) -> &'static str {
+                fn f() {}
+                std::any::type_name_of_val(&f)
+            }
+        }
+        assert_eq!(
+            method_name(Probe.nested_path(), "nested_path"),
+            "breaker::declared::tests::a_method_of_this_crate_is_named_as_the_attribute_names_it::Probe::nested_path"
+        );
+    }
+}
