@@ -23,6 +23,9 @@ enum Code {
 struct Status {
     code: Code,
     message: String,
+    /// The rejection this status was made from, if a breaker of this process rejected the
+    /// call; a status from the server has none.
+    rejected: Option<Rejected>,
 }
 
 impl fmt::Display for Status {
@@ -33,6 +36,11 @@ impl fmt::Display for Status {
 
 impl Classify for Status {
     fn classify(&self) -> Outcome {
+        // A rejection says nothing about the server, whatever code it answers with: a guarded
+        // call that passes it on must not open its own breaker.
+        if let Some(rejected) = &self.rejected {
+            return rejected.classify();
+        }
         match self.code {
             Code::Unavailable | Code::DeadlineExceeded | Code::Internal => Outcome::Failure,
             Code::NotFound | Code::InvalidArgument | Code::PermissionDenied => Outcome::Success,
@@ -46,6 +54,7 @@ impl From<Rejected> for Status {
         Status {
             code: Code::Unavailable,
             message: rejected.to_string(),
+            rejected: Some(rejected),
         }
     }
 }
@@ -65,6 +74,7 @@ async fn get_book(isbn: &str, answer: Option<Code>) -> Result<String, Status> {
         Some(code) => Err(Status {
             code,
             message: format!("server said {code:?} for {isbn}"),
+            rejected: None,
         }),
     }
 }

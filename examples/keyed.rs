@@ -18,7 +18,11 @@ enum ReplicaError {
 
 impl Classify for ReplicaError {
     fn classify(&self) -> Outcome {
-        Outcome::Failure
+        match self {
+            ReplicaError::Refused(_) => Outcome::Failure,
+            // The replica was not asked: says nothing about its health.
+            ReplicaError::Rejected(rejected) => rejected.classify(),
+        }
     }
 }
 

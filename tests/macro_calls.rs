@@ -18,7 +18,8 @@ impl Classify for LibError {
     fn classify(&self) -> Outcome {
         match self {
             LibError::NotFound => Outcome::Success,
-            LibError::Unavailable | LibError::Rejected(_) => Outcome::Failure,
+            LibError::Unavailable => Outcome::Failure,
+            LibError::Rejected(_) => Outcome::Ignored,
         }
     }
 }

@@ -329,7 +329,7 @@ impl Classify for FetchError {
     fn classify(&self) -> Outcome {
         match self {
             FetchError::Down(reply) => reply.classify(),
-            FetchError::Rejected(_) => Outcome::Failure,
+            FetchError::Rejected(rejected) => rejected.classify(),
         }
     }
 }

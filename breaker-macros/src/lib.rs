@@ -22,12 +22,14 @@ use proc_macro::TokenStream;
 ///     Rejected,
 /// }
 ///
-/// // Which errors mean the downstream is sick: a NOT_FOUND is an answer.
+/// // Which errors mean the downstream is sick: a NOT_FOUND is an answer, and a rejection
+/// // (libraryd was not even asked) says nothing about libraryd.
 /// impl Classify for LibError {
 ///     fn classify(&self) -> Outcome {
 ///         match self {
 ///             LibError::NotFound => Outcome::Success,
-///             LibError::Unavailable | LibError::Rejected => Outcome::Failure,
+///             LibError::Unavailable => Outcome::Failure,
+///             LibError::Rejected => Outcome::Ignored,
 ///         }
 ///     }
 /// }

@@ -9,7 +9,9 @@ pub enum Outcome {
     Success,
     /// The downstream is sick: timeouts, refused connections, unavailable, internal errors.
     Failure,
-    /// Says nothing about the downstream: not counted, but frees a half-open probe slot.
+    /// Says nothing about the downstream: not counted, but frees a half-open probe slot. A
+    /// rejection by a breaker (a [`Rejected`](crate::Rejected), or an error made from one) is
+    /// one: the call never reached the downstream.
     Ignored,
 }
 
@@ -17,6 +19,11 @@ pub enum Outcome {
 ///
 /// Only downstream failures count against the breaker: a NOT_FOUND is a business answer, and
 /// if it opened the breaker anyone could open it by asking for things that don't exist.
+///
+/// A rejection is [`Outcome::Ignored`]: it says nothing about the downstream's health, and a
+/// guarded call inside another guarded call must not open the outer breaker because the
+/// inner one rejected. [`Rejected`](crate::Rejected) classifies itself so; so do the
+/// `tonic::Status` and the `http::Response` the integrations make from one.
 ///
 /// Implemented for `Result<T, E>` where `E: Classify` (`Ok` is a success, `Err` asks `E`),
 /// for [`std::io::Error`] and for [`Outcome`] itself.

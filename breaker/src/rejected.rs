@@ -4,6 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::{Classify, Outcome};
+
 /// Why a call was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -181,6 +183,43 @@ impl fmt::Display for Rejected {
 }
 
 impl std::error::Error for Rejected {}
+
+/// A rejection is [`Outcome::Ignored`]: the call never reached the downstream, so it says
+/// nothing about the downstream's health. The breaker that rejected never counts its own
+/// rejections; this is for a rejection passed on, as the error of a guarded call inside
+/// another guarded call, which must never open the outer breaker (the inner one being open,
+/// or forced open by an operator, is no failure of the outer one's downstream).
+///
+/// So an error type of yours classifies its rejection variant by asking it:
+///
+/// ```
+/// use breaker::{Breaker, Classify, Config, Outcome, Rejected};
+///
+/// enum LibError {
+///     Unavailable,
+///     Rejected(Rejected),
+/// }
+///
+/// impl Classify for LibError {
+///     fn classify(&self) -> Outcome {
+///         match self {
+///             LibError::Unavailable => Outcome::Failure,
+///             LibError::Rejected(rejected) => rejected.classify(),
+///         }
+///     }
+/// }
+///
+/// let b = Breaker::new("docs::rejected", Config::default());
+/// b.force_open();
+/// let rejected = LibError::Rejected(b.try_acquire().unwrap_err());
+/// assert_eq!(rejected.classify(), Outcome::Ignored);
+/// ```
+impl Classify for Rejected {
+    #[inline]
+    fn classify(&self) -> Outcome {
+        Outcome::Ignored
+    }
+}
 
 #[cfg(test)]
 mod tests {

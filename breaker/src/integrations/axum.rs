@@ -10,7 +10,9 @@ use crate::{CallError, Rejected, TimedOut};
 /// breaker knows when it lets probes through, `Retry-After` in whole seconds, rounded up so
 /// that a client that waits that long finds the open period over. The [`Rejected`] rides
 /// along in the response's extensions, for middleware that tells a rejection from a 503 of
-/// the handler's own.
+/// the handler's own; so the response classifies as
+/// [`Outcome::Ignored`](crate::Outcome::Ignored), as the rejection does, and never opens the
+/// breaker of a handler that passes it on.
 ///
 /// ```
 /// use std::time::Duration;

@@ -22,6 +22,14 @@ pub(crate) fn classify_code(code: i32) -> Outcome {
     }
 }
 
+/// Whether a status was made from a [`Rejected`] in this process: its source is the
+/// rejection. A status that crossed the network has no source, and is judged by its code.
+pub(crate) fn made_from_rejection(status: &dyn std::error::Error) -> bool {
+    status
+        .source()
+        .is_some_and(|source| source.is::<Rejected>())
+}
+
 /// The pushback of a rejection in whole milliseconds, rounded up so that a client that
 /// waits exactly that long finds the open period over.
 pub(crate) fn pushback_ms(rejected: &Rejected) -> Option<u64> {
@@ -43,6 +51,9 @@ macro_rules! status_impls {
         impl $crate::Classify for $tonic::Status {
             #[inline]
             fn classify(&self) -> $crate::Outcome {
+                if $crate::integrations::grpc::made_from_rejection(self) {
+                    return $crate::Outcome::Ignored;
+                }
                 $crate::integrations::grpc::classify_code(self.code().into())
             }
         }

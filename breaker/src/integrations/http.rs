@@ -2,7 +2,7 @@
 
 use http::{Response, StatusCode};
 
-use crate::{Classify, Outcome};
+use crate::{Classify, Outcome, Rejected};
 
 /// A 5xx status is a failure; every other status is an answer. 429 Too Many Requests is an
 /// answer too, unless a [`StatusClassifier`] says otherwise.
@@ -22,7 +22,11 @@ impl Classify for StatusCode {
     }
 }
 
-/// A response is judged by its status: 5xx is a failure.
+/// A response is judged by its status: 5xx is a failure. A response made from a [`Rejected`]
+/// in this process (it carries the rejection in its extensions, as the `axum` feature's
+/// answer does) is ignored, as the rejection is: a guarded handler that calls another,
+/// whose breaker is open, does not open its own. A response that arrives over the network
+/// is judged by its status.
 ///
 /// ```
 /// use breaker::{Classify, Outcome};
@@ -33,7 +37,7 @@ impl Classify for StatusCode {
 impl<B> Classify for Response<B> {
     #[inline]
     fn classify(&self) -> Outcome {
-        self.status().classify()
+        StatusClassifier::SERVER_ERRORS.classify_response(self)
     }
 }
 
@@ -83,6 +87,15 @@ impl StatusClassifier {
         }
     }
 
+    /// The outcome of `response`: ignored if it was made from a [`Rejected`] (which it
+    /// carries in its extensions), else as [`classify_status`](Self::classify_status) says.
+    pub fn classify_response<B>(&self, response: &Response<B>) -> Outcome {
+        if response.extensions().get::<Rejected>().is_some() {
+            return Outcome::Ignored;
+        }
+        self.classify_status(response.status())
+    }
+
     /// The outcome of a response with `status`.
     pub fn classify_status(&self, status: StatusCode) -> Outcome {
         let throttled = self.too_many_requests && status == StatusCode::TOO_MANY_REQUESTS;
@@ -98,7 +111,7 @@ impl StatusClassifier {
 impl<B, E> crate::tower::ClassifyResponse<Response<B>, E> for StatusClassifier {
     fn classify(&self, result: &Result<Response<B>, E>) -> Outcome {
         match result {
-            Ok(response) => self.classify_status(response.status()),
+            Ok(response) => self.classify_response(response),
             Err(_) => Outcome::Failure,
         }
     }

@@ -8,12 +8,22 @@ super::grpc::status_impls!(
         /// codes say the server works, and if they counted, anyone could open the breaker by
         /// asking for books that don't exist. `CANCELLED` (the caller gave up) is ignored.
         ///
+        /// A status made from a [`Rejected`](crate::Rejected) in this process (its source is
+        /// the rejection) is ignored too, as the rejection is: a guarded service method that
+        /// calls another, whose breaker is open, does not open its own. A status that arrives
+        /// over the network carries no source and is judged by its code.
+        ///
         /// ```
-        /// use breaker::{Classify, Outcome};
+        /// use breaker::{Breaker, Classify, Config, Outcome};
         /// use tonic::Status;
         ///
         /// assert_eq!(Status::unavailable("restarting").classify(), Outcome::Failure);
         /// assert_eq!(Status::not_found("no such book").classify(), Outcome::Success);
+        ///
+        /// let inner = Breaker::new("docs::tonic::inner", Config::default());
+        /// inner.force_open();
+        /// let rejected = Status::from(inner.try_acquire().unwrap_err());
+        /// assert_eq!(rejected.classify(), Outcome::Ignored);
         /// ```
     }
     from {

@@ -5,7 +5,8 @@ super::grpc::status_impls!(
     tonic013,
     classify {
         /// As for tonic 0.14: `UNAVAILABLE`, `DEADLINE_EXCEEDED` and `INTERNAL` are failures,
-        /// `CANCELLED` is ignored, every other code is an answer.
+        /// `CANCELLED` is ignored, every other code is an answer; a status made from a
+        /// [`Rejected`](crate::Rejected) in this process is ignored.
         ///
         /// ```
         /// use breaker::{Classify, Outcome};
