@@ -128,7 +128,23 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
             quote!(#classify(#borrow #subject))
         }
     };
-    let classify = classify_of(&out, true);
+    // The result as the runtime records it: by the return type's `Classify` impl, with the
+    // pushback a failure carries, or by the `classify` function given.
+    let record = match &args.classify {
+        Some(_) => {
+            let classify = classify_of(&out, true);
+            quote!(#permit.record(#classify))
+        }
+        None => {
+            // Spanned at the return type, as the error of an output that is not `Classify`.
+            let judged = Ident::new("judged", ret_span);
+            let record_output = respan(quote!(record_output), ret_span);
+            quote! {
+                let #judged = &#out;
+                #permit.#record_output(#judged)
+            }
+        }
+    };
 
     let on_rejected = match &args.fallback {
         Some(fallback) => {
@@ -218,7 +234,7 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
                 match #admission {
                     ::core::result::Result::Ok(#permit) => {
                         let #out_binding = async move #block.await;
-                        #permit.record(#classify);
+                        #record;
                         #out
                     }
                     ::core::result::Result::Err(#rejected) => #on_rejected,
@@ -245,8 +261,19 @@ fn expand(args: &Args, func: ItemFn) -> TokenStream {
             Some(ty) => quote!(#out: &#ty),
             None => quote!(#out),
         };
-        let classify = classify_of(&out, false);
-        quote!(|#subject| #classify)
+        match &args.classify {
+            Some(_) => {
+                let classify = classify_of(&out, false);
+                quote!(#p::plain(|#subject| #classify))
+            }
+            None => {
+                let classified = match &ret_ty {
+                    Some(ty) => quote!(#p::classified::<#ty>()),
+                    None => quote!(#p::classified()),
+                };
+                respan(classified, ret_span)
+            }
+        }
     };
     // The body borrows `self` and gets its own copy of the other arguments.
     let copies: Vec<TokenStream> = typed_arguments(&sig)
@@ -455,6 +482,10 @@ fn builder(args: &Args, p: &TokenStream) -> TokenStream {
     if let Some(shadow) = &args.shadow {
         let shadow = shadow.value;
         b = quote!(#b.shadow(#shadow));
+    }
+    if let Some(max) = &args.pushback_max {
+        let max = duration(max.value);
+        b = quote!(#b.pushback_max(#max));
     }
     b
 }

@@ -129,6 +129,7 @@ pub(crate) const CONFIG_KEYS: &[ConfigKey] = &[
     key("max_concurrent", "MaxConcurrent"),
     key("probe_timeout", "ProbeTimeout"),
     key("shadow", "Shadow"),
+    key("pushback_max", "PushbackMax"),
 ];
 
 /// The keys only the attribute has, after the configuration keys in the docs.

@@ -6,6 +6,9 @@ use std::time::Duration;
 use super::LEAST_MIN_CALLS;
 use super::{Backoff, Config, ConfigError, Field, Policy, RampUp, SlowCalls, Window};
 
+/// The longest a downstream's pushback opens a breaker for, unless configured.
+pub(crate) const DEFAULT_PUSHBACK_MAX: Duration = Duration::from_secs(5 * 60);
+
 /// Builds a [`Config`]; every setter is `const` and [`build`](ConfigBuilder::build) validates.
 ///
 /// `min_calls` defaults to half the count window but at least 2 (a count window of 1 can only
@@ -39,6 +42,7 @@ pub struct ConfigBuilder {
     pub(super) max_concurrent: Option<u32>,
     pub(super) probe_timeout: Option<Duration>,
     pub(super) shadow: bool,
+    pub(super) pushback_max: Duration,
 }
 
 impl Default for ConfigBuilder {
@@ -65,6 +69,7 @@ impl ConfigBuilder {
             max_concurrent: None,
             probe_timeout: None,
             shadow: false,
+            pushback_max: DEFAULT_PUSHBACK_MAX,
         }
     }
 
@@ -243,6 +248,27 @@ impl ConfigBuilder {
         self
     }
 
+    /// A failure that carries the downstream's pushback ([`Classify::pushback`]: a 429 or
+    /// 503 with `Retry-After`, a gRPC status with `grpc-retry-pushback-ms`) opens the breaker
+    /// at once for as long as it asks, at most `max` (default 5 minutes); zero turns
+    /// pushback off, and such a failure counts as any other.
+    ///
+    /// [`Classify::pushback`]: crate::Classify::pushback
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::Config;
+    ///
+    /// let config = Config::builder().pushback_max(Duration::from_secs(60)).build()?;
+    /// assert_eq!(config.pushback_max(), Duration::from_secs(60));
+    /// assert_eq!(Config::default().pushback_max(), Duration::from_secs(300));
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub const fn pushback_max(mut self, max: Duration) -> Self {
+        self.pushback_max = max;
+        self
+    }
+
     /// Validates every field and returns the configuration, or the first rule broken.
     pub const fn build(self) -> Result<Config, ConfigError> {
         let mut i = 0;
@@ -267,6 +293,7 @@ impl ConfigBuilder {
             max_concurrent: self.max_concurrent,
             probe_timeout: self.probe_timeout,
             shadow: self.shadow,
+            pushback_max: self.pushback_max,
         })
     }
 

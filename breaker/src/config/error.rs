@@ -30,11 +30,12 @@ pub enum Field {
     MaxConcurrent,
     ProbeTimeout,
     Shadow,
+    PushbackMax,
 }
 
 impl Field {
     /// Every field, in the order `build` checks them.
-    pub const ALL: [Field; 21] = [
+    pub const ALL: [Field; 22] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -56,6 +57,7 @@ impl Field {
         Field::MaxConcurrent,
         Field::ProbeTimeout,
         Field::Shadow,
+        Field::PushbackMax,
     ];
 
     /// The builder's name for the field.
@@ -82,6 +84,7 @@ impl Field {
             Field::MaxConcurrent => "max_concurrent",
             Field::ProbeTimeout => "probe_timeout",
             Field::Shadow => "shadow",
+            Field::PushbackMax => "pushback_max",
         }
     }
 }

@@ -196,7 +196,8 @@ impl ConfigBuilder {
             },
             // Checked by the policy above.
             Field::Timeout | Field::Retries | Field::RetryBackoff | Field::RetryBudget => Ok(()),
-            Field::Shadow => Ok(()),
+            // Any length: zero turns pushback off.
+            Field::Shadow | Field::PushbackMax => Ok(()),
         }
     }
 }
