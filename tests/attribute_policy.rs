@@ -307,3 +307,51 @@ async fn a_keyed_retried_function_retries_on_the_breaker_of_its_key() {
     assert_eq!((a.failure, a.success, a.retries), (1, 1, 1));
     assert_eq!((b.failure, b.success, b.retries), (0, 1, 0));
 }
+
+#[circuit_breaker(
+    name = "attribute_policy::capped",
+    retries = 4,
+    retry_backoff = "1s",
+    retry_backoff_max = "1500ms"
+)]
+async fn capped(calls: &AtomicU32) -> Result<u32, LibError> {
+    Err(LibError::Unavailable(calls.fetch_add(1, Ordering::SeqCst)))
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_backoff_max_caps_each_wait() {
+    let calls = AtomicU32::new(0);
+    let start = Instant::now();
+    // At most 1 s, then 1.5 s thrice, before retries 1 to 4: never the 2, 4 and 8 s of the
+    // doubling.
+    let out = capped(&calls).await;
+    assert_eq!(out, Err(LibError::Unavailable(4)));
+    assert!(
+        start.elapsed() <= Duration::from_millis(5500),
+        "{:?}",
+        start.elapsed()
+    );
+    let policy = breaker_of("attribute_policy::capped").config().policy();
+    assert_eq!(policy.retry_backoff_max(), Duration::from_millis(1500));
+}
+
+#[circuit_breaker(
+    name = "attribute_policy::floorless",
+    retries = 2,
+    retry_budget = 0.0,
+    retry_floor = 0
+)]
+async fn floorless(calls: &AtomicU32) -> Result<u32, LibError> {
+    Err(LibError::Unavailable(calls.fetch_add(1, Ordering::SeqCst)))
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_floor_sets_the_retries_a_quiet_breaker_may_make() {
+    let calls = AtomicU32::new(0);
+    // No floor and no budget: the default floor's 10 retries a second are gone.
+    assert_eq!(floorless(&calls).await, Err(LibError::Unavailable(0)));
+    let b = breaker_of("attribute_policy::floorless");
+    assert_eq!(b.config().policy().retry_floor(), 0);
+    let t = b.snapshot().totals;
+    assert_eq!((t.retries, t.retry_budget_exhausted), (0, 1));
+}

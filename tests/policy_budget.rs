@@ -187,3 +187,72 @@ async fn a_zero_backoff_retries_at_once() {
     assert_eq!(start.elapsed(), Duration::ZERO);
     assert_eq!(b.snapshot().totals.retries, 15);
 }
+
+/// Polls `call` once, as a caller that gives up at once does: it must be waiting then.
+async fn give_up_after_one_poll<F: std::future::Future>(call: F) {
+    let mut call = std::pin::pin!(call);
+    let polled = std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
+    assert!(polled.is_pending(), "the call is waiting");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_in_its_backoff_gives_its_retry_back() {
+    let policy = Config::builder()
+        .retries(1)
+        .retry_backoff(Duration::from_secs(1))
+        .retry_budget(0.0)
+        .retry_floor(1);
+    let b = breaker("budget::dropped_in_backoff", policy);
+    // Ten callers give up while their call waits before its retry: no retry starts.
+    for _ in 0..10 {
+        give_up_after_one_poll(
+            b.run(|| async { Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionRefused)) }),
+        )
+        .await;
+    }
+    assert_eq!(retries_and_exhausted(&b), (0, 0));
+    assert_eq!(b.snapshot().totals.failure, 10);
+    // The eleventh still has the floor's retries.
+    failing_calls(&b, 1).await;
+    assert_eq!(retries_and_exhausted(&b), (1, 0));
+    assert_eq!(b.snapshot().totals.failure, 12);
+}
+
+#[tokio::test(start_paused = true)]
+async fn backoff_delays_stop_doubling_at_retry_backoff_max() {
+    const BASE: Duration = Duration::from_millis(20);
+    const MAX: Duration = Duration::from_millis(50);
+    let policy = Config::builder()
+        .retries(4)
+        .retry_backoff(BASE)
+        .retry_backoff_max(MAX)
+        .retry_budget(1.0)
+        .retry_floor(10_000);
+    let b = breaker("budget::backoff_max", policy);
+    // The waits before retries 1 to 4 of every call.
+    let mut waits: [Vec<Duration>; 4] = Default::default();
+    for _ in 0..300 {
+        let starts = RefCell::new(Vec::new());
+        let _ = b
+            .run(|| {
+                starts.borrow_mut().push(Instant::now());
+                async { Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionRefused)) }
+            })
+            .await;
+        for (retry, pair) in starts.into_inner().windows(2).enumerate() {
+            waits[retry].push(pair[1] - pair[0]);
+        }
+    }
+    // Drawn from [0, min(50ms, 20ms * 2^(n-1))]: 20, 40, 50, 50 ms.
+    for (retry, ceiling) in [BASE, BASE * 2, MAX, MAX].into_iter().enumerate() {
+        let longest = *waits[retry].iter().max().unwrap();
+        assert!(longest <= ceiling, "retry {}: {longest:?}", retry + 1);
+        // 300 uniform draws: the longest is past 90% of the ceiling but for one chance in
+        // 10^13.
+        assert!(
+            longest > ceiling * 9 / 10,
+            "retry {}: {longest:?}",
+            retry + 1
+        );
+    }
+}

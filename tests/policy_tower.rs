@@ -2,6 +2,7 @@
 //! attempt asks the breaker, failures are retried within the budget, rejections never.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::future::{ready, Ready};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -212,4 +213,33 @@ async fn a_concurrency_limit_outside_the_retries_holds_one_slot_for_the_whole_ca
     assert_eq!(hits.load(Ordering::SeqCst), 2);
     let t = b.snapshot().totals;
     assert_eq!((t.admitted(), t.rejected, t.retries), (2, 0, 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_in_its_retry_delay_gives_its_retry_back() {
+    let policy = Config::builder()
+        .count_window(1000)
+        .min_calls(1000)
+        .retries(1)
+        .retry_backoff(Duration::from_secs(1))
+        .retry_budget(0.0)
+        .retry_floor(1);
+    let b = breaker("tower_retry::dropped_in_delay", policy);
+    let down = Upstream::new(&[503]);
+    // Ten callers give up while their call waits before its retry: no retry starts.
+    for _ in 0..10 {
+        let mut call = std::pin::pin!(guarded(&b, &down).oneshot(()));
+        let polled = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
+        assert!(polled.is_pending(), "the call waits before its retry");
+    }
+    assert_eq!(down.hits(), 10);
+    // The eleventh still has the floor's retries.
+    let blip = Upstream::new(&[503, 200]);
+    let response = guarded(&b, &blip).oneshot(()).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let t = b.snapshot().totals;
+    assert_eq!(
+        (blip.hits(), t.retries, t.retry_budget_exhausted),
+        (2, 1, 0)
+    );
 }

@@ -58,7 +58,9 @@ pub(crate) struct Args {
     pub(crate) timeout: Option<Spanned<Duration>>,
     pub(crate) retries: Option<Spanned<u32>>,
     pub(crate) retry_backoff: Option<Spanned<Duration>>,
+    pub(crate) retry_backoff_max: Option<Spanned<Duration>>,
     pub(crate) retry_budget: Option<Spanned<f64>>,
+    pub(crate) retry_floor: Option<Spanned<u32>>,
     pub(crate) max_concurrent: Option<Spanned<u32>>,
     pub(crate) probe_timeout: Option<Spanned<Duration>>,
     pub(crate) shadow: Option<Spanned<bool>>,
@@ -105,7 +107,9 @@ impl Args {
             "timeout" => at(&self.timeout),
             "retries" => at(&self.retries),
             "retry_backoff" => at(&self.retry_backoff),
+            "retry_backoff_max" => at(&self.retry_backoff_max),
             "retry_budget" => at(&self.retry_budget),
+            "retry_floor" => at(&self.retry_floor),
             "max_concurrent" => at(&self.max_concurrent),
             "probe_timeout" => at(&self.probe_timeout),
             "shadow" => at(&self.shadow),
@@ -174,8 +178,12 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                         .map(|v| set_once(&mut args.retries, at.of(v), &key, errors)),
                     "retry_backoff" => duration(&expr, &key)
                         .map(|v| set_once(&mut args.retry_backoff, at.of(v), &key, errors)),
+                    "retry_backoff_max" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.retry_backoff_max, at.of(v), &key, errors)),
                     "retry_budget" => number(&expr, &key, "0.2")
                         .map(|v| set_once(&mut args.retry_budget, at.of(v), &key, errors)),
+                    "retry_floor" => unsigned(&expr, &key)
+                        .map(|v| set_once(&mut args.retry_floor, at.of(v), &key, errors)),
                     "max_concurrent" => integer(&expr, &key)
                         .map(|v| set_once(&mut args.max_concurrent, at.of(v), &key, errors)),
                     "probe_timeout" => duration(&expr, &key)
@@ -299,6 +307,18 @@ where
             expr,
             format!("`{key}` expects an integer literal, like `{key} = 10`"),
         )),
+    }
+}
+
+/// An integer literal of a key for which 0 is a valid value: a negative one is refused here,
+/// as no rule of the runtime's could.
+fn unsigned(expr: &Expr, key: &str) -> syn::Result<u32> {
+    match expr {
+        Expr::Unary(_) if is_integer_literal(expr) => Err(Error::new_spanned(
+            expr,
+            format!("`{key}` must be at least 0, like `{key} = 10`"),
+        )),
+        _ => integer(expr, key),
     }
 }
 

@@ -8,7 +8,7 @@ use syn::{AttrStyle, Attribute, FnArg, ItemFn, LitStr, Pat, ReturnType, Signatur
 use crate::args::{self, Args, Window};
 use crate::keys::{
     CONFIG_KEYS, DEFAULT_BUCKETS, DEFAULT_MAX_KEYS, DEFAULT_RAMP_STEP, DEFAULT_RETRY_BACKOFF,
-    DEFAULT_RETRY_BUDGET, DEFAULT_SLOW_RATE, TIME_WINDOW,
+    DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_FLOOR, DEFAULT_SLOW_RATE, TIME_WINDOW,
 };
 use crate::validate;
 
@@ -469,7 +469,16 @@ fn builder(args: &Args, p: &TokenStream) -> TokenStream {
                 .as_ref()
                 .map_or(DEFAULT_RETRY_BUDGET, |r| r.value),
         );
-        b = quote!(#b.retries(#count).retry_backoff(#base).retry_budget(#budget));
+        let floor = args
+            .retry_floor
+            .as_ref()
+            .map_or(DEFAULT_RETRY_FLOOR, |f| f.value);
+        b = quote!(#b.retries(#count).retry_backoff(#base).retry_budget(#budget).retry_floor(#floor));
+        // Unwritten, the runtime's default: 10 s, or the base if that is longer.
+        if let Some(max) = &args.retry_backoff_max {
+            let max = duration(max.value);
+            b = quote!(#b.retry_backoff_max(#max));
+        }
     }
     if let Some(calls) = &args.max_concurrent {
         let calls = calls.value;

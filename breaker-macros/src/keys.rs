@@ -42,8 +42,13 @@ pub(crate) const DEFAULT_SLOW_RATE: f64 = 0.5;
 pub(crate) const DEFAULT_RAMP_STEP: Duration = Duration::from_secs(5);
 /// Base delay before a retry when `retry_backoff` is not given (fail once, wait 20 ms).
 pub(crate) const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(20);
+/// Longest wait before a retry when `retry_backoff_max` is not given (or the base, if
+/// longer; the runtime decides, so the expansion writes the key only when given).
+pub(crate) const DEFAULT_RETRY_BACKOFF_MAX: Duration = Duration::from_secs(10);
 /// Retries per first attempt when `retry_budget` is not given.
 pub(crate) const DEFAULT_RETRY_BUDGET: f64 = 0.2;
+/// Retries a second allowed whatever the budget when `retry_floor` is not given.
+pub(crate) const DEFAULT_RETRY_FLOOR: u32 = 10;
 /// Bound on keyed breakers when `max_keys` is not given.
 pub(crate) const DEFAULT_MAX_KEYS: usize = 1024;
 
@@ -119,12 +124,28 @@ pub(crate) const CONFIG_KEYS: &[ConfigKey] = &[
         ..key("retry_backoff", "RetryBackoff")
     },
     ConfigKey {
+        default: Some(KeyDefault::Span(DEFAULT_RETRY_BACKOFF_MAX)),
+        needs: Some(Needs {
+            what: "retries",
+            hint: ", how many times a failed attempt is retried, like `retries = 2`",
+        }),
+        ..key("retry_backoff_max", "RetryBackoffMax")
+    },
+    ConfigKey {
         default: Some(KeyDefault::Rate(DEFAULT_RETRY_BUDGET)),
         needs: Some(Needs {
             what: "retries",
             hint: ", how many times a failed attempt is retried, like `retries = 2`",
         }),
         ..key("retry_budget", "RetryBudget")
+    },
+    ConfigKey {
+        default: Some(KeyDefault::Count(DEFAULT_RETRY_FLOOR)),
+        needs: Some(Needs {
+            what: "retries",
+            hint: ", how many times a failed attempt is retried, like `retries = 2`",
+        }),
+        ..key("retry_floor", "RetryFloor")
     },
     key("max_concurrent", "MaxConcurrent"),
     key("probe_timeout", "ProbeTimeout"),

@@ -78,8 +78,10 @@ use proc_macro::TokenStream;
 /// | `ramp_guard` | number | hold the ramp while the step's p99 latency exceeds this factor (above 1) of the closed-state p99; needs `ramp` |
 /// | `timeout` | duration string | each attempt running longer is cancelled and counts as a failure; the caller gets `E::from(breaker::TimedOut)` (greater than zero) |
 /// | `retries` | integer | attempts after a failed first one, at most 10, each admitted by the breaker again (default 0) |
-/// | `retry_backoff` | duration string | base delay before a retry, at most 60s: retry `n` waits a random time in `[0, base * 2^(n-1)]` (default 20ms); needs `retries` |
-/// | `retry_budget` | number | retries may add at most this share, in [0, 1], of the breaker's first attempts of the last 10s, beside 10 retries a second (default 0.2); needs `retries` |
+/// | `retry_backoff` | duration string | base delay before a retry, at most 60s: retry `n` waits a random time in `[0, min(retry_backoff_max, base * 2^(n-1))]` (default 20ms); needs `retries` |
+/// | `retry_backoff_max` | duration string | longest wait before a retry, at least `retry_backoff` (default 10s, or `retry_backoff` if longer); needs `retries` |
+/// | `retry_budget` | number | retries may add at most this share, in [0, 1], of the breaker's first attempts of the last 10s, beside `retry_floor` retries a second (default 0.2); needs `retries` |
+/// | `retry_floor` | integer | retries a second allowed whatever the budget, so that a quiet breaker can retry too; 0 for none (default 10); needs `retries` |
 /// | `max_concurrent` | integer | bulkhead: at most this many calls in flight (at least 1); the next is rejected at once |
 /// | `probe_timeout` | duration string | a half-open probe still running after this counts as failed (default: `timeout` if written, else 60s) |
 /// | `shadow` | `true` or `false` | watch only: the breaker judges every call but admits them all (default `false`) |
@@ -178,7 +180,7 @@ use proc_macro::TokenStream;
 /// }
 /// ```
 ///
-/// ## `timeout`, `retries`, `retry_backoff`, `retry_budget`
+/// ## `timeout`, `retries`, `retry_backoff`, `retry_backoff_max`, `retry_budget`, `retry_floor`
 ///
 /// The call policy, in the order of one call: for each attempt, the breaker is asked for a
 /// permit, the body runs under `timeout`, its result is classified and recorded; an attempt
@@ -186,6 +188,10 @@ use proc_macro::TokenStream;
 /// budget remain. A rejected attempt ends the call as a rejection (the fallback, or
 /// `E::from(rejected)`) and counts nowhere but in the rejections; a business error (classified
 /// as a success) is never retried. After the last attempt fails, its result is returned.
+/// The wait before retry `n` is drawn from `[0, min(retry_backoff_max, retry_backoff *
+/// 2^(n-1))]`. The budget allows, over the last 10 seconds, `retry_budget` times the first
+/// attempts plus `retry_floor` a second; a retry is taken from it only by an attempt that
+/// starts (a call dropped in its backoff, or whose retry is rejected, gives it back).
 ///
 /// A timed-out attempt is dropped, counts as a failure (as slow too, if `slow` is written),
 /// and its caller gets `E::from(breaker::TimedOut)`, so with `timeout` the error type needs
@@ -479,8 +485,10 @@ use proc_macro::TokenStream;
 /// `successes` over `probes`, `open = "0s"`, `slow_rate` without `slow`, `buckets` with a
 /// count window, `backoff` below 1 or infinite, `open_max` below `open`, a `ramp` that does
 /// not rise strictly to 100, `ramp_step = "0s"`, `ramp_guard` of 1 or less, `timeout` or
-/// `probe_timeout` of zero, `retries` over 10, `retry_backoff` over 60s, `retry_budget`
-/// outside [0, 1], `max_concurrent = 0`, `retry_backoff` or `retry_budget` without `retries`),
+/// `probe_timeout` of zero, `retries` over 10, `retry_backoff` over 60s, `retry_backoff_max`
+/// below `retry_backoff`, `retry_budget` outside [0, 1], a negative `retry_floor`,
+/// `max_concurrent = 0`, `retry_backoff`, `retry_backoff_max`, `retry_budget` or
+/// `retry_floor` without `retries`),
 /// a function that is not `async`, a fallback of the wrong signature, an error type without
 /// `From<breaker::Rejected>` and no fallback (or without `From<breaker::TimedOut>` and a
 /// `timeout`), a return type without `Classify` and no `classify`, and with `retries` a

@@ -27,7 +27,8 @@ use crate::rejected::Name;
 use crate::{Classify, Outcome, Permit, Rejected, Snapshot, State, TransitionReason};
 
 #[allow(unused_imports)] // for the call policy
-pub(crate) use bulkhead::Slot;
+pub(crate) use admit::shadowed;
+pub(crate) use bulkhead::CallSlot;
 pub(crate) use shared::generation_of;
 use shared::{Shared, CLOSED, LIMITED, STATE_MASK, TIMED};
 

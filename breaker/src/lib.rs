@@ -75,8 +75,9 @@
 //! breaker needs it, under the breaker's current configuration: each attempt asks the breaker
 //! first, runs under the `timeout` (past it, it is cancelled and recorded as a failure, and
 //! the caller gets a [`TimedOut`]), and only a failure is retried, up to `retries` times,
-//! after an exponential backoff with full jitter, within a retry budget per breaker (at most
-//! `retry_budget` retries per first attempt of the last 10 seconds, plus a floor a second).
+//! after an exponential backoff with full jitter up to `retry_backoff_max`, within a retry
+//! budget per breaker (at most `retry_budget` retries per first attempt of the last 10
+//! seconds, plus `retry_floor` a second; a retry is spent only by an attempt that starts).
 //! A rejection ends the call with [`CallError::Rejected`]: it is never retried nor counted as
 //! a failure. Waits and timeouts are on tokio's clock.
 //!

@@ -18,6 +18,13 @@ use crate::{Breaker, Classify, Outcome};
 /// half-open probe slot; dropped while its thread panics, it records a failure. A permit of
 /// a breaker with a bulkhead frees its slot however it ends.
 ///
+/// A panic is a failure of the call, whoever catches it. [`Breaker::call`],
+/// [`Breaker::run`], `#[circuit_breaker]` and the tower layer record it as the panic leaves
+/// the call's future, also when a `catch_unwind` around that future catches it and the
+/// future is dropped later. A permit held by hand records the failure only if it is dropped
+/// while the panic unwinds: one kept past a caught panic (in a field of a future of your own,
+/// say) is yours to settle with [`failure`](Permit::failure), or it counts as cancelled.
+///
 /// ```
 /// use breaker::{Breaker, Config};
 ///
@@ -51,6 +58,13 @@ impl<'a> Permit<'a> {
             admission,
             started,
         }
+    }
+
+    /// Whether a shadow breaker admitted this call where an enforcing one would have
+    /// rejected it: its result is counted nowhere but in the totals of how calls ended.
+    #[cfg_attr(not(feature = "policy"), allow(dead_code))]
+    pub(crate) fn is_shadowed(&self) -> bool {
+        crate::breaker::shadowed(self.stamp, self.admission)
     }
 
     /// The call succeeded (or failed for a business reason).

@@ -21,8 +21,11 @@ use proptest::test_runner::{FileFailurePersistence, TestRunner};
 
 #[path = "support/reference.rs"]
 mod reference;
+#[path = "support/runner.rs"]
+mod runner;
 
 use reference::{run, run_and_count, run_shadow, Op, Seen, Spec, WindowSpec};
+use runner::{run_calls, Answer, CallOp, CallPolicy, Reached};
 
 // ---------------------------------------------------------------------------------------
 // Configurations
@@ -237,6 +240,142 @@ proptest! {
         if let Err(e) = run_shadow(&spec, &ops) {
             return Err(TestCaseError::fail(e));
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Calls through the call policy
+// ---------------------------------------------------------------------------------------
+
+/// A timeout the sequences' advances pass (or none), up to 3 retries, budgets and floors
+/// that run out within a sequence.
+fn call_policy() -> impl Strategy<Value = CallPolicy> {
+    (
+        prop::option::weighted(0.7, prop::sample::select(vec![100u64, 250, 1000])),
+        0u32..=3,
+        prop::sample::select(vec![0.0, 0.5, 1.0]),
+        prop::sample::select(vec![0u32, 1, 2]),
+    )
+        .prop_map(|(timeout_ms, retries, budget, floor)| CallPolicy {
+            timeout_ms,
+            retries,
+            budget,
+            floor,
+        })
+}
+
+fn call_op(mood: Mood) -> impl Strategy<Value = CallOp> {
+    let (success, failure, advance) = match mood {
+        Mood::Failing => (6, 30, 8),
+        Mood::Recovering => (30, 2, 15),
+        Mood::Mixed => (15, 15, 10),
+    };
+    let i = || prop_oneof![2 => Just(0usize), 1 => 0usize..8];
+    prop_oneof![
+        30 => Just(CallOp::Start),
+        success => i().prop_map(|i| CallOp::Answer(i, Answer::Success)),
+        failure => i().prop_map(|i| CallOp::Answer(i, Answer::Failure)),
+        2 => i().prop_map(|i| CallOp::Answer(i, Answer::Ignored)),
+        2 => i().prop_map(CallOp::Drop),
+        advance => advance_ms().prop_map(CallOp::Advance),
+        1 => prop::sample::select(vec![CallOp::ForceOpen, CallOp::Disable, CallOp::Reset, CallOp::Reset]),
+    ]
+}
+
+fn call_ops() -> impl Strategy<Value = Vec<CallOp>> {
+    let stretch = prop_oneof![
+        Just(Mood::Failing).prop_flat_map(|mood| prop::collection::vec(call_op(mood), 1..=15)),
+        Just(Mood::Recovering).prop_flat_map(|mood| prop::collection::vec(call_op(mood), 5..=30)),
+        Just(Mood::Mixed).prop_flat_map(|mood| prop::collection::vec(call_op(mood), 1..=20)),
+    ];
+    prop::collection::vec(stretch, 1..=6).prop_map(|stretches| {
+        let mut ops: Vec<CallOp> = stretches.into_iter().flatten().collect();
+        ops.truncate(100);
+        ops
+    })
+}
+
+proptest! {
+    // Each case runs its own paused tokio runtime: 512 keep a debug run within seconds.
+    #![proptest_config(ProptestConfig {
+        cases: ProptestConfig::default().cases.max(512),
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+            "proptest-regressions/model_runner.txt",
+        ))),
+        ..ProptestConfig::default()
+    })]
+
+    /// Calls through `Breaker::run_with`, with a bulkhead, retries within the budget and
+    /// timeouts: the breaker moves as the model following the runner's rules.
+    #[test]
+    fn calls_through_the_runner_agree_with_the_reference_model(
+        spec in spec(),
+        policy in call_policy(),
+        ops in call_ops(),
+    ) {
+        if let Err(e) = run_calls(&spec, policy, &ops, false) {
+            return Err(TestCaseError::fail(e));
+        }
+    }
+
+    /// The same calls through a shadow breaker's runner: it moves exactly as the enforcing
+    /// model, its bulkhead included, while it rejects nothing; a call the model rejects runs
+    /// once, holding no slot, its result counted nowhere but in the totals, never retried.
+    #[test]
+    fn a_shadow_through_the_runner_moves_as_the_enforcing_model(
+        spec in spec(),
+        policy in call_policy(),
+        ops in call_ops(),
+    ) {
+        if let Err(e) = run_calls(&spec, policy, &ops, true) {
+            return Err(TestCaseError::fail(e));
+        }
+    }
+}
+
+/// The runner's sequences are not vacuous: over a fixed sample of 512, a shadow meets every
+/// path of the runner many times.
+#[test]
+fn calls_through_the_runner_reach_every_path() {
+    let mut runner = TestRunner::deterministic();
+    let mut total = Reached::default();
+    for _ in 0..512 {
+        let spec = spec().new_tree(&mut runner).unwrap().current();
+        let policy = call_policy().new_tree(&mut runner).unwrap().current();
+        let ops = call_ops().new_tree(&mut runner).unwrap().current();
+        let reached =
+            run_calls(&spec, policy, &ops, true).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        total.opened += reached.opened;
+        total.retried += reached.retried;
+        total.refused_by_budget += reached.refused_by_budget;
+        total.timed_out += reached.timed_out;
+        total.rejected_retries += reached.rejected_retries;
+        total.rejected_by_bulkhead += reached.rejected_by_bulkhead;
+        total.rejected_by_state += reached.rejected_by_state;
+    }
+    println!("{total:#?}");
+    let Reached {
+        opened,
+        retried,
+        refused_by_budget,
+        timed_out,
+        rejected_retries,
+        rejected_by_bulkhead,
+        rejected_by_state,
+    } = total;
+    for (what, count) in [
+        ("opened", opened),
+        ("retried", retried),
+        ("refused by the budget", refused_by_budget),
+        ("timed out", timed_out),
+        ("a retry rejected, run as a shadow", rejected_retries),
+        (
+            "rejected by the bulkhead, run as a shadow",
+            rejected_by_bulkhead,
+        ),
+        ("rejected by the state, run as a shadow", rejected_by_state),
+    ] {
+        assert!(count >= 10, "{what}: only {count} times in 512 sequences");
     }
 }
 

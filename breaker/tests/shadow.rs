@@ -124,3 +124,58 @@ fn an_enforcing_breaker_flags_its_events_as_enforced() {
         }]
     );
 }
+
+/// Two calls through `run` while a bulkhead of one is held by the first: the second is
+/// rejected by an enforcing breaker, and must change nothing in a shadow's window either.
+async fn two_calls_through_a_full_bulkhead(shadow: bool) -> Breaker {
+    let config = Config::builder()
+        .count_window(2)
+        .min_calls(2)
+        .failure_rate(0.5)
+        .max_concurrent(1)
+        .retries(1)
+        .retry_backoff(Duration::ZERO)
+        .shadow(shadow);
+    let b = Breaker::new("shadow::bulkhead", config.build().unwrap());
+    let first = b.run(|| async {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        Ok::<_, std::io::Error>("first")
+    });
+    let second = async {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert_eq!(b.in_flight(), 1);
+        let out = b
+            .run(|| async { Err::<&str, _>(std::io::Error::other("down")) })
+            .await;
+        match out {
+            Ok(answer) => {
+                assert!(shadow, "an enforcing breaker rejects it");
+                assert!(answer.is_err(), "the downstream's own answer");
+            }
+            Err(e) => {
+                assert!(!shadow, "a shadow admits it: {e}");
+                assert_eq!(e.rejected().unwrap().reason(), RejectReason::Bulkhead);
+            }
+        }
+    };
+    let (first, ()) = tokio::join!(first, second);
+    assert_eq!(first.unwrap().unwrap(), "first");
+    b
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shadow_runs_a_call_its_bulkhead_would_reject_without_counting_it() {
+    let enforcing = two_calls_through_a_full_bulkhead(false).await;
+    let shadow = two_calls_through_a_full_bulkhead(true).await;
+    for b in [&enforcing, &shadow] {
+        let s = b.snapshot();
+        assert_eq!((s.state, s.calls, s.failures), (State::Closed, 1, 0));
+        assert_eq!(b.in_flight(), 0);
+    }
+    let (e, s) = (enforcing.snapshot().totals, shadow.snapshot().totals);
+    assert_eq!((e.rejected_by.bulkhead, e.shadow_rejected), (1, 0));
+    assert_eq!((s.rejected, s.shadow_rejected), (0, 1));
+    // The shadow's call ran once, not retried: an enforcing breaker made no retry.
+    assert_eq!((s.success, s.failure, s.retries), (1, 1, 0));
+    assert_eq!((e.success, e.failure, e.retries), (1, 0, 0));
+}

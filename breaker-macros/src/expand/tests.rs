@@ -23,7 +23,9 @@ fn example(key: &str) -> &'static str {
         "timeout" => "\"800ms\"",
         "retries" => "2",
         "retry_backoff" => "\"50ms\"",
+        "retry_backoff_max" => "\"5s\"",
         "retry_budget" => "0.5",
+        "retry_floor" => "3",
         "max_concurrent" => "64",
         "probe_timeout" => "\"30s\"",
         "shadow" => "true",
@@ -83,7 +85,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
         );
         rules += 1;
     }
-    assert_eq!(rules, 7);
+    assert_eq!(rules, 9);
 }
 
 #[test]

@@ -15,6 +15,13 @@ use crate::{Breaker, Permit, RejectReason, Rejected, State};
 
 use super::shared::{generation_of, stamp, LIMITED, OPEN, STATE_MASK, TIMED};
 
+/// Whether a permit of this stamp and admission was admitted by a shadow breaker where an
+/// enforcing one would have rejected the call (see [`Breaker::admit_shadow`]): a passthrough
+/// stamped OPEN, which no other admission is.
+pub(crate) fn shadowed(stamp: u64, admission: Admission) -> bool {
+    admission == Admission::Passthrough && stamp & STATE_MASK == OPEN
+}
+
 /// What admission off the fast path decided: the parts of a [`Permit`] or a [`Rejected`].
 pub(super) enum Ticket {
     Admit {
@@ -229,6 +236,11 @@ impl Breaker {
     #[cold]
     pub(super) fn admit_shadow(&self, generation: u64) -> Ticket {
         self.shared.count_rare(RareEnding::ShadowRejected);
+        self.shadow_ticket(generation)
+    }
+
+    /// [`admit_shadow`](Self::admit_shadow)'s ticket, for a shadow rejection counted already.
+    pub(super) fn shadow_ticket(&self, generation: u64) -> Ticket {
         Ticket::Admit {
             stamp: stamp(generation) | OPEN,
             admission: Admission::Passthrough,

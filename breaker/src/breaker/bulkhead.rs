@@ -53,6 +53,35 @@ impl fmt::Debug for Slot<'_> {
     }
 }
 
+/// What a call of the call policy holds for all its attempts.
+#[allow(dead_code)] // for the call policy
+#[derive(Debug)]
+pub(crate) enum CallSlot<'a> {
+    /// No bulkhead: nothing to hold.
+    Unlimited,
+    /// A slot, freed when dropped.
+    Held(Slot<'a>),
+    /// A shadow breaker's full bulkhead: an enforcing one would have rejected the call. It
+    /// holds no slot, and its attempt is admitted as a shadow rejection (counted once, by
+    /// [`Breaker::bulkhead_slot`]), whose result the window never sees.
+    Shadowed,
+}
+
+impl CallSlot<'_> {
+    /// Admission for an attempt of the call holding this.
+    // Held across a call's attempts by the call policy.
+    #[cfg_attr(not(feature = "policy"), allow(dead_code))]
+    pub(crate) fn admit<'b>(&self, breaker: &'b Breaker) -> Result<Permit<'b>, Rejected> {
+        match self {
+            CallSlot::Shadowed => {
+                let ticket = breaker.shadow_ticket(generation_of(breaker.shared.word()));
+                breaker.permit_or_rejected(ticket)
+            }
+            CallSlot::Unlimited | CallSlot::Held(_) => breaker.try_acquire_in_slot(),
+        }
+    }
+}
+
 /// What asking the bulkhead for a slot gave.
 enum Taken {
     /// No bulkhead: nothing to take.
@@ -90,18 +119,18 @@ impl Breaker {
         self.shared.in_flight().load(Ordering::Relaxed)
     }
 
-    /// A bulkhead slot for a whole call, held until the `Slot` is dropped; `None` when the
-    /// breaker has no bulkhead. A full bulkhead rejects, counted as any rejection; a shadow
-    /// breaker's lets the call go on without a slot, counted as a shadow rejection.
+    /// A bulkhead slot for a whole call, held until the [`CallSlot`] is dropped. A full
+    /// bulkhead rejects, counted as any rejection; a shadow breaker's lets the call go on as
+    /// a shadow rejection, without a slot, and its attempt is admitted as one.
     // Held across a call's attempts by the call policy.
     #[cfg_attr(not(feature = "policy"), allow(dead_code))]
-    pub(crate) fn bulkhead_slot(&self) -> Result<Option<Slot<'_>>, Rejected> {
+    pub(crate) fn bulkhead_slot(&self) -> Result<CallSlot<'_>, Rejected> {
         match self.take_slot() {
-            Taken::Unlimited => Ok(None),
-            Taken::Slot => Ok(Some(Slot { breaker: self })),
+            Taken::Unlimited => Ok(CallSlot::Unlimited),
+            Taken::Slot => Ok(CallSlot::Held(Slot { breaker: self })),
             Taken::Full(_) if self.shared.shadow() => {
                 self.shared.count_rare(RareEnding::ShadowRejected);
-                Ok(None)
+                Ok(CallSlot::Shadowed)
             }
             Taken::Full(limit) => Err(self.bulkhead_rejection(limit)),
         }
@@ -267,7 +296,8 @@ mod tests {
     #[test]
     fn a_call_holding_a_slot_admits_its_attempts_without_another() {
         let b = limited(1);
-        let slot = b.bulkhead_slot().unwrap().expect("a bulkhead");
+        let slot = b.bulkhead_slot().unwrap();
+        assert!(matches!(slot, super::CallSlot::Held(_)), "a bulkhead");
         assert_eq!(b.in_flight(), 1);
         assert_eq!(
             b.try_acquire().unwrap_err().reason(),
@@ -299,7 +329,10 @@ mod tests {
     #[test]
     fn a_breaker_without_a_bulkhead_has_no_slot_to_give() {
         let b = Breaker::new("libraryd", Config::default());
-        assert!(b.bulkhead_slot().unwrap().is_none());
+        assert!(matches!(
+            b.bulkhead_slot().unwrap(),
+            super::CallSlot::Unlimited
+        ));
         b.try_acquire_in_slot().expect("closed").success();
         assert_eq!(b.in_flight(), 0);
     }
@@ -307,7 +340,8 @@ mod tests {
     #[test]
     fn attempts_in_a_slot_are_judged_by_the_state() {
         let b = limited(1);
-        let _slot = b.bulkhead_slot().unwrap().expect("a bulkhead");
+        let slot = b.bulkhead_slot().unwrap();
+        assert!(matches!(slot, super::CallSlot::Held(_)), "a bulkhead");
         b.try_acquire_in_slot().unwrap().failure();
         b.try_acquire_in_slot().unwrap().failure();
         assert_eq!(b.state(), State::Open);

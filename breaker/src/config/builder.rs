@@ -205,9 +205,38 @@ impl ConfigBuilder {
     }
 
     /// The base delay before a retry, at most 60 s: retry `n` waits a random time in
-    /// `[0, base * 2^(n-1)]` (full jitter). Default 20 ms; zero retries at once.
+    /// `[0, min(max, base * 2^(n-1))]` (full jitter), `max` being
+    /// [`retry_backoff_max`](Self::retry_backoff_max). Default 20 ms; zero retries at once.
     pub const fn retry_backoff(mut self, base: Duration) -> Self {
         self.policy.backoff = base;
+        self
+    }
+
+    /// The longest wait before a retry, at least [`retry_backoff`](Self::retry_backoff): the
+    /// doubling stops here, so that a call never holds its bulkhead slot for hours in a
+    /// backoff. Default 10 s, or the base if that is longer.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::Config;
+    ///
+    /// let policy = Config::builder().retries(10).retry_backoff(Duration::from_secs(1)).build()?;
+    /// assert_eq!(policy.policy().retry_backoff_max(), Duration::from_secs(10));
+    ///
+    /// let err = Config::builder()
+    ///     .retry_backoff(Duration::from_secs(2))
+    ///     .retry_backoff_max(Duration::from_secs(1))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.field(), "retry_backoff_max");
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "retry_backoff_max must be at least retry_backoff, got 1s with retry_backoff 2s"
+    /// );
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub const fn retry_backoff_max(mut self, max: Duration) -> Self {
+        self.policy.backoff_max = Some(max);
         self
     }
 

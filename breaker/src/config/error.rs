@@ -26,7 +26,9 @@ pub enum Field {
     Timeout,
     Retries,
     RetryBackoff,
+    RetryBackoffMax,
     RetryBudget,
+    RetryFloor,
     MaxConcurrent,
     ProbeTimeout,
     Shadow,
@@ -35,7 +37,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, in the order `build` checks them.
-    pub const ALL: [Field; 22] = [
+    pub const ALL: [Field; 24] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -53,7 +55,9 @@ impl Field {
         Field::Timeout,
         Field::Retries,
         Field::RetryBackoff,
+        Field::RetryBackoffMax,
         Field::RetryBudget,
+        Field::RetryFloor,
         Field::MaxConcurrent,
         Field::ProbeTimeout,
         Field::Shadow,
@@ -80,7 +84,9 @@ impl Field {
             Field::Timeout => "timeout",
             Field::Retries => "retries",
             Field::RetryBackoff => "retry_backoff",
+            Field::RetryBackoffMax => "retry_backoff_max",
             Field::RetryBudget => "retry_budget",
+            Field::RetryFloor => "retry_floor",
             Field::MaxConcurrent => "max_concurrent",
             Field::ProbeTimeout => "probe_timeout",
             Field::Shadow => "shadow",
@@ -97,6 +103,7 @@ pub(crate) enum Value {
     Duration(Duration),
     MinOverWindow { min: u32, window: u32 },
     MaxUnderOpen { max: Duration, open: Duration },
+    MaxUnderBase { max: Duration, base: Duration },
     SuccessesOverProbes { successes: u32, probes: u32 },
     Ramp(RampUp),
 }
@@ -109,6 +116,9 @@ impl fmt::Display for Value {
             Value::Duration(d) => write!(f, "{d:?}"),
             Value::MinOverWindow { min, window } => write!(f, "{min} with a window of {window}"),
             Value::MaxUnderOpen { max, open } => write!(f, "{max:?} with open_for {open:?}"),
+            Value::MaxUnderBase { max, base } => {
+                write!(f, "{max:?} with retry_backoff {base:?}")
+            }
             Value::SuccessesOverProbes { successes, probes } => {
                 write!(f, "{successes} with {probes} probes")
             }

@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
-use super::policy::{DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET};
+use super::policy::{
+    DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BACKOFF_MAX, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_FLOOR,
+};
 use super::Field;
 
 /// One configuration key.
@@ -98,9 +100,19 @@ pub const KEYS: [ConfigKey; Field::ALL.len()] = [
         ..key("retry_backoff", Field::RetryBackoff)
     },
     ConfigKey {
+        default: Some(KeyDefault::Span(DEFAULT_RETRY_BACKOFF_MAX)),
+        needs: Some("retries"),
+        ..key("retry_backoff_max", Field::RetryBackoffMax)
+    },
+    ConfigKey {
         default: Some(KeyDefault::Rate(DEFAULT_RETRY_BUDGET)),
         needs: Some("retries"),
         ..key("retry_budget", Field::RetryBudget)
+    },
+    ConfigKey {
+        default: Some(KeyDefault::Count(DEFAULT_RETRY_FLOOR)),
+        needs: Some("retries"),
+        ..key("retry_floor", Field::RetryFloor)
     },
     key("max_concurrent", Field::MaxConcurrent),
     key("probe_timeout", Field::ProbeTimeout),

@@ -12,6 +12,9 @@ pub const MAX_RETRY_BACKOFF: Duration = Duration::from_secs(60);
 /// Base delay before the first retry when `retry_backoff` is not given (fail once, wait
 /// 20 ms, try again).
 pub(crate) const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(20);
+/// Longest wait before a retry when `retry_backoff_max` is not given (or the base, if
+/// longer): 10 retries with a 60 s base would otherwise wait 8.5 hours before the last.
+pub(crate) const DEFAULT_RETRY_BACKOFF_MAX: Duration = Duration::from_secs(10);
 /// Retries per first attempt when `retry_budget` is not given.
 pub(crate) const DEFAULT_RETRY_BUDGET: f64 = 0.2;
 /// Retries per second a breaker may always make, however few its calls.
@@ -23,8 +26,10 @@ pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// attempts are retried. [`Config::policy`](crate::Config::policy) holds it; set it with
 /// the builder's [`timeout`](crate::ConfigBuilder::timeout),
 /// [`retries`](crate::ConfigBuilder::retries),
-/// [`retry_backoff`](crate::ConfigBuilder::retry_backoff) and
-/// [`retry_budget`](crate::ConfigBuilder::retry_budget).
+/// [`retry_backoff`](crate::ConfigBuilder::retry_backoff),
+/// [`retry_backoff_max`](crate::ConfigBuilder::retry_backoff_max),
+/// [`retry_budget`](crate::ConfigBuilder::retry_budget) and
+/// [`retry_floor`](crate::ConfigBuilder::retry_floor).
 ///
 /// ```
 /// use std::time::Duration;
@@ -35,7 +40,9 @@ pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// assert_eq!(policy.timeout(), Some(Duration::from_millis(800)));
 /// assert_eq!(policy.retries(), 2);
 /// assert_eq!(policy.retry_backoff(), Duration::from_millis(20));
+/// assert_eq!(policy.retry_backoff_max(), Duration::from_secs(10));
 /// assert_eq!(policy.retry_budget(), 0.2);
+/// assert_eq!(policy.retry_floor(), 10);
 /// # Ok::<(), breaker::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -43,6 +50,8 @@ pub struct Policy {
     pub(super) timeout: Option<Duration>,
     pub(super) retries: u32,
     pub(super) backoff: Duration,
+    /// `None`: the default, 10 s or the base if longer.
+    pub(super) backoff_max: Option<Duration>,
     pub(super) budget: f64,
     pub(super) floor: u32,
 }
@@ -53,6 +62,7 @@ impl Policy {
         timeout: None,
         retries: 0,
         backoff: DEFAULT_RETRY_BACKOFF,
+        backoff_max: None,
         budget: DEFAULT_RETRY_BUDGET,
         floor: DEFAULT_RETRY_FLOOR,
     };
@@ -68,9 +78,19 @@ impl Policy {
     }
 
     /// The base delay before a retry: the delay before retry `n` is drawn from
-    /// `[0, base * 2^(n-1)]`.
+    /// `[0, min(retry_backoff_max, base * 2^(n-1))]`.
     pub const fn retry_backoff(&self) -> Duration {
         self.backoff
+    }
+
+    /// The longest delay before a retry, however many retries came before: as set, or 10 s
+    /// (the base, if that is longer) when not set.
+    pub const fn retry_backoff_max(&self) -> Duration {
+        match self.backoff_max {
+            Some(max) => max,
+            None if self.backoff.as_nanos() > DEFAULT_RETRY_BACKOFF_MAX.as_nanos() => self.backoff,
+            None => DEFAULT_RETRY_BACKOFF_MAX,
+        }
     }
 
     /// Retries allowed per first attempt of the last 10 seconds, in `[0, 1]`.
@@ -106,6 +126,17 @@ impl Policy {
                     Value::Duration(self.backoff),
                 ))
             }
+            Field::RetryBackoffMax => match self.backoff_max {
+                Some(max) if max.as_nanos() < self.backoff.as_nanos() => Err(ConfigError::new(
+                    field,
+                    "retry_backoff_max must be at least retry_backoff",
+                    Value::MaxUnderBase {
+                        max,
+                        base: self.backoff,
+                    },
+                )),
+                _ => Ok(()),
+            },
             // Written so that NaN fails too.
             Field::RetryBudget if !(self.budget >= 0.0 && self.budget <= 1.0) => {
                 Err(ConfigError::new(
@@ -114,7 +145,8 @@ impl Policy {
                     Value::F64(self.budget),
                 ))
             }
-            Field::Retries | Field::RetryBackoff | Field::RetryBudget => Ok(()),
+            // Any number a second is a floor; 0 leaves the budget alone.
+            Field::Retries | Field::RetryBackoff | Field::RetryBudget | Field::RetryFloor => Ok(()),
             _ => return None,
         };
         Some(result)

@@ -195,7 +195,12 @@ impl ConfigBuilder {
                 _ => Ok(()),
             },
             // Checked by the policy above.
-            Field::Timeout | Field::Retries | Field::RetryBackoff | Field::RetryBudget => Ok(()),
+            Field::Timeout
+            | Field::Retries
+            | Field::RetryBackoff
+            | Field::RetryBackoffMax
+            | Field::RetryBudget
+            | Field::RetryFloor => Ok(()),
             // Any length: zero turns pushback off.
             Field::Shadow | Field::PushbackMax => Ok(()),
         }

@@ -36,7 +36,9 @@ pub(super) struct Override {
     timeout: Option<(usize, Duration)>,
     retries: Option<(usize, u32)>,
     retry_backoff: Option<(usize, Duration)>,
+    retry_backoff_max: Option<(usize, Duration)>,
     retry_budget: Option<(usize, f64)>,
+    retry_floor: Option<(usize, u32)>,
     max_concurrent: Option<(usize, u32)>,
     probe_timeout: Option<(usize, Duration)>,
     shadow: Option<(usize, bool)>,
@@ -66,7 +68,9 @@ struct Raw {
     timeout: Option<Spanned<String>>,
     retries: Option<Spanned<u32>>,
     retry_backoff: Option<Spanned<String>>,
+    retry_backoff_max: Option<Spanned<String>>,
     retry_budget: Option<Spanned<f64>>,
+    retry_floor: Option<Spanned<u32>>,
     max_concurrent: Option<Spanned<u32>>,
     probe_timeout: Option<Spanned<String>>,
     shadow: Option<Spanned<bool>>,
@@ -201,7 +205,9 @@ impl Override {
             timeout: duration(Field::Timeout, raw.timeout)?,
             retries: plain(raw.retries),
             retry_backoff: duration(Field::RetryBackoff, raw.retry_backoff)?,
+            retry_backoff_max: duration(Field::RetryBackoffMax, raw.retry_backoff_max)?,
             retry_budget: number(raw.retry_budget),
+            retry_floor: plain(raw.retry_floor),
             max_concurrent: plain(raw.max_concurrent),
             probe_timeout: duration(Field::ProbeTimeout, raw.probe_timeout)?,
             shadow: raw.shadow.map(|v| (at(v.span()), v.into_inner())),
@@ -233,7 +239,9 @@ impl Override {
             Field::Timeout => self.timeout.map(|v| v.0),
             Field::Retries => self.retries.map(|v| v.0),
             Field::RetryBackoff => self.retry_backoff.map(|v| v.0),
+            Field::RetryBackoffMax => self.retry_backoff_max.map(|v| v.0),
             Field::RetryBudget => self.retry_budget.map(|v| v.0),
+            Field::RetryFloor => self.retry_floor.map(|v| v.0),
             Field::MaxConcurrent => self.max_concurrent.map(|v| v.0),
             Field::ProbeTimeout => self.probe_timeout.map(|v| v.0),
             Field::Shadow => self.shadow.map(|v| v.0),
@@ -349,7 +357,8 @@ impl Override {
         if let Some((_, limit)) = self.timeout {
             b = b.timeout(limit);
         }
-        // The retries' backoff and budget complete retries: the breaker's, or those written here.
+        // The retries' backoff, budget and floor complete retries: the breaker's, or those
+        // written here.
         let retries = self.retries.map_or(current.policy().retries(), |(_, n)| n);
         if let Some((_, n)) = self.retries {
             b = b.retries(n);
@@ -366,6 +375,18 @@ impl Override {
             }
             b = b.retry_budget(ratio);
         }
+        if let Some((_, max)) = self.retry_backoff_max {
+            if retries == 0 {
+                return needs(Field::RetryBackoffMax);
+            }
+            b = b.retry_backoff_max(max);
+        }
+        if let Some((_, per_second)) = self.retry_floor {
+            if retries == 0 {
+                return needs(Field::RetryFloor);
+            }
+            b = b.retry_floor(per_second);
+        }
         if let Some((_, calls)) = self.max_concurrent {
             b = b.max_concurrent(calls);
         }
@@ -380,14 +401,16 @@ impl Override {
         }
         b.build().map(Some).map_err(|e| {
             let field = e.field_id();
-            // `successes` kept from the breaker is broken by the `probes` written here.
+            // `successes` kept from the breaker is broken by the `probes` written here, and
+            // `retry_backoff_max` by the `retry_backoff`.
+            let by = match field {
+                Field::Successes => Some(Field::Probes),
+                Field::RetryBackoffMax => Some(Field::RetryBackoff),
+                _ => None,
+            };
             let line = self
                 .line_of_key(field)
-                .or_else(|| {
-                    (field == Field::Successes)
-                        .then(|| self.line_of_key(Field::Probes))
-                        .flatten()
-                })
+                .or_else(|| by.and_then(|by| self.line_of_key(by)))
                 .unwrap_or(self.line);
             (line, message(&e))
         })

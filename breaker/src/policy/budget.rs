@@ -109,11 +109,33 @@ fn current(word: u64, second: u64) -> (u64, u64) {
     }
 }
 
-/// A retry the budget allowed: where it was counted, to give it back if the breaker then
-/// rejects the attempt.
+/// A retry the budget allowed: where it was counted, to give it back if no attempt follows.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Withdrawal {
     second: u64,
+}
+
+/// A withdrawal not yet spent: given back when dropped, unless [`spend`](Self::spend) said
+/// an attempt started. A call cancelled in its backoff (a deadline, a client gone) or whose
+/// retry the breaker rejects makes no retry, and must leave the budget as it found it.
+#[must_use = "dropped, the withdrawal is given back"]
+pub(crate) struct Unspent<'a> {
+    budget: &'a RetryBudget,
+    withdrawal: Withdrawal,
+}
+
+impl Unspent<'_> {
+    /// The retry's attempt started: the withdrawal is spent, and counted as a retry.
+    pub(crate) fn spend(self) {
+        self.budget.count_retry();
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Unspent<'_> {
+    fn drop(&mut self) {
+        self.budget.refund(self.withdrawal);
+    }
 }
 
 /// One breaker's retry budget, and its lifetime counts.
@@ -163,8 +185,18 @@ impl RetryBudget {
         }
     }
 
-    /// Gives back a retry the breaker then rejected: it never reached the downstream. A
-    /// bucket that moved on to another second keeps its count.
+    /// [`withdraw`](Self::withdraw), held by a guard that gives it back unless spent.
+    pub(crate) fn withdraw_held(&self, second: u64, limit: Limit) -> Option<Unspent<'_>> {
+        let withdrawal = self.withdraw(second, limit)?;
+        Some(Unspent {
+            budget: self,
+            withdrawal,
+        })
+    }
+
+    /// Gives back a retry that never started (rejected by the breaker, or its call
+    /// cancelled): it never reached the downstream. A bucket that moved on to another
+    /// second keeps its count.
     pub(crate) fn refund(&self, withdrawal: Withdrawal) {
         let bucket = self.retries.bucket(withdrawal.second);
         let _ = bucket.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {

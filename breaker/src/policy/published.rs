@@ -20,6 +20,7 @@ pub(crate) struct Plan {
     pub(crate) timeout: u64,
     pub(crate) retries: u32,
     backoff: u64,
+    backoff_max: u64,
 }
 
 impl Plan {
@@ -28,11 +29,17 @@ impl Plan {
         timeout: 0,
         retries: 0,
         backoff: 0,
+        backoff_max: 0,
     };
 
     /// The base delay before a retry.
     pub(crate) fn backoff(&self) -> Duration {
         Duration::from_nanos(self.backoff)
+    }
+
+    /// The longest delay before a retry.
+    pub(crate) fn backoff_max(&self) -> Duration {
+        Duration::from_nanos(self.backoff_max)
     }
 }
 
@@ -47,6 +54,8 @@ pub(crate) struct PolicyState {
     timeout: AtomicU64,
     /// `backoff nanoseconds << RETRIES_BITS | retries`.
     retries: AtomicU64,
+    /// The longest delay before a retry, in nanoseconds (saturated).
+    backoff_max: AtomicU64,
     /// `budget in parts per billion << 32 | floor`.
     budget: AtomicU64,
     /// Made by the first call that may retry: a breaker that never retries holds no buckets.
@@ -68,6 +77,7 @@ impl PolicyState {
         Self {
             timeout: AtomicU64::new(0),
             retries: AtomicU64::new(0),
+            backoff_max: AtomicU64::new(0),
             budget: AtomicU64::new(0),
             state: OnceLock::new(),
         }
@@ -86,6 +96,8 @@ impl PolicyState {
         let budget = ppb << 32 | u64::from(policy.retry_floor());
         self.timeout.store(timeout, Ordering::Release);
         self.retries.store(retries, Ordering::Release);
+        self.backoff_max
+            .store(nanos(policy.retry_backoff_max()), Ordering::Release);
         self.budget.store(budget, Ordering::Release);
     }
 
@@ -98,6 +110,7 @@ impl PolicyState {
             timeout,
             retries: (retries & RETRIES_MASK) as u32,
             backoff: retries >> RETRIES_BITS,
+            backoff_max: self.backoff_max.load(Ordering::Acquire),
         }
     }
 
@@ -153,6 +166,7 @@ mod tests {
         assert_eq!(plan.timeout, 800_000_000);
         assert_eq!(plan.retries, 10);
         assert_eq!(plan.backoff(), Duration::from_secs(60));
+        assert_eq!(plan.backoff_max(), Duration::from_secs(60));
         assert_eq!(
             state.limit(),
             Limit {

@@ -5,6 +5,7 @@ use std::pin::pin;
 use std::task::Poll;
 use std::time::Duration;
 
+use crate::breaker::CallSlot;
 use crate::clock::LazyNow;
 use crate::{Breaker, CallError, Classify, Outcome, Permit, TimedOut};
 
@@ -151,18 +152,27 @@ impl Breaker {
     ///    classifier calls a success, nor an ignored outcome), while retries remain and the
     ///    budget allows: retries in the last 10 s may be at most `retry_budget` times the
     ///    first attempts the breaker admitted in those seconds, plus `retry_floor` a second;
-    /// 6. the wait before retry `n` is drawn from `[0, retry_backoff * 2^(n-1)]`; then back
-    ///    to 2. A failure that carried the downstream's pushback ([`Classify::pushback`])
-    ///    is retried no sooner than the pushback asks, and not at all when the pushback is
-    ///    longer than that backoff's ceiling: the output is returned (the breaker, opened
-    ///    by the pushback, rejects the calls of that period).
+    /// 6. the wait before retry `n` is drawn from
+    ///    `[0, min(retry_backoff_max, retry_backoff * 2^(n-1))]`; then back to 2. A failure
+    ///    that carried the downstream's pushback ([`Classify::pushback`]) is retried no
+    ///    sooner than the pushback asks, and not at all when the pushback is longer than
+    ///    that backoff's ceiling: the output is returned (the breaker, opened by the
+    ///    pushback, rejects the calls of that period).
     ///
     /// The last attempt's output is returned as it is, failure or not, or
     /// [`CallError::TimedOut`] if it timed out. Waiting and timeouts use tokio's clock (so
     /// a paused clock drives them exactly), and need a tokio runtime with its time driver
     /// when a `timeout` or a backoff is configured; the budget counts on the breaker's
     /// clock. Dropping the call's future cancels the attempt in flight (recorded as
-    /// cancelled) and frees its slot.
+    /// cancelled) and frees its slot; dropped while it waits before a retry, it gives that
+    /// retry back to the budget: a retry is spent only by an attempt that starts.
+    ///
+    /// A shadow breaker ([`Config::shadow`](crate::Config::shadow)) moves exactly as an
+    /// enforcing one would: where that one would reject the call (a full bulkhead, or the
+    /// state, before the first attempt or a retry), the shadow runs that attempt instead,
+    /// counted as a shadow rejection, and the call ends with it. That attempt holds no
+    /// bulkhead slot, its result reaches no window, it is never retried, and it takes
+    /// nothing from the retry budget.
     ///
     /// [`CallTotals`](crate::CallTotals) counts the retries made and the failures returned
     /// because the budget was exhausted. A breaker without `retries` never touches its
@@ -306,40 +316,47 @@ impl Breaker {
         if !timed {
             plan.timeout = 0;
         }
-        let _slot = self.bulkhead_slot()?;
-        let mut permit = self.try_acquire_in_slot()?;
-        // A call without retries never touches the budget.
-        let state = (plan.retries > 0).then(|| self.policy_state());
+        let mut slot = self.bulkhead_slot()?;
+        let mut permit = slot.admit(self)?;
+        // A call without retries never touches the budget, nor does one an enforcing
+        // breaker would have rejected.
+        let state = (plan.retries > 0 && !permit.is_shadowed()).then(|| self.policy_state());
         if let Some(state) = state {
             state.budget().deposit(self.budget_second());
         }
         let mut retry = 0;
         loop {
+            // Admitted only as a shadow: an enforcing breaker would have ended the call here,
+            // freeing its slot, and retried nothing.
+            let shadowed = permit.is_shadowed();
+            if shadowed {
+                slot = CallSlot::Unlimited;
+            }
             let ended = self::attempt(permit, attempt(), plan.timeout, &mut judge).await;
             let state = match state {
-                Some(state) if ended.failed() && retry < plan.retries => state,
+                Some(state) if !shadowed && ended.failed() && retry < plan.retries => state,
                 _ => return ended.into_result(self),
             };
             // The downstream asked for more than the backoff would wait: no retry.
             let pushback = ended.pushback().unwrap_or(Duration::ZERO);
-            if pushback > backoff::ceiling(plan.backoff(), retry + 1) {
+            if pushback > backoff::ceiling(plan.backoff(), plan.backoff_max(), retry + 1) {
                 return ended.into_result(self);
             }
             let budget = state.budget();
-            let Some(withdrawal) = budget.withdraw(self.budget_second(), state.limit()) else {
+            // Spent only by an attempt that starts: dropped in the backoff (the caller gave
+            // up) or with the retry rejected, it is given back.
+            let Some(withdrawal) = budget.withdraw_held(self.budget_second(), state.limit()) else {
                 return ended.into_result(self);
             };
             drop(ended);
             retry += 1;
-            backoff::wait_at_least(plan.backoff(), retry, pushback).await;
-            permit = match self.try_acquire_in_slot() {
-                Ok(permit) => permit,
-                Err(rejected) => {
-                    budget.refund(withdrawal);
-                    return Err(CallError::Rejected(rejected));
-                }
-            };
-            budget.count_retry();
+            backoff::wait_at_least(plan.backoff(), plan.backoff_max(), retry, pushback).await;
+            permit = slot.admit(self)?;
+            // A retry an enforcing breaker would have rejected is no retry: its withdrawal
+            // goes back.
+            if !permit.is_shadowed() {
+                withdrawal.spend();
+            }
         }
     }
 
@@ -355,8 +372,13 @@ impl Breaker {
         J: Judge<Fut::Output>,
     {
         let timeout = self.policy_plan().timeout;
-        let _slot = self.bulkhead_slot()?;
-        let permit = self.try_acquire_in_slot()?;
+        let mut slot = self.bulkhead_slot()?;
+        let permit = slot.admit(self)?;
+        if permit.is_shadowed() {
+            // An enforcing breaker's call would have ended, freeing its slot.
+            slot = CallSlot::Unlimited;
+        }
+        let _slot = slot;
         attempt(permit, future, timeout, &mut classify)
             .await
             .into_result(self)

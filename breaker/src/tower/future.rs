@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -40,6 +41,9 @@ pin_project! {
     /// the rejection.
     ///
     /// Dropped before it completes, it records nothing and frees a half-open probe slot.
+    /// If the inner future panics, a failure is recorded as the panic leaves `poll`, also
+    /// when something outside catches the panic (a panic-catching layer, `catch_unwind`)
+    /// and drops this future later, no longer unwinding.
     pub struct ResponseFuture<F, C> {
         #[pin]
         kind: Kind<F, C>,
@@ -75,9 +79,18 @@ where
                 permit,
                 classifier,
             } => {
-                let result = match inner.poll(cx) {
-                    Poll::Ready(result) => result,
-                    Poll::Pending => return Poll::Pending,
+                // The permit is a field, which a panic leaving `poll` does not drop: a caught
+                // panic would leave it to be dropped later as a cancelled call.
+                let polled = panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx)));
+                let result = match polled {
+                    Ok(Poll::Ready(result)) => result,
+                    Ok(Poll::Pending) => return Poll::Pending,
+                    Err(panicked) => {
+                        if let Some(permit) = permit.take() {
+                            permit.failure();
+                        }
+                        panic::resume_unwind(panicked)
+                    }
                 };
                 if let Some(permit) = permit.take() {
                     match classifier.classify(&result) {

@@ -21,10 +21,11 @@ use crate::{Breaker, Classify, Outcome};
 /// It follows the breaker's current [`Policy`](crate::Policy), as
 /// [`Breaker::run`](crate::Breaker::run) does: a result the classifier calls a
 /// [`Outcome::Failure`] is retried up to `retries` times, within the breaker's retry budget
-/// (the same budget `run` draws on), after the same backoff (`[0, retry_backoff *
-/// 2^(n-1)]`). A [`BreakerError::Rejected`] is never retried: the breaker said no, and the
+/// (the same budget `run` draws on), after the same backoff (`[0, min(retry_backoff_max,
+/// retry_backoff * 2^(n-1))]`). A [`BreakerError::Rejected`] is never retried: the breaker said no, and the
 /// downstream never saw it. A breaker without `retries` retries nothing, and the request is
-/// not even cloned.
+/// not even cloned. A retry is taken from the budget only by an attempt that starts: a
+/// request dropped while it waits before its retry (a deadline, a client gone) gives it back.
 ///
 /// Compose it with tower's own layers, outside in: `ConcurrencyLimit` (with `LoadShed`,
 /// to reject rather than queue) to bound calls rather than attempts, this policy's `Retry`,
@@ -66,15 +67,56 @@ use crate::{Breaker, Classify, Outcome};
 /// # Ok::<(), breaker::ConfigError>(())
 /// # }).unwrap();
 /// ```
-#[derive(Clone)]
 pub struct RetryFailures<C = DefaultClassifier> {
     breaker: Arc<Breaker>,
     classifier: C,
     /// Retries decided for this request; 0 in the service's own copy, which tower clones
     /// for each request.
     retried: u32,
-    /// The budget's retry behind the attempt in flight, given back if the breaker rejects it.
-    withdrawal: Option<Withdrawal>,
+    /// The budget's retry behind the next attempt or the one in flight, settled however the
+    /// request ends (see [`Held`]).
+    withdrawal: Option<Held>,
+}
+
+/// A withdrawal from the budget for a retry, settled when the next result is judged, or
+/// when the request's future is dropped: given back if its attempt never started (dropped in
+/// the delay, or before tower called the service), or if the breaker rejected it; spent as a
+/// retry once tower called the service with it and the breaker did not reject it.
+struct Held {
+    breaker: Arc<Breaker>,
+    withdrawal: Withdrawal,
+    /// Tower called the service with the retry (it cloned the request just before).
+    called: bool,
+}
+
+impl Held {
+    /// The retry's result is judged: a rejection gives the withdrawal back.
+    fn settle(mut self, rejected: bool) {
+        self.called = !rejected;
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let budget = self.breaker.policy_state().budget();
+        if self.called {
+            budget.count_retry();
+        } else {
+            budget.refund(self.withdrawal);
+        }
+    }
+}
+
+/// A copy for another request: it holds none of this one's withdrawal.
+impl<C: Clone> Clone for RetryFailures<C> {
+    fn clone(&self) -> Self {
+        Self {
+            breaker: self.breaker.clone(),
+            classifier: self.classifier.clone(),
+            retried: self.retried,
+            withdrawal: None,
+        }
+    }
 }
 
 impl RetryFailures {
@@ -137,8 +179,7 @@ where
         match (self.retried, self.withdrawal.take()) {
             // The first attempt, admitted: a deposit in the budget.
             (0, _) if !rejected => budget.deposit(self.breaker.budget_second()),
-            (_, Some(withdrawal)) if rejected => budget.refund(withdrawal),
-            (_, Some(_)) => budget.count_retry(),
+            (_, Some(held)) => held.settle(rejected),
             _ => {}
         }
         if rejected || self.classifier.classify(result) != Outcome::Failure {
@@ -148,15 +189,26 @@ where
         if self.retried >= plan.retries {
             return None;
         }
-        self.withdrawal = Some(budget.withdraw(self.breaker.budget_second(), state.limit())?);
+        let withdrawal = budget.withdraw(self.breaker.budget_second(), state.limit())?;
+        self.withdrawal = Some(Held {
+            breaker: self.breaker.clone(),
+            withdrawal,
+            called: false,
+        });
         self.retried += 1;
         Some(RetryDelay::new(backoff::delay(
             plan.backoff(),
+            plan.backoff_max(),
             self.retried,
         )))
     }
 
     fn clone_request(&mut self, req: &Req) -> Option<Req> {
+        // Tower clones the request just before it calls the service with it: a retry's
+        // attempt starts now.
+        if let Some(held) = &mut self.withdrawal {
+            held.called = true;
+        }
         // A request no retry can follow is not cloned, but for the last retry itself, whose
         // result settles the budget's withdrawal.
         let retries = self.breaker.policy_plan().retries;

@@ -183,7 +183,7 @@ enum Kind {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct ModelPermit {
+pub struct ModelPermit {
     generation: u64,
     kind: Kind,
     acquired_at: Duration,
@@ -194,7 +194,7 @@ struct ModelPermit {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Verdict {
+pub enum Verdict {
     Success,
     Failure,
     /// Ignored, or dropped without a result: the same thing to the breaker.
@@ -216,10 +216,10 @@ struct Ramp {
 }
 
 #[derive(Debug)]
-struct Model {
-    spec: Spec,
+pub struct Model {
+    pub spec: Spec,
     /// Time since the breaker was created.
-    now: Duration,
+    pub now: Duration,
     state: State,
     generation: u64,
     /// Count window: the last `calls` completed outcomes, oldest first.
@@ -236,18 +236,18 @@ struct Model {
     probe_successes: u32,
     ramp: Option<Ramp>,
     /// Admitted calls not yet settled that hold a bulkhead slot.
-    slots: u32,
+    pub slots: u32,
     /// Rejections by reason: open, half-open full, forced open, throttled, bulkhead.
     rejected: [u64; 5],
     /// Permits settled, by how: success, failure, ignored, cancelled (the breaker's totals).
-    ended: [u64; 4],
+    pub ended: [u64; 4],
     /// Every state change, with its reason.
     transitions: Vec<(State, State, TransitionReason)>,
-    seen: Seen,
+    pub seen: Seen,
 }
 
 #[derive(Debug, PartialEq)]
-struct Observed {
+pub struct Observed {
     state: State,
     calls: u32,
     failures: u32,
@@ -263,7 +263,7 @@ struct Observed {
     in_flight: u32,
 }
 
-type Refusal = (RejectReason, Option<Duration>);
+pub type Refusal = (RejectReason, Option<Duration>);
 
 /// How far a run went: what the model saw happen, so that a test can check that generated
 /// sequences reach every phase instead of passing vacuously.
@@ -300,7 +300,7 @@ pub struct Seen {
 }
 
 impl Model {
-    fn new(spec: Spec) -> Self {
+    pub fn new(spec: Spec) -> Self {
         let open_for = Duration::from_millis(spec.open_ms);
         Self {
             spec,
@@ -403,7 +403,7 @@ impl Model {
     /// What a breaker must show, enforcing or as a shadow: a shadow rejects nothing, so it
     /// counts no rejection by reason (its shadow rejections are compared with the model's
     /// rejections, see `observe_as`).
-    fn observe_as(&self, shadow: bool) -> Observed {
+    pub fn observe_as(&self, shadow: bool) -> Observed {
         let mut observed = self.observe();
         if shadow {
             observed.rejected_by = [0; 5];
@@ -506,29 +506,40 @@ impl Model {
     /// The bulkhead first: full, it rejects; else the state decides, and an admitted call
     /// takes a slot.
     fn acquire(&mut self) -> Result<ModelPermit, Refusal> {
-        if let Some(limit) = self.spec.max_concurrent {
-            if self.slots >= limit {
+        let slot = self.bulkhead()?;
+        let mut outcome = self.admit_by_state();
+        if let Ok(permit) = &mut outcome {
+            permit.slot = slot;
+            self.slots += u32::from(slot);
+        }
+        outcome
+    }
+
+    /// The bulkhead's part of an acquire: full, it rejects (counted); else whether the call
+    /// is to take a slot.
+    pub fn bulkhead(&mut self) -> Result<bool, Refusal> {
+        match self.spec.max_concurrent {
+            Some(limit) if self.slots >= limit => {
                 self.seen.bulkhead_rejections += 1;
                 self.rejected[4] += 1;
-                return Err((RejectReason::Bulkhead, None));
+                Err((RejectReason::Bulkhead, None))
             }
+            limit => Ok(limit.is_some()),
         }
-        let mut outcome = self.acquire_in_state();
-        match &mut outcome {
-            Ok(permit) => {
-                permit.slot = self.spec.max_concurrent.is_some();
-                self.slots += u32::from(permit.slot);
-            }
-            Err((reason, _)) => {
-                let i = match reason {
-                    RejectReason::Open => 0,
-                    RejectReason::HalfOpenFull => 1,
-                    RejectReason::ForcedOpen => 2,
-                    RejectReason::Throttled => 3,
-                    other => panic!("the state rejected with {other:?}"),
-                };
-                self.rejected[i] += 1;
-            }
+    }
+
+    /// The state's part of an acquire: a permit holding no slot, or a rejection (counted).
+    pub fn admit_by_state(&mut self) -> Result<ModelPermit, Refusal> {
+        let outcome = self.acquire_in_state();
+        if let Err((reason, _)) = &outcome {
+            let i = match reason {
+                RejectReason::Open => 0,
+                RejectReason::HalfOpenFull => 1,
+                RejectReason::ForcedOpen => 2,
+                RejectReason::Throttled => 3,
+                other => panic!("the state rejected with {other:?}"),
+            };
+            self.rejected[i] += 1;
         }
         outcome
     }
@@ -598,7 +609,7 @@ impl Model {
         }
     }
 
-    fn complete(&mut self, permit: ModelPermit, result: Verdict) {
+    pub fn complete(&mut self, permit: ModelPermit, result: Verdict) {
         self.slots -= u32::from(permit.slot);
         if permit.kind == Kind::Passthrough {
             return;
@@ -762,19 +773,19 @@ impl Model {
         self.judge_reconfigured();
     }
 
-    fn force_open(&mut self) {
+    pub fn force_open(&mut self) {
         if self.state != State::ForcedOpen {
             self.enter(State::ForcedOpen, TransitionReason::Forced);
         }
     }
 
-    fn disable(&mut self) {
+    pub fn disable(&mut self) {
         if self.state != State::Disabled {
             self.enter(State::Disabled, TransitionReason::Disabled);
         }
     }
 
-    fn reset(&mut self) {
+    pub fn reset(&mut self) {
         self.enter(State::Closed, TransitionReason::Reset);
     }
 
@@ -864,7 +875,7 @@ type Live<'b> = Vec<(Permit<'b>, ModelPermit)>;
 
 /// How a permit was settled, as the breaker's lifetime totals count it.
 #[derive(Clone, Copy)]
-enum Ended {
+pub enum Ended {
     Success,
     Failure,
     Ignored,
@@ -1139,7 +1150,7 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
 /// What the model observes of `b`; of a shadow, the rejections it turned into admissions
 /// count as the model's rejections (it must have rejected none), and the calls it admitted
 /// so are taken out of the totals of how calls ended.
-fn observe_as(b: &Breaker, shadow: bool, shadow_ended: [u64; 4]) -> Observed {
+pub fn observe_as(b: &Breaker, shadow: bool, shadow_ended: [u64; 4]) -> Observed {
     let mut seen = observe(b);
     if shadow {
         let totals = b.snapshot().totals;

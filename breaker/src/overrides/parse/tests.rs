@@ -37,7 +37,9 @@ fn example(key: &str) -> &'static str {
         "timeout" => "\"800ms\"",
         "retries" => "2",
         "retry_backoff" => "\"50ms\"",
+        "retry_backoff_max" => "\"5s\"",
         "retry_budget" => "0.1",
+        "retry_floor" => "3",
         "max_concurrent" => "64",
         "probe_timeout" => "\"30s\"",
         "shadow" => "true",
@@ -78,7 +80,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
         assert_eq!(applied(&Config::default(), &text), Err((2, message)));
         rules += 1;
     }
-    assert_eq!(rules, 7);
+    assert_eq!(rules, 9);
 }
 
 #[test]
@@ -99,8 +101,14 @@ fn keys_left_out_take_the_defaults_of_the_table() {
     fn retry_backoff(c: &Config) -> KeyDefault {
         KeyDefault::Span(c.policy().retry_backoff())
     }
+    fn retry_backoff_max(c: &Config) -> KeyDefault {
+        KeyDefault::Span(c.policy().retry_backoff_max())
+    }
     fn retry_budget(c: &Config) -> KeyDefault {
         KeyDefault::Rate(c.policy().retry_budget())
+    }
+    fn retry_floor(c: &Config) -> KeyDefault {
+        KeyDefault::Count(c.policy().retry_floor())
     }
     let mut defaults = 0;
     for key in crate::config::KEYS {
@@ -110,7 +118,9 @@ fn keys_left_out_take_the_defaults_of_the_table() {
             "slow_rate" => ("slow = \"2s\"", slow_rate),
             "ramp_step" => ("ramp = [50, 100]", ramp_step),
             "retry_backoff" => ("retries = 2", retry_backoff),
+            "retry_backoff_max" => ("retries = 2", retry_backoff_max),
             "retry_budget" => ("retries = 2", retry_budget),
+            "retry_floor" => ("retries = 2", retry_floor),
             _ => panic!("no case for the default of `{}`: add one", key.name),
         };
         let text = format!("[\"a\"]\n{written}\n");
@@ -118,7 +128,7 @@ fn keys_left_out_take_the_defaults_of_the_table() {
         assert_eq!(taken(&c), default, "{text}");
         defaults += 1;
     }
-    assert_eq!(defaults, 5);
+    assert_eq!(defaults, 7);
 }
 
 #[test]
@@ -137,6 +147,13 @@ fn call_policy_overrides_follow_the_builder_rules_at_their_line() {
             (3, "retry_backoff must be at most 60s, got 61s"),
         ),
         (
+            "[\"a\"]\nretries = 1\nretry_backoff_max = \"10ms\"\n",
+            (
+                3,
+                "retry_backoff_max must be at least retry_backoff, got 10ms with retry_backoff 20ms",
+            ),
+        ),
+        (
             "[\"a\"]\ntimeout = \"0s\"\n",
             (2, "timeout must be greater than zero, got 0ns"),
         ),
@@ -150,6 +167,41 @@ fn call_policy_overrides_follow_the_builder_rules_at_their_line() {
         ),
     ];
     assert_refused(cases);
+}
+
+#[test]
+fn a_negative_retry_floor_is_refused_at_its_line() {
+    let (line, message) = entries("[\"a\"]\nretries = 1\nretry_floor = -1\n").unwrap_err();
+    assert_eq!(line, Some(3));
+    assert!(message.contains("-1"), "{message}");
+}
+
+#[test]
+fn a_retry_backoff_above_the_breakers_max_is_refused_at_its_line() {
+    let capped = Config::builder()
+        .retries(2)
+        .retry_backoff_max(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    assert_eq!(
+        applied(&capped, "[\"a\"]\nmin = 4\nretry_backoff = \"2s\"\n"),
+        Err((
+            3,
+            "retry_backoff_max must be at least retry_backoff, got 1s with retry_backoff 2s"
+                .to_owned()
+        ))
+    );
+    let c = applied(
+        &capped,
+        "[\"a\"]\nretry_backoff_max = \"3s\"\nretry_floor = 0\n",
+    )
+    .unwrap()
+    .unwrap();
+    let policy = c.policy();
+    assert_eq!(
+        (policy.retry_backoff_max(), policy.retry_floor()),
+        (Duration::from_secs(3), 0)
+    );
 }
 
 #[test]

@@ -1,0 +1,28 @@
+use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+
+#[derive(Debug)]
+pub struct Down;
+
+impl Classify for Down {
+    fn classify(&self) -> Outcome {
+        Outcome::Failure
+    }
+}
+
+impl From<Rejected> for Down {
+    fn from(_: Rejected) -> Self {
+        Down
+    }
+}
+
+impl From<breaker::TimedOut> for Down {
+    fn from(_: breaker::TimedOut) -> Self {
+        Down
+    }
+}
+
+#[circuit_breaker(retries = 2, retry_backoff = "2s", retry_backoff_max = "1s")]
+async fn capped_below_its_base() -> Result<(), Down> {
+    Ok(())
+}
+fn main() {}
