@@ -364,7 +364,8 @@ impl Breaker {
     /// use breaker::{Breaker, Config, State};
     ///
     /// let clock = ManualClock::new();
-    /// let b = Breaker::with_clock("libraryd", Config::default(), clock.clone());
+    /// let config = Config::builder().probes(1).build()?;
+    /// let b = Breaker::with_clock("libraryd", config, clock.clone());
     /// b.open_for(Duration::from_secs(30));
     /// assert_eq!(b.state(), State::Open);
     /// clock.advance(Duration::from_secs(20));
@@ -373,6 +374,7 @@ impl Breaker {
     /// clock.advance(Duration::from_secs(10));
     /// b.try_acquire().unwrap().success(); // a probe
     /// assert_eq!(b.state(), State::Closed);
+    /// # Ok::<(), breaker::ConfigError>(())
     /// ```
     pub fn open_for(&self, duration: Duration) {
         self.open_because(duration, TransitionReason::ManualOpen);
