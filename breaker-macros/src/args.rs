@@ -77,6 +77,7 @@ pub(crate) struct Args {
     pub(crate) max_concurrent: Option<Spanned<u32>>,
     pub(crate) probe_timeout: Option<Spanned<Duration>>,
     pub(crate) shadow: Option<Spanned<bool>>,
+    pub(crate) pushback_max: Option<Spanned<Duration>>,
     pub(crate) fallback: Option<Spanned<Path>>,
     pub(crate) fallback_on: Option<Spanned<FallbackOn>>,
     pub(crate) classify: Option<Spanned<Path>>,
@@ -137,6 +138,7 @@ impl Args {
             "max_concurrent" => at(&self.max_concurrent),
             "probe_timeout" => at(&self.probe_timeout),
             "shadow" => at(&self.shadow),
+            "pushback_max" => at(&self.pushback_max),
             _ => unreachable!("`{name}` is a configuration key of the table"),
         }
     }
@@ -224,6 +226,8 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                         .map(|v| set_once(&mut args.probe_timeout, at.of(v), &key, errors)),
                     "shadow" => boolean(&expr, &key)
                         .map(|v| set_once(&mut args.shadow, at.of(v), &key, errors)),
+                    "pushback_max" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.pushback_max, at.of(v), &key, errors)),
                     "fallback" => path(&expr, &key)
                         .map(|v| set_once(&mut args.fallback, at.of(v), &key, errors)),
                     "fallback_on" => fallback_on(&expr)

@@ -79,6 +79,9 @@ pub(crate) fn settings(args: &Args) -> Settings {
     s.max_concurrent = args.max_concurrent.as_ref().map(|n| n.value);
     s.probe_timeout = args.probe_timeout.as_ref().map(|t| t.value);
     s.shadow = args.shadow.as_ref().is_some_and(|s| s.value);
+    if let Some(max) = &args.pushback_max {
+        s.pushback_max = max.value;
+    }
     s
 }
 

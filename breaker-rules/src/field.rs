@@ -27,11 +27,12 @@ pub enum Field {
     MaxConcurrent,
     ProbeTimeout,
     Shadow,
+    PushbackMax,
 }
 
 impl Field {
     /// Every field, in the order the rules are checked.
-    pub const ALL: [Field; 23] = [
+    pub const ALL: [Field; 24] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -55,6 +56,7 @@ impl Field {
         Field::MaxConcurrent,
         Field::ProbeTimeout,
         Field::Shadow,
+        Field::PushbackMax,
     ];
 
     /// The builder's name for the field, e.g. `"failure_rate"` (the key is `rate`).
@@ -83,6 +85,7 @@ impl Field {
             Field::MaxConcurrent => "max_concurrent",
             Field::ProbeTimeout => "probe_timeout",
             Field::Shadow => "shadow",
+            Field::PushbackMax => "pushback_max",
         }
     }
 

@@ -153,6 +153,7 @@ pub const KEYS: [ConfigKey; Field::ALL.len()] = [
     key("max_concurrent", Field::MaxConcurrent),
     key("probe_timeout", Field::ProbeTimeout),
     key("shadow", Field::Shadow),
+    key("pushback_max", Field::PushbackMax),
 ];
 
 // The table holds the fields in `Field::ALL`'s order, so that `ConfigKey::of` is an index and a

@@ -233,7 +233,8 @@ impl Settings {
                 )),
                 _ => Ok(()),
             },
-            Field::Shadow => Ok(()),
+            // Any length: zero turns pushback off.
+            Field::Shadow | Field::PushbackMax => Ok(()),
         }
     }
 }

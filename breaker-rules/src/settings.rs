@@ -168,6 +168,8 @@ pub struct Settings {
     pub probe_timeout: Option<Duration>,
     /// Watch only: admit every call.
     pub shadow: bool,
+    /// The longest a downstream's pushback opens the breaker for; zero turns it off.
+    pub pushback_max: Duration,
 }
 
 impl Settings {
@@ -192,6 +194,7 @@ impl Settings {
         max_concurrent: None,
         probe_timeout: None,
         shadow: false,
+        pushback_max: Duration::from_secs(5 * 60),
     };
 }
 

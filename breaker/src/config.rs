@@ -64,6 +64,7 @@ pub struct Config {
     /// `None` follows the policy's timeout, else [`DEFAULT_PROBE_TIMEOUT`].
     probe_timeout: Option<Duration>,
     shadow: bool,
+    pushback_max: Duration,
 }
 
 impl Config {
@@ -102,6 +103,7 @@ impl Config {
             max_concurrent: self.max_concurrent,
             probe_timeout: self.probe_timeout,
             shadow: self.shadow,
+            pushback_max: self.pushback_max,
         }
     }
 
@@ -181,6 +183,12 @@ impl Config {
     /// admits every call.
     pub const fn shadow(&self) -> bool {
         self.shadow
+    }
+
+    /// The longest a downstream's pushback opens the breaker for; zero when pushback is
+    /// turned off (see [`ConfigBuilder::pushback_max`]).
+    pub const fn pushback_max(&self) -> Duration {
+        self.pushback_max
     }
 }
 

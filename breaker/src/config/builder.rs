@@ -40,6 +40,7 @@ pub struct ConfigBuilder {
     pub(super) max_concurrent: Option<u32>,
     pub(super) probe_timeout: Option<Duration>,
     pub(super) shadow: bool,
+    pub(super) pushback_max: Duration,
 }
 
 impl Default for ConfigBuilder {
@@ -67,6 +68,7 @@ impl ConfigBuilder {
             max_concurrent: d.max_concurrent,
             probe_timeout: d.probe_timeout,
             shadow: d.shadow,
+            pushback_max: d.pushback_max,
         }
     }
 
@@ -274,6 +276,27 @@ impl ConfigBuilder {
         self
     }
 
+    /// A failure that carries the downstream's pushback ([`Classify::pushback`]: a 429 or
+    /// 503 with `Retry-After`, a gRPC status with `grpc-retry-pushback-ms`) opens the breaker
+    /// at once for as long as it asks, at most `max` (default 5 minutes); zero turns
+    /// pushback off, and such a failure counts as any other.
+    ///
+    /// [`Classify::pushback`]: crate::Classify::pushback
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::Config;
+    ///
+    /// let config = Config::builder().pushback_max(Duration::from_secs(60)).build()?;
+    /// assert_eq!(config.pushback_max(), Duration::from_secs(60));
+    /// assert_eq!(Config::default().pushback_max(), Duration::from_secs(300));
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub const fn pushback_max(mut self, max: Duration) -> Self {
+        self.pushback_max = max;
+        self
+    }
+
     /// Validates every field and returns the configuration, or the first rule broken.
     pub const fn build(self) -> Result<Config, ConfigError> {
         match self.settings().check_all() {
@@ -304,6 +327,7 @@ impl ConfigBuilder {
             max_concurrent: self.max_concurrent,
             probe_timeout: self.probe_timeout,
             shadow: self.shadow,
+            pushback_max: self.pushback_max,
         }
     }
 
@@ -325,6 +349,7 @@ impl ConfigBuilder {
             max_concurrent: self.max_concurrent,
             probe_timeout: self.probe_timeout,
             shadow: self.shadow,
+            pushback_max: self.pushback_max,
         }
     }
 

@@ -42,6 +42,7 @@ pub(super) struct Override {
     max_concurrent: Option<(usize, u32)>,
     probe_timeout: Option<(usize, Duration)>,
     shadow: Option<(usize, bool)>,
+    pushback_max: Option<(usize, Duration)>,
     pub(super) action: Option<Action>,
     /// A manual open period to start now (`Breaker::open_for`), not a configuration key.
     pub(super) open_for: Option<Duration>,
@@ -73,6 +74,7 @@ struct Raw {
     max_concurrent: Option<Spanned<u32>>,
     probe_timeout: Option<Spanned<String>>,
     shadow: Option<Spanned<bool>>,
+    pushback_max: Option<Spanned<String>>,
     action: Option<Spanned<Action>>,
     open_for: Option<Spanned<String>>,
 }
@@ -209,6 +211,7 @@ impl Override {
             max_concurrent: plain(raw.max_concurrent),
             probe_timeout: duration(Field::ProbeTimeout, raw.probe_timeout)?,
             shadow: raw.shadow.map(|v| (at(v.span()), v.into_inner())),
+            pushback_max: duration(Field::PushbackMax, raw.pushback_max)?,
             action: raw.action.map(Spanned::into_inner),
             name,
         })
@@ -242,6 +245,7 @@ impl Override {
             Field::MaxConcurrent => self.max_concurrent.map(|v| v.0),
             Field::ProbeTimeout => self.probe_timeout.map(|v| v.0),
             Field::Shadow => self.shadow.map(|v| v.0),
+            Field::PushbackMax => self.pushback_max.map(|v| v.0),
         }
     }
 
@@ -394,6 +398,9 @@ impl Override {
         }
         if let Some((_, shadow)) = self.shadow {
             b = b.shadow(shadow);
+        }
+        if let Some((_, max)) = self.pushback_max {
+            b = b.pushback_max(max);
         }
         b.build().map(Some).map_err(|e| {
             let field = e.field_id();

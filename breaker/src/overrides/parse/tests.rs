@@ -43,6 +43,7 @@ fn example(key: &str) -> &'static str {
         "max_concurrent" => "64",
         "probe_timeout" => "\"30s\"",
         "shadow" => "true",
+        "pushback_max" => "\"1m\"",
         _ => panic!("no example value of `{key}`: add one, so the test below covers it"),
     }
 }
