@@ -36,6 +36,7 @@ open_max = "1m"
 ramp = [10, 50, 100]
 ramp_step = "3s"
 ramp_guard = 3.0
+pushback_max = "2m"
 "#;
     registry().apply(&parse(file)).unwrap();
     let c = b.config();
@@ -64,6 +65,7 @@ ramp_guard = 3.0
         (&[10, 50, 100][..], Duration::from_secs(3))
     );
     assert_eq!(c.ramp_latency_guard(), Some(3.0));
+    assert_eq!(c.pushback_max(), Duration::from_secs(120));
 }
 
 #[test]

@@ -79,6 +79,7 @@ pub(crate) struct Args {
     pub(crate) shadow: Option<Spanned<bool>>,
     pub(crate) fleet: Option<Spanned<bool>>,
     pub(crate) fleet_quorum: Option<Spanned<u32>>,
+    pub(crate) pushback_max: Option<Spanned<Duration>>,
     pub(crate) fallback: Option<Spanned<Path>>,
     pub(crate) fallback_on: Option<Spanned<FallbackOn>>,
     pub(crate) classify: Option<Spanned<Path>>,
@@ -141,6 +142,7 @@ impl Args {
             "shadow" => at(&self.shadow),
             "fleet" => at(&self.fleet),
             "fleet_quorum" => at(&self.fleet_quorum),
+            "pushback_max" => at(&self.pushback_max),
             _ => unreachable!("`{name}` is a configuration key of the table"),
         }
     }
@@ -232,6 +234,8 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                         .map(|v| set_once(&mut args.fleet, at.of(v), &key, errors)),
                     "fleet_quorum" => integer(&expr, &key)
                         .map(|v| set_once(&mut args.fleet_quorum, at.of(v), &key, errors)),
+                    "pushback_max" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.pushback_max, at.of(v), &key, errors)),
                     "fallback" => path(&expr, &key)
                         .map(|v| set_once(&mut args.fallback, at.of(v), &key, errors)),
                     "fallback_on" => fallback_on(&expr)

@@ -99,6 +99,23 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
         }
     };
     let classify = classify_of(&out, true);
+    // The result as the runtime records it: by the return type's `Classify` impl, with the
+    // pushback a failure carries, or by the `classify` function given.
+    let record = match &args.classify {
+        Some(_) => {
+            let classify = classify_of(&out, true);
+            quote!(#permit.record(#classify))
+        }
+        None => {
+            // Spanned at the return type, as the error of an output that is not `Classify`.
+            let judged = Ident::new("judged", ret_span);
+            let record_output = respan(quote!(record_output), ret_span);
+            quote! {
+                let #judged = &#out;
+                #permit.#record_output(#judged)
+            }
+        }
+    };
 
     // The fallback called with the arguments and `last`: the `Rejected`, or with
     // `fallback_on = "failure"` the function's error.
@@ -247,7 +264,7 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
                 match #admission {
                     ::core::result::Result::Ok(#permit) => {
                         let #out_binding = async move #block.await;
-                        #permit.record(#classify);
+                        #record;
                         #out
                     }
                     ::core::result::Result::Err(#rejected) => #on_rejected,
@@ -274,8 +291,19 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
             Some(ty) => quote!(#out: &#ty),
             None => quote!(#out),
         };
-        let classify = classify_of(&out, false);
-        quote!(|#subject| #classify)
+        match &args.classify {
+            Some(_) => {
+                let classify = classify_of(&out, false);
+                quote!(#p::plain(|#subject| #classify))
+            }
+            None => {
+                let classified = match &ret_ty {
+                    Some(ty) => quote!(#p::classified::<#ty>()),
+                    None => quote!(#p::classified()),
+                };
+                respan(classified, ret_span)
+            }
+        }
     };
     if let (Some(_), None) = (&args.retries, &args.timeout) {
         // Retried but never timed: no timer, so the error type needs no `From<TimedOut>`.
@@ -489,7 +517,8 @@ fn builder(s: &Settings, p: &TokenStream) -> TokenStream {
     if let Some(quorum) = s.fleet_quorum {
         b = quote!(#b.fleet_quorum(#quorum));
     }
-    b
+    let pushback_max = duration(s.pushback_max);
+    quote!(#b.pushback_max(#pushback_max))
 }
 
 /// The registry name, a constant but for a method, whose type only the compiler knows: then

@@ -91,6 +91,7 @@ use proc_macro::TokenStream;
 /// | `shadow` | `true` or `false` | watch only: the breaker judges every call but admits them all (default `false`) |
 /// | `fleet` | `true` or `false` | share judgement with the service's other instances through the fleet (`breaker::fleet`, feature `fleet`): publish this breaker's own OPENs, and open when a quorum of peers hold it OPEN (default `false`); the store is set at start-up with `breaker::fleet::connect`, never here |
 /// | `fleet_quorum` | integer | how many live peers must hold the breaker OPEN before it opens for them, at least 2 (default 2); needs `fleet` |
+/// | `pushback_max` | duration string | a failure carrying the downstream's pushback (`Retry-After`, `grpc-retry-pushback-ms`) opens the breaker for that long, at most this (default 5m; `"0s"` turns pushback off) |
 /// | `fallback` | path | async fn called, instead of returning an error, when the breaker rejects the call |
 /// | `fallback_on` | `"rejection"` or `"failure"` | what the fallback answers: rejected calls, with the `Rejected` (default), or every call that ends in a rejection, a timeout or an error classified `Failure` (after the retries), with the function's error; needs `fallback` |
 /// | `classify` | path | `fn(&R) -> Outcome` used instead of the `Classify` impl of the return type `R` |

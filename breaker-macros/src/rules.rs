@@ -81,6 +81,9 @@ pub(crate) fn settings(args: &Args) -> Settings {
     s.shadow = args.shadow.as_ref().is_some_and(|s| s.value);
     s.fleet = args.fleet.as_ref().is_some_and(|f| f.value);
     s.fleet_quorum = args.fleet_quorum.as_ref().map(|q| q.value);
+    if let Some(max) = &args.pushback_max {
+        s.pushback_max = max.value;
+    }
     s
 }
 

@@ -27,15 +27,14 @@ pub enum Field {
     MaxConcurrent,
     ProbeTimeout,
     Shadow,
-    /// `fleet`
     Fleet,
-    /// `fleet_quorum`
     FleetQuorum,
+    PushbackMax,
 }
 
 impl Field {
     /// Every field, in the order the rules are checked.
-    pub const ALL: [Field; 25] = [
+    pub const ALL: [Field; 26] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -61,6 +60,7 @@ impl Field {
         Field::Shadow,
         Field::Fleet,
         Field::FleetQuorum,
+        Field::PushbackMax,
     ];
 
     /// The builder's name for the field, e.g. `"failure_rate"` (the key is `rate`).
@@ -91,6 +91,7 @@ impl Field {
             Field::Shadow => "shadow",
             Field::Fleet => "fleet",
             Field::FleetQuorum => "fleet_quorum",
+            Field::PushbackMax => "pushback_max",
         }
     }
 

@@ -233,7 +233,8 @@ impl Settings {
                 )),
                 _ => Ok(()),
             },
-            Field::Shadow | Field::Fleet => Ok(()),
+            // Any length: zero turns pushback off.
+            Field::Shadow | Field::Fleet | Field::PushbackMax => Ok(()),
             Field::FleetQuorum => match self.fleet_quorum {
                 Some(quorum) if quorum < 2 => Err(Violation::new(
                     field,

@@ -176,6 +176,8 @@ pub struct Settings {
     pub fleet: bool,
     /// Live peers holding the breaker OPEN that open it; `None`: 2.
     pub fleet_quorum: Option<u32>,
+    /// The longest a downstream's pushback opens the breaker for; zero turns it off.
+    pub pushback_max: Duration,
 }
 
 impl Settings {
@@ -202,6 +204,7 @@ impl Settings {
         shadow: false,
         fleet: false,
         fleet_quorum: None,
+        pushback_max: Duration::from_secs(5 * 60),
     };
 }
 

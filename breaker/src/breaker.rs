@@ -305,7 +305,10 @@ impl Breaker {
         F: IntoFuture,
         F::Output: Classify,
     {
-        self.call_with(future, Classify::classify).await
+        let permit = self.try_acquire()?;
+        let output = future.await;
+        permit.record_output(&output);
+        Ok(output)
     }
 
     /// Like [`call`](Breaker::call), judging the output with `classify` instead of its

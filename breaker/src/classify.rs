@@ -1,6 +1,7 @@
 //! Outcomes, and how a call's result is judged: a sick downstream or a business answer.
 
 use std::io;
+use std::time::Duration;
 
 /// What a completed call tells the breaker about the downstream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -58,6 +59,47 @@ pub enum Outcome {
 pub trait Classify {
     /// The outcome this result means for the breaker.
     fn classify(&self) -> Outcome;
+
+    /// How long the downstream asked to be left alone, if this result says so: an HTTP
+    /// 429 or 503 with `Retry-After`, a gRPC status with `grpc-retry-pushback-ms`. `None`
+    /// by default.
+    ///
+    /// Asked only of a result that [`classify`](Classify::classify) calls a
+    /// [`Failure`](Outcome::Failure) (a pushback on a success or an ignored result is
+    /// ignored): the breaker then opens at once for that long, capped by
+    /// [`pushback_max`](crate::ConfigBuilder::pushback_max), whatever its window says, and
+    /// the call policy waits at least as long before a retry, or gives up.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::clock::ManualClock;
+    /// use breaker::{Breaker, Classify, Config, Outcome, State};
+    ///
+    /// enum StockError {
+    ///     Overloaded { retry_in: Duration },
+    /// }
+    ///
+    /// impl Classify for StockError {
+    ///     fn classify(&self) -> Outcome {
+    ///         Outcome::Failure
+    ///     }
+    ///     fn pushback(&self) -> Option<Duration> {
+    ///         let StockError::Overloaded { retry_in } = self;
+    ///         Some(*retry_in)
+    ///     }
+    /// }
+    ///
+    /// let clock = ManualClock::new();
+    /// let b = Breaker::with_clock("stockd", Config::default(), clock.clone());
+    /// let answer: Result<u32, _> = Err(StockError::Overloaded { retry_in: Duration::from_secs(20) });
+    /// b.try_acquire().unwrap().record_output(&answer);
+    /// assert_eq!(b.state(), State::Open); // one failure, but the server said 20 s
+    /// assert_eq!(b.try_acquire().unwrap_err().retry_after(), Some(Duration::from_secs(20)));
+    /// ```
+    #[inline]
+    fn pushback(&self) -> Option<Duration> {
+        None
+    }
 }
 
 impl<T, E: Classify> Classify for Result<T, E> {
@@ -67,6 +109,24 @@ impl<T, E: Classify> Classify for Result<T, E> {
             Ok(_) => Outcome::Success,
             Err(e) => e.classify(),
         }
+    }
+
+    #[inline]
+    fn pushback(&self) -> Option<Duration> {
+        match self {
+            Ok(_) => None,
+            Err(e) => e.pushback(),
+        }
+    }
+}
+
+/// What an output tells the breaker: its outcome, and for a failure the pushback it carries
+/// (`None` for no pushback, or one of no length).
+#[inline]
+pub(crate) fn verdict<T: Classify + ?Sized>(output: &T) -> (Outcome, Option<Duration>) {
+    match output.classify() {
+        Outcome::Failure => (Outcome::Failure, output.pushback().filter(|p| !p.is_zero())),
+        outcome => (outcome, None),
     }
 }
 

@@ -66,6 +66,7 @@ pub struct Config {
     shadow: bool,
     fleet: bool,
     fleet_quorum: Option<u32>,
+    pushback_max: Duration,
 }
 
 impl Config {
@@ -106,6 +107,7 @@ impl Config {
             shadow: self.shadow,
             fleet: self.fleet,
             fleet_quorum: self.fleet_quorum,
+            pushback_max: self.pushback_max,
         }
     }
 
@@ -198,6 +200,12 @@ impl Config {
             Some(quorum) => quorum,
             None => breaker_rules::DEFAULT_FLEET_QUORUM,
         }
+    }
+
+    /// The longest a downstream's pushback opens the breaker for; zero when pushback is
+    /// turned off (see [`ConfigBuilder::pushback_max`]).
+    pub const fn pushback_max(&self) -> Duration {
+        self.pushback_max
     }
 }
 

@@ -418,6 +418,38 @@ impl Machine {
         None
     }
 
+    /// How long a failure's pushback of `asked` opens the breaker: capped by
+    /// `pushback_max`; `None` while pushback is turned off (`pushback_max` zero), when the
+    /// failure counts as any other.
+    pub(crate) fn pushback_period(&self, asked: Duration) -> Option<Duration> {
+        let max = self.config.pushback_max();
+        (!max.is_zero()).then(|| asked.min(max))
+    }
+
+    /// A failure of a permit admitted in `generation` carried the downstream's pushback:
+    /// the breaker opens at once for `period`, whatever its window says, if the permit
+    /// still counts (its generation, a CLOSED call, a probe or a ramp call). The window is
+    /// left as it was, and the open duration's backoff as it stands.
+    pub(crate) fn pushed_back(
+        &mut self,
+        generation: u64,
+        admission: Admission,
+        period: Duration,
+        now: &mut LazyNow<'_>,
+    ) -> Option<Transition> {
+        if generation != self.generation {
+            return None;
+        }
+        match (&self.phase, admission) {
+            (Phase::Closed, Admission::Counted)
+            | (Phase::HalfOpen { .. }, Admission::Probe)
+            | (Phase::Ramp(_), Admission::Ramp) => {
+                self.open_for(period, TransitionReason::Pushback, now)
+            }
+            _ => None,
+        }
+    }
+
     /// A new trial, with no probe out.
     fn start_trial(&mut self) {
         self.phase = Phase::TRIAL;

@@ -3,7 +3,8 @@
 //!
 //! Each table is a breaker's registry name; its keys are the `#[circuit_breaker]` keys
 //! (`window`, `buckets`, `min`, `rate`, `slow`, `slow_rate`, `open`, `probes`, `backoff`,
-//! `open_max`, `ramp`, `ramp_step`, `ramp_guard`, durations as humantime strings) and an
+//! `open_max`, `ramp`, `ramp_step`, `ramp_guard`, `pushback_max`, ..., durations as humantime
+//! strings) and an
 //! optional `action` (`"force_open"`, `"disable"` or `"reset"`), or else an `open_for`, a
 //! manual open period started when the file is applied ([`Breaker::open_for`]: OPEN for
 //! that long, then HALF_OPEN as after any OPEN). Unwritten keys keep the breaker's current

@@ -3,12 +3,13 @@
 use std::fmt;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::breaker::generation_of;
+use crate::classify::verdict;
 use crate::machine::Admission;
 use crate::tally::Ending;
-use crate::{Breaker, Outcome};
+use crate::{Breaker, Classify, Outcome};
 
 /// Permission to make one call. Report its result with [`success`](Permit::success),
 /// [`failure`](Permit::failure), [`ignore`](Permit::ignore) or [`record`](Permit::record).
@@ -82,6 +83,53 @@ impl<'a> Permit<'a> {
     #[inline]
     pub fn ignore(self) {
         self.record(Outcome::Ignored)
+    }
+
+    /// The downstream failed, and asked not to be called for `pushback` (an HTTP
+    /// `Retry-After`, a gRPC `grpc-retry-pushback-ms`): the breaker opens at once for that
+    /// long, capped by [`pushback_max`](crate::ConfigBuilder::pushback_max), unless
+    /// pushback is off or the permit no longer counts (then it is a plain failure). A zero
+    /// pushback is none.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::{Breaker, Config, RejectReason, State};
+    ///
+    /// let b = Breaker::new("libraryd", Config::default());
+    /// b.try_acquire().unwrap().failure_with_pushback(Duration::from_secs(30));
+    /// assert_eq!(b.state(), State::Open);
+    /// let rejected = b.try_acquire().unwrap_err();
+    /// assert_eq!(rejected.reason(), RejectReason::Open);
+    /// assert!(rejected.retry_after().unwrap() > Duration::from_secs(29));
+    /// ```
+    pub fn failure_with_pushback(self, pushback: Duration) {
+        if pushback.is_zero() {
+            return self.failure();
+        }
+        let permit = ManuallyDrop::new(self);
+        permit
+            .breaker
+            .complete_pushback(permit.stamp, permit.admission, permit.started, pushback);
+    }
+
+    /// Reports the output of the call as its [`Classify`] impl judges it, with the pushback
+    /// a failure carries ([`Classify::pushback`]): what [`Breaker::call`] does.
+    ///
+    /// ```
+    /// use std::io;
+    /// use breaker::{Breaker, Config};
+    ///
+    /// let b = Breaker::new("libraryd", Config::default());
+    /// let output: Result<u32, io::Error> = Err(io::ErrorKind::TimedOut.into());
+    /// b.try_acquire().unwrap().record_output(&output);
+    /// assert_eq!(b.snapshot().failures, 1);
+    /// ```
+    #[inline]
+    pub fn record_output<T: Classify + ?Sized>(self, output: &T) {
+        match verdict(output) {
+            (_, Some(pushback)) => self.failure_with_pushback(pushback),
+            (outcome, None) => self.record(outcome),
+        }
     }
 
     /// Reports `outcome`.
@@ -168,6 +216,24 @@ impl OwnedPermit {
     /// The result says nothing about the downstream: not counted; a probe slot is freed.
     pub fn ignore(self) {
         self.record(Outcome::Ignored)
+    }
+
+    /// As [`Permit::failure_with_pushback`].
+    pub fn failure_with_pushback(mut self, pushback: Duration) {
+        if pushback.is_zero() {
+            return self.failure();
+        }
+        self.settled = true;
+        self.breaker
+            .complete_pushback(self.stamp, self.admission, self.started, pushback);
+    }
+
+    /// As [`Permit::record_output`].
+    pub fn record_output<T: Classify + ?Sized>(self, output: &T) {
+        match verdict(output) {
+            (_, Some(pushback)) => self.failure_with_pushback(pushback),
+            (outcome, None) => self.record(outcome),
+        }
     }
 
     /// Reports `outcome`.

@@ -40,4 +40,6 @@ mod run;
 pub use self::error::CallError;
 #[cfg(feature = "policy")]
 pub(crate) use self::published::{Plan, PolicyState};
+#[cfg(feature = "policy")]
+pub use self::run::{classified, plain, Classified, Judge, Plain};
 pub use self::timed_out::TimedOut;

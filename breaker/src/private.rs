@@ -7,6 +7,8 @@ use std::hash::Hash;
 pub use crate::config::ConfigBuilder;
 pub use crate::declared::{Declared, Name, StaticBreaker, StaticKeyed};
 pub use crate::keyed::{FamilyAction, Keyed};
+#[cfg(feature = "policy")]
+pub use crate::policy::{classified, plain, Classified, Judge, Plain};
 pub use crate::{Breaker, CallError, Classify, Config, Outcome, Permit, Rejected, TimedOut};
 /// Submits an annotated function's [`Declared`] static to the list the registry reads at boot.
 pub use inventory::submit;
@@ -118,49 +120,49 @@ impl<T, E> FailureFallback for Result<T, E> {
 /// [`Breaker::run_with`]).
 #[cfg(feature = "policy")]
 #[inline]
-pub async fn run<F, Fut, C>(
+pub async fn run<F, Fut, J>(
     breaker: &Breaker,
     attempt: F,
-    classify: C,
+    judge: J,
 ) -> Result<Fut::Output, CallError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future,
-    C: FnMut(&Fut::Output) -> Outcome,
+    J: Judge<Fut::Output>,
 {
-    breaker.run_with(attempt, classify).await
+    breaker.run_judged(attempt, judge).await
 }
 
 /// A call with `retries` and no `timeout`: as [`run`], with no timer, whatever the policy
 /// (a breaker shared by name with a timed function) says.
 #[cfg(feature = "policy")]
 #[inline]
-pub async fn run_untimed<F, Fut, C>(
+pub async fn run_untimed<F, Fut, J>(
     breaker: &Breaker,
     attempt: F,
-    classify: C,
+    judge: J,
 ) -> Result<Fut::Output, Rejected>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future,
-    C: FnMut(&Fut::Output) -> Outcome,
+    J: Judge<Fut::Output>,
 {
-    breaker.run_untimed(attempt, classify).await
+    breaker.run_untimed(attempt, judge).await
 }
 
 /// A call with `timeout` and no `retries`: one attempt, the body's future itself.
 #[cfg(feature = "policy")]
 #[inline]
-pub async fn run_once<Fut, C>(
+pub async fn run_once<Fut, J>(
     breaker: &Breaker,
     future: Fut,
-    classify: C,
+    judge: J,
 ) -> Result<Fut::Output, CallError>
 where
     Fut: std::future::Future,
-    C: FnOnce(&Fut::Output) -> Outcome,
+    J: Judge<Fut::Output>,
 {
-    breaker.run_once(future, classify).await
+    breaker.run_once(future, judge).await
 }
 
 /// The value returned for an attempt that timed out.

@@ -178,7 +178,7 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
         advance => advance_ms().prop_map(Op::Advance),
         operator => prop::sample::select(vec![Op::ForceOpen, Op::Disable]),
         // One arm for these: a union of more than ten arms takes no weight of 0.
-        reset + retune + resucceed + toggle + 2 * relimit + reset.max(1) => prop_oneof![
+        reset + retune + resucceed + toggle + 2 * relimit + reset.max(1) + 1 => prop_oneof![
             reset.max(1) => Just(Op::Reset),
             // Lower rates too, which a window already holding failures may reach.
             retune.max(1) => prop::sample::select(vec![0.1, 0.25, 0.5, 1.0]).prop_map(Op::Retune),
@@ -190,6 +190,9 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
             // A manual open period, of none to a few seconds, on the advances' grid mostly.
             reset.max(1) => prop_oneof![3 => (0u64..=12).prop_map(|k| k * 250), 1 => 1u64..=4000]
                 .prop_map(Op::OpenFor),
+            // A failure carrying a pushback, of none to a few seconds.
+            1 => (i(), prop_oneof![3 => (0u64..=12).prop_map(|k| k * 250), 1 => 1u64..=4000])
+                .prop_map(|(i, ms)| Op::PushbackFailure(i, ms)),
         ],
     ]
 }
@@ -409,6 +412,7 @@ fn generated_sequences_reach_every_phase() {
         total.hung_probes_told_by_result += seen.hung_probes_told_by_result;
         total.manual_opens += seen.manual_opens;
         total.manual_opens_in_open += seen.manual_opens_in_open;
+        total.pushbacks += seen.pushbacks;
     }
     println!("{total:#?}");
     let Seen {
@@ -431,6 +435,7 @@ fn generated_sequences_reach_every_phase() {
         hung_probes_told_by_result,
         manual_opens,
         manual_opens_in_open,
+        pushbacks,
     } = total;
     for (what, count) in [
         ("opened by the window", opened_by_window),
@@ -455,6 +460,7 @@ fn generated_sequences_reach_every_phase() {
         ("a hung probe told by a result", hung_probes_told_by_result),
         ("a manual open period", manual_opens),
         ("a manual open period in OPEN", manual_opens_in_open),
+        ("a failure's pushback", pushbacks),
     ] {
         assert!(count >= 10, "{what}: only {count} times in 1024 sequences");
     }
@@ -981,6 +987,38 @@ fn model_a_manual_open_period_then_a_failed_trial_backs_off_from_the_last_regula
             OpenFor(0),
             Acquire,
             Success(0),
+        ],
+    );
+}
+
+#[test]
+fn model_a_probes_pushback_reopens_for_it_and_a_stale_one_is_a_plain_failure() {
+    use Op::*;
+    let spec = Spec {
+        backoff: Some((2.0, 8000)),
+        ..count_spec(2, 2, 2)
+    };
+    check(
+        spec,
+        &[
+            Acquire,
+            Acquire,
+            Failure(0),
+            Failure(0),
+            Advance(1000),
+            Acquire,
+            Acquire,
+            PushbackFailure(0, 3000), // the second probe: 3 s, not the backoff's 2 s
+            Success(0),               // the first probe: stale
+            Acquire,
+            Advance(3000),
+            Acquire,
+            Failure(0), // a failed trial: 1 s grown once
+            Acquire,
+            Advance(2000),
+            Acquire,
+            PushbackFailure(0, 0), // no length: a plain failure of the probe
+            Acquire,
         ],
     );
 }

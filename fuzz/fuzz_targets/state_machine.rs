@@ -69,6 +69,8 @@ enum RawOp {
     ProbeTimeout(u16),
     /// A manual open period, in ms (`Breaker::open_for`).
     OpenFor(u16),
+    /// A failure carrying a pushback, in ms.
+    PushbackFailure(u8, u16),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -148,6 +150,7 @@ fn op(raw: &RawOp) -> Op {
         RawOp::Limit(n) => Op::Limit(n.map(limit)),
         RawOp::ProbeTimeout(ms) => Op::ProbeTimeout(u64::from(*ms).max(1)),
         RawOp::OpenFor(ms) => Op::OpenFor(u64::from(*ms)),
+        RawOp::PushbackFailure(n, ms) => Op::PushbackFailure(i(n), u64::from(*ms)),
     }
 }
 

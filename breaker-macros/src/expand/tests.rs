@@ -31,6 +31,7 @@ fn example(key: &str) -> &'static str {
         "shadow" => "true",
         "fleet" => "true",
         "fleet_quorum" => "3",
+        "pushback_max" => "\"1m\"",
         _ => panic!("no example value of `{key}`: add one, so the tests cover it"),
     }
 }

@@ -1,7 +1,7 @@
 //! How a permit's result reaches the breaker: one swap into the packed window when it can,
 //! the packed window's whole path when it must, the lock for everything else.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::clock::LazyNow;
 use crate::machine::{self, Admission};
@@ -208,6 +208,43 @@ impl Breaker {
                 }
             })
         };
+        self.emit(events);
+    }
+
+    /// Reports a failure that carried the downstream's pushback, `asked` (not zero): counted
+    /// as a failure; if it still counts and pushback is on, it opens the breaker for that
+    /// long (capped by `pushback_max`), else it is recorded as any failure.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn complete_pushback(
+        &self,
+        stamp: u64,
+        admission: Admission,
+        started: Option<Instant>,
+        asked: Duration,
+    ) {
+        let generation = generation_of(stamp);
+        if admission == Admission::Passthrough || generation_of(self.shared.word()) != generation {
+            return self.complete(stamp, admission, Ending::Failure, started);
+        }
+        let mut now = LazyNow::new(self.clock());
+        let period = self.shared.inspect(|m| m.pushback_period(asked));
+        let Some(period) = period else {
+            return self.complete(stamp, admission, Ending::Failure, started);
+        };
+        if stamp & STATE_MASK == IN_SLOT {
+            self.free_slot();
+        }
+        self.shared.count(Ending::Failure);
+        #[cfg(feature = "recording")]
+        if let Some(started) = started {
+            if self.shared.recording() {
+                self.record_end(started, Ending::Failure);
+            }
+        }
+        let (_, events) = self
+            .shared
+            .transition(|m| m.pushed_back(generation, admission, period, &mut now));
         self.emit(events);
     }
 

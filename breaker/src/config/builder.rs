@@ -42,6 +42,7 @@ pub struct ConfigBuilder {
     pub(super) shadow: bool,
     pub(super) fleet: bool,
     pub(super) fleet_quorum: Option<u32>,
+    pub(super) pushback_max: Duration,
 }
 
 impl Default for ConfigBuilder {
@@ -71,6 +72,7 @@ impl ConfigBuilder {
             shadow: d.shadow,
             fleet: d.fleet,
             fleet_quorum: d.fleet_quorum,
+            pushback_max: d.pushback_max,
         }
     }
 
@@ -306,6 +308,27 @@ impl ConfigBuilder {
         self
     }
 
+    /// A failure that carries the downstream's pushback ([`Classify::pushback`]: a 429 or
+    /// 503 with `Retry-After`, a gRPC status with `grpc-retry-pushback-ms`) opens the breaker
+    /// at once for as long as it asks, at most `max` (default 5 minutes); zero turns
+    /// pushback off, and such a failure counts as any other.
+    ///
+    /// [`Classify::pushback`]: crate::Classify::pushback
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker::Config;
+    ///
+    /// let config = Config::builder().pushback_max(Duration::from_secs(60)).build()?;
+    /// assert_eq!(config.pushback_max(), Duration::from_secs(60));
+    /// assert_eq!(Config::default().pushback_max(), Duration::from_secs(300));
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub const fn pushback_max(mut self, max: Duration) -> Self {
+        self.pushback_max = max;
+        self
+    }
+
     /// Validates every field and returns the configuration, or the first rule broken.
     pub const fn build(self) -> Result<Config, ConfigError> {
         match self.settings().check_all() {
@@ -338,6 +361,7 @@ impl ConfigBuilder {
             shadow: self.shadow,
             fleet: self.fleet,
             fleet_quorum: self.fleet_quorum,
+            pushback_max: self.pushback_max,
         }
     }
 
@@ -361,6 +385,7 @@ impl ConfigBuilder {
             shadow: self.shadow,
             fleet: self.fleet,
             fleet_quorum: self.fleet_quorum,
+            pushback_max: self.pushback_max,
         }
     }
 

@@ -1,6 +1,8 @@
 //! What gRPC makes of a breaker, whichever tonic release speaks it: which status codes say
 //! the server is sick, and how long a rejected client should hold off.
 
+use std::time::Duration;
+
 use crate::{Outcome, Rejected};
 
 /// The trailer in which a gRPC server tells a client how many milliseconds to wait before
@@ -30,6 +32,13 @@ pub(crate) fn made_from_rejection(status: &dyn std::error::Error) -> bool {
         .is_some_and(|source| source.is::<Rejected>())
 }
 
+/// The pushback a status's metadata carries: `grpc-retry-pushback-ms`, whatever the code; a
+/// negative or unreadable value (gRPC's "do not retry") is none.
+pub(crate) fn pushback_of(value: Option<&str>) -> Option<Duration> {
+    let ms: u64 = value?.trim().parse().ok()?;
+    Some(Duration::from_millis(ms))
+}
+
 /// The pushback of a rejection in whole milliseconds, rounded up so that a client that
 /// waits exactly that long finds the open period over.
 pub(crate) fn pushback_ms(rejected: &Rejected) -> Option<u64> {
@@ -55,6 +64,11 @@ macro_rules! status_impls {
                     return $crate::Outcome::Ignored;
                 }
                 $crate::integrations::grpc::classify_code(self.code().into())
+            }
+
+            fn pushback(&self) -> Option<::std::time::Duration> {
+                let value = self.metadata().get($crate::integrations::grpc::RETRY_PUSHBACK);
+                $crate::integrations::grpc::pushback_of(value.and_then(|v| v.to_str().ok()))
             }
         }
 

@@ -1,4 +1,5 @@
-//! `Classify` for `reqwest::Error`: transport failures and server errors count.
+//! `Classify` for `reqwest::Error` and `reqwest::Response`: transport failures and server
+//! errors count, and a 429 or 503 response tells its `Retry-After`.
 
 use crate::{Classify, Outcome, StatusClassifier};
 
@@ -38,6 +39,34 @@ use crate::{Classify, Outcome, StatusClassifier};
 ///     Ok(format!("{isbn} (cached: {rejected})"))
 /// }
 /// ```
+/// A response is judged by its status, as an `http::Response` is: 5xx is a failure, and a
+/// 429 or 503 carries its `Retry-After` (seconds, or an HTTP date) as the pushback. So a
+/// function returning `Result<reqwest::Response, reqwest::Error>` without
+/// `error_for_status` opens its breaker for as long as a 503 asks.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker::{Classify, Outcome};
+///
+/// let restarting = http::Response::builder()
+///     .status(503)
+///     .header("retry-after", "45")
+///     .body("")
+///     .unwrap();
+/// let response = reqwest::Response::from(restarting);
+/// assert_eq!(response.classify(), Outcome::Failure);
+/// assert_eq!(response.pushback(), Some(Duration::from_secs(45)));
+/// ```
+impl Classify for reqwest::Response {
+    fn classify(&self) -> Outcome {
+        StatusClassifier::SERVER_ERRORS.classify_status(self.status())
+    }
+
+    fn pushback(&self) -> Option<std::time::Duration> {
+        super::http::retry_after(self.status(), self.headers())
+    }
+}
+
 impl Classify for reqwest::Error {
     fn classify(&self) -> Outcome {
         if self.is_builder() {

@@ -44,6 +44,7 @@ pub(super) struct Override {
     shadow: Option<(usize, bool)>,
     fleet: Option<(usize, bool)>,
     fleet_quorum: Option<(usize, u32)>,
+    pushback_max: Option<(usize, Duration)>,
     pub(super) action: Option<Action>,
     /// A manual open period to start now (`Breaker::open_for`), not a configuration key.
     pub(super) open_for: Option<Duration>,
@@ -77,6 +78,7 @@ struct Raw {
     shadow: Option<Spanned<bool>>,
     fleet: Option<Spanned<bool>>,
     fleet_quorum: Option<Spanned<u32>>,
+    pushback_max: Option<Spanned<String>>,
     action: Option<Spanned<Action>>,
     open_for: Option<Spanned<String>>,
 }
@@ -215,6 +217,7 @@ impl Override {
             shadow: raw.shadow.map(|v| (at(v.span()), v.into_inner())),
             fleet: raw.fleet.map(|v| (at(v.span()), v.into_inner())),
             fleet_quorum: plain(raw.fleet_quorum),
+            pushback_max: duration(Field::PushbackMax, raw.pushback_max)?,
             action: raw.action.map(Spanned::into_inner),
             name,
         })
@@ -250,6 +253,7 @@ impl Override {
             Field::Shadow => self.shadow.map(|v| v.0),
             Field::Fleet => self.fleet.map(|v| v.0),
             Field::FleetQuorum => self.fleet_quorum.map(|v| v.0),
+            Field::PushbackMax => self.pushback_max.map(|v| v.0),
         }
     }
 
@@ -413,6 +417,9 @@ impl Override {
                 return needs(Field::FleetQuorum);
             }
             b = b.fleet_quorum(quorum);
+        }
+        if let Some((_, max)) = self.pushback_max {
+            b = b.pushback_max(max);
         }
         b.build().map(Some).map_err(|e| {
             let field = e.field_id();

@@ -18,12 +18,15 @@ pub(crate) fn delay(base: Duration, max: Duration, retry: u32) -> Duration {
     Duration::from_nanos(fastrand::u64(0..=top))
 }
 
-/// Waits before retry `n`; a zero base retries at once, without touching the timer.
-pub(crate) async fn wait(base: Duration, max: Duration, retry: u32) {
-    if base.is_zero() {
-        return;
-    }
-    let delay = delay(base, max, retry);
+/// Waits before retry `n`, at least `floor` (the pushback the downstream asked for); a zero
+/// base and floor retry at once, without touching the timer.
+pub(crate) async fn wait_at_least(base: Duration, max: Duration, retry: u32, floor: Duration) {
+    let drawn = if base.is_zero() {
+        Duration::ZERO
+    } else {
+        delay(base, max, retry)
+    };
+    let delay = drawn.max(floor);
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }

@@ -12,10 +12,54 @@ use crate::{Breaker, CallError, Classify, Outcome, Permit, TimedOut};
 use super::backoff;
 use super::budget::second_of;
 
+/// How the call policy judges an attempt's output: its outcome, and for a failure the
+/// pushback it carries.
+pub trait Judge<O: ?Sized> {
+    /// The outcome of `output`, with the pushback of a failure (`None` for none).
+    fn judge(&mut self, output: &O) -> (Outcome, Option<Duration>);
+}
+
+/// A classifier of the caller's, which tells no pushback.
+#[derive(Debug)]
+pub struct Plain<C>(C);
+
+/// Wraps a caller's classifier (its closure's signature is inferred from the bound).
+pub fn plain<O, C: FnMut(&O) -> Outcome>(classify: C) -> Plain<C> {
+    Plain(classify)
+}
+
+impl<O, C: FnMut(&O) -> Outcome> Judge<O> for Plain<C> {
+    #[inline]
+    fn judge(&mut self, output: &O) -> (Outcome, Option<Duration>) {
+        ((self.0)(output), None)
+    }
+}
+
+/// The output's own [`Classify`] impl, pushback included.
+pub struct Classified<O: ?Sized>(std::marker::PhantomData<fn(&O)>);
+
+/// Judges outputs of type `O` by their [`Classify`] impl.
+pub fn classified<O: Classify + ?Sized>() -> Classified<O> {
+    Classified(std::marker::PhantomData)
+}
+
+impl<O: Classify + ?Sized> Judge<O> for Classified<O> {
+    #[inline]
+    fn judge(&mut self, output: &O) -> (Outcome, Option<Duration>) {
+        crate::classify::verdict(output)
+    }
+}
+
+impl<O: ?Sized> std::fmt::Debug for Classified<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Classified")
+    }
+}
+
 /// How one attempt ended.
 enum Attempted<T> {
-    /// It completed with this output, judged so.
-    Output(T, Outcome),
+    /// It completed with this output, judged so, with the pushback of a failure.
+    Output(T, Outcome, Option<Duration>),
     /// It ran past this limit (in nanoseconds) and was cancelled.
     TimedOut(u64),
 }
@@ -23,15 +67,23 @@ enum Attempted<T> {
 impl<T> Attempted<T> {
     fn failed(&self) -> bool {
         match self {
-            Attempted::Output(_, outcome) => *outcome == Outcome::Failure,
+            Attempted::Output(_, outcome, _) => *outcome == Outcome::Failure,
             Attempted::TimedOut(_) => true,
+        }
+    }
+
+    /// How long the downstream asked to be left alone, if it did.
+    fn pushback(&self) -> Option<Duration> {
+        match self {
+            Attempted::Output(_, _, pushback) => *pushback,
+            Attempted::TimedOut(_) => None,
         }
     }
 
     /// What the caller gets when this attempt is the last.
     fn into_result(self, breaker: &Breaker) -> Result<T, CallError> {
         match self {
-            Attempted::Output(output, _) => Ok(output),
+            Attempted::Output(output, _, _) => Ok(output),
             Attempted::TimedOut(limit) => Err(CallError::TimedOut(TimedOut::new(
                 breaker.name(),
                 Duration::from_nanos(limit),
@@ -51,7 +103,7 @@ async fn attempt<Fut: Future>(
     permit: Permit<'_>,
     future: Fut,
     timeout: u64,
-    classify: impl FnOnce(&Fut::Output) -> Outcome,
+    judge: &mut impl Judge<Fut::Output>,
 ) -> Attempted<Fut::Output> {
     let output = match timeout {
         0 => future.await,
@@ -71,9 +123,12 @@ async fn attempt<Fut: Future>(
             }
         }
     };
-    let outcome = classify(&output);
-    permit.record(outcome);
-    Attempted::Output(output, outcome)
+    let (outcome, pushback) = judge.judge(&output);
+    match pushback {
+        Some(pushback) => permit.failure_with_pushback(pushback),
+        None => permit.record(outcome),
+    }
+    Attempted::Output(output, outcome, pushback)
 }
 
 impl Breaker {
@@ -98,7 +153,11 @@ impl Breaker {
     ///    budget allows: retries in the last 10 s may be at most `retry_budget` times the
     ///    first attempts the breaker admitted in those seconds, plus `retry_floor` a second;
     /// 6. the wait before retry `n` is drawn from
-    ///    `[0, min(retry_backoff_max, retry_backoff * 2^(n-1))]`; then back to 2.
+    ///    `[0, min(retry_backoff_max, retry_backoff * 2^(n-1))]`; then back to 2. A failure
+    ///    that carried the downstream's pushback ([`Classify::pushback`]) is retried no
+    ///    sooner than the pushback asks, and not at all when the pushback is longer than
+    ///    that backoff's ceiling: the output is returned (the breaker, opened by the
+    ///    pushback, rejects the calls of that period).
     ///
     /// The last attempt's output is returned as it is, failure or not, or
     /// [`CallError::TimedOut`] if it timed out. Waiting and timeouts use tokio's clock (so
@@ -163,7 +222,7 @@ impl Breaker {
         Fut: Future,
         Fut::Output: Classify,
     {
-        self.run_with(attempt, Classify::classify).await
+        self.run_planned(attempt, classified(), true).await
     }
 
     /// Like [`run`](Breaker::run), judging each attempt's output with `classify` instead of
@@ -201,21 +260,36 @@ impl Breaker {
         Fut: Future,
         C: FnMut(&Fut::Output) -> Outcome,
     {
-        self.run_planned(attempt, classify, true).await
+        self.run_planned(attempt, Plain(classify), true).await
+    }
+
+    /// The runner with any [`Judge`]: the attribute's expansion for a function with
+    /// `retries` and a `timeout`.
+    pub(crate) async fn run_judged<F, Fut, J>(
+        &self,
+        attempt: F,
+        judge: J,
+    ) -> Result<Fut::Output, CallError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future,
+        J: Judge<Fut::Output>,
+    {
+        self.run_planned(attempt, judge, true).await
     }
 
     /// [`run_with`](Breaker::run_with) with no timeout, whatever the policy says: the
     /// attribute's expansion for a function with `retries` and no `timeout`, whose error
     /// type need not be made from a [`TimedOut`].
-    pub(crate) async fn run_untimed<F, Fut, C>(
+    pub(crate) async fn run_untimed<F, Fut, J>(
         &self,
         attempt: F,
-        classify: C,
+        classify: J,
     ) -> Result<Fut::Output, crate::Rejected>
     where
         F: FnMut() -> Fut,
         Fut: Future,
-        C: FnMut(&Fut::Output) -> Outcome,
+        J: Judge<Fut::Output>,
     {
         match self.run_planned(attempt, classify, false).await {
             Ok(output) => Ok(output),
@@ -227,16 +301,16 @@ impl Breaker {
     }
 
     /// The runner: under the published policy, without its timeout unless `timed`.
-    async fn run_planned<F, Fut, C>(
+    async fn run_planned<F, Fut, J>(
         &self,
         mut attempt: F,
-        mut classify: C,
+        mut judge: J,
         timed: bool,
     ) -> Result<Fut::Output, CallError>
     where
         F: FnMut() -> Fut,
         Fut: Future,
-        C: FnMut(&Fut::Output) -> Outcome,
+        J: Judge<Fut::Output>,
     {
         let mut plan = self.policy_plan();
         if !timed {
@@ -258,11 +332,16 @@ impl Breaker {
             if shadowed {
                 slot = CallSlot::Unlimited;
             }
-            let ended = self::attempt(permit, attempt(), plan.timeout, &mut classify).await;
+            let ended = self::attempt(permit, attempt(), plan.timeout, &mut judge).await;
             let state = match state {
                 Some(state) if !shadowed && ended.failed() && retry < plan.retries => state,
                 _ => return ended.into_result(self),
             };
+            // The downstream asked for more than the backoff would wait: no retry.
+            let pushback = ended.pushback().unwrap_or(Duration::ZERO);
+            if pushback > backoff::ceiling(plan.backoff(), plan.backoff_max(), retry + 1) {
+                return ended.into_result(self);
+            }
             let budget = state.budget();
             // Spent only by an attempt that starts: dropped in the backoff (the caller gave
             // up) or with the retry rejected, it is given back.
@@ -271,7 +350,7 @@ impl Breaker {
             };
             drop(ended);
             retry += 1;
-            backoff::wait(plan.backoff(), plan.backoff_max(), retry).await;
+            backoff::wait_at_least(plan.backoff(), plan.backoff_max(), retry, pushback).await;
             permit = slot.admit(self)?;
             // A retry an enforcing breaker would have rejected is no retry: its withdrawal
             // goes back.
@@ -283,14 +362,14 @@ impl Breaker {
 
     /// One attempt of `future` under the current policy's timeout, never retried: the
     /// attribute's expansion for a function with `timeout` and no `retries`.
-    pub(crate) async fn run_once<Fut, C>(
+    pub(crate) async fn run_once<Fut, J>(
         &self,
         future: Fut,
-        classify: C,
+        mut classify: J,
     ) -> Result<Fut::Output, CallError>
     where
         Fut: Future,
-        C: FnOnce(&Fut::Output) -> Outcome,
+        J: Judge<Fut::Output>,
     {
         let timeout = self.policy_plan().timeout;
         let mut slot = self.bulkhead_slot()?;
@@ -300,7 +379,7 @@ impl Breaker {
             slot = CallSlot::Unlimited;
         }
         let _slot = slot;
-        attempt(permit, future, timeout, classify)
+        attempt(permit, future, timeout, &mut classify)
             .await
             .into_result(self)
     }
@@ -340,7 +419,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
             Ok::<_, std::io::Error>("late")
         };
-        let out = b.run_untimed(slow, crate::Classify::classify).await;
+        let out = b.run_untimed(slow, super::classified()).await;
         assert_eq!(out.unwrap().unwrap(), "late");
         let timed = b.run(slow).await;
         assert_eq!(

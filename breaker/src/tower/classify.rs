@@ -1,5 +1,7 @@
 //! How a guarded service's results are judged: [`ClassifyResponse`] and its two defaults.
 
+use std::time::Duration;
+
 use crate::{Classify, Outcome};
 
 /// Judges a service's result, response or error, for the breaker.
@@ -27,6 +29,15 @@ use crate::{Classify, Outcome};
 pub trait ClassifyResponse<Res, E> {
     /// The outcome this result means for the breaker.
     fn classify(&self, result: &Result<Res, E>) -> Outcome;
+
+    /// The pushback a failed result carries, as [`Classify::pushback`] says of an output:
+    /// asked only of a result [`classify`](ClassifyResponse::classify) calls a failure.
+    /// `None` by default.
+    #[inline]
+    fn pushback(&self, result: &Result<Res, E>) -> Option<Duration> {
+        let _ = result;
+        None
+    }
 }
 
 impl<F, Res, E> ClassifyResponse<Res, E> for F
@@ -67,6 +78,13 @@ impl<Res: Classify, E> ClassifyResponse<Res, E> for DefaultClassifier {
             Err(_) => Outcome::Failure,
         }
     }
+
+    /// The response's pushback ([`Classify::pushback`]: for `http::Response<B>`, the
+    /// `Retry-After` of a 429 or 503).
+    #[inline]
+    fn pushback(&self, result: &Result<Res, E>) -> Option<Duration> {
+        result.as_ref().ok().and_then(Classify::pushback)
+    }
 }
 
 /// Every response is a success; an error is judged by its own [`Classify`] impl. For services
@@ -91,5 +109,12 @@ impl<Res, E: Classify> ClassifyResponse<Res, E> for ErrorClassifier {
             Ok(_) => Outcome::Success,
             Err(e) => e.classify(),
         }
+    }
+
+    /// The error's pushback ([`Classify::pushback`]: for `tonic::Status`, its
+    /// `grpc-retry-pushback-ms`).
+    #[inline]
+    fn pushback(&self, result: &Result<Res, E>) -> Option<Duration> {
+        result.as_ref().err().and_then(Classify::pushback)
     }
 }

@@ -10,7 +10,7 @@ use pin_project_lite::pin_project;
 use tower_service::Service;
 
 use super::{BreakerError, ClassifyResponse};
-use crate::{OwnedPermit, Rejected};
+use crate::{Outcome, OwnedPermit, Rejected};
 
 /// Calls `inner` if the breaker admitted the request; the rejection otherwise.
 pub(super) fn respond<S, C, Req>(
@@ -93,7 +93,13 @@ where
                     }
                 };
                 if let Some(permit) = permit.take() {
-                    permit.record(classifier.classify(&result));
+                    match classifier.classify(&result) {
+                        Outcome::Failure => match classifier.pushback(&result) {
+                            Some(pushback) => permit.failure_with_pushback(pushback),
+                            None => permit.failure(),
+                        },
+                        outcome => permit.record(outcome),
+                    }
                 }
                 Poll::Ready(result.map_err(BreakerError::Inner))
             }

@@ -36,6 +36,11 @@
 //!   in a new generation; from OPEN it replaces the period with no transition. It leaves the
 //!   backoff as it stands: the next failed trial grows the open duration from the last one
 //!   the recovery set, as if the period had not been.
+//! - A failure that carried a pushback (`Permit::failure_with_pushback`, under the default
+//!   `pushback_max`) opens the breaker at once for the pushback's length, if its permit still
+//!   counts (its generation, not a passthrough), whatever the window says: as a manual open
+//!   period, the probes out and the ramp abandoned, the backoff left as it stands; a zero
+//!   pushback, or one of a permit that no longer counts, is a plain failure.
 //! - Every state change says why, and the listeners hear the same changes, reasons
 //!   included, as the model makes: a trip of the window for its failure rate (told first
 //!   when both rates are reached) or its slow-call rate, or after a reconfiguration for
@@ -157,6 +162,8 @@ pub enum Op {
     ProbeTimeout(u64),
     /// Open the breaker for this many milliseconds (`Breaker::open_for`).
     OpenFor(u64),
+    /// Report a failure that carried a pushback of this many milliseconds.
+    PushbackFailure(usize, u64),
 }
 
 // ---------------------------------------------------------------------------------------
@@ -288,6 +295,8 @@ pub struct Seen {
     /// Manual open periods started, and those that replaced an OPEN's.
     pub manual_opens: u32,
     pub manual_opens_in_open: u32,
+    /// Failures whose pushback opened the breaker.
+    pub pushbacks: u32,
 }
 
 impl Model {
@@ -442,6 +451,20 @@ impl Model {
             self.seen.manual_opens_in_open += 1;
         }
         self.enter(State::Open, TransitionReason::ManualOpen);
+        self.period = period;
+    }
+
+    /// A failure that carried a pushback of `period`.
+    fn pushed_back(&mut self, permit: ModelPermit, period: Duration) {
+        if period.is_zero()
+            || permit.kind == Kind::Passthrough
+            || permit.generation != self.generation
+        {
+            return self.complete(permit, Verdict::Failure);
+        }
+        self.slots -= u32::from(permit.slot);
+        self.seen.pushbacks += 1;
+        self.enter(State::Open, TransitionReason::Pushback);
         self.period = period;
     }
 
@@ -1072,6 +1095,19 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
             Op::OpenFor(ms) => {
                 b.open_for(Duration::from_millis(ms));
                 model.open_manually(Duration::from_millis(ms));
+            }
+            Op::PushbackFailure(i, ms) => {
+                let pushback = Duration::from_millis(ms);
+                if !live.is_empty() {
+                    let (permit, mp) = live.remove(live.len() - 1 - i % live.len());
+                    permit.failure_with_pushback(pushback);
+                    model.ended[Ended::Failure as usize] += 1;
+                    model.pushed_back(mp, pushback);
+                }
+                // A call only a shadow admitted is a passthrough: a plain failure.
+                settle_shadowed(&mut shadowed, &mut shadow_ended, Ended::Failure, |p| {
+                    p.failure_with_pushback(Duration::from_secs(1))
+                });
             }
         }
         agree!(b.state(), model.state, "step {step}: {op:?}: state");

@@ -45,6 +45,7 @@ fn example(key: &str) -> &'static str {
         "shadow" => "true",
         "fleet" => "false",
         "fleet_quorum" => "3",
+        "pushback_max" => "\"1m\"",
         _ => panic!("no example value of `{key}`: add one, so the test below covers it"),
     }
 }
