@@ -84,7 +84,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
         assert_eq!(applied(&Config::default(), &text), Err((2, message)));
         rules += 1;
     }
-    assert_eq!(rules, 10);
+    assert_eq!(rules, 11);
 }
 
 #[test]
