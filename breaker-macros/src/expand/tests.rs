@@ -87,7 +87,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
         );
         refused += 1;
     }
-    assert_eq!(refused, 10);
+    assert_eq!(refused, 11);
 }
 
 /// The errors of the rules, as `(span's first line and column, message)`.
