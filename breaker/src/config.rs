@@ -65,7 +65,8 @@ pub struct Config {
     probe_timeout: Option<Duration>,
     shadow: bool,
     fleet: bool,
-    fleet_quorum: Option<u32>,
+    /// Resolved at build (a plain `u32` keeps every keyed member within its memory budget).
+    fleet_quorum: u32,
     pushback_max: Duration,
 }
 
@@ -106,7 +107,7 @@ impl Config {
             probe_timeout: self.probe_timeout,
             shadow: self.shadow,
             fleet: self.fleet,
-            fleet_quorum: self.fleet_quorum,
+            fleet_quorum: Some(self.fleet_quorum),
             pushback_max: self.pushback_max,
         }
     }
@@ -196,10 +197,7 @@ impl Config {
 
     /// How many live peers must hold this breaker's name OPEN before it opens for them.
     pub const fn fleet_quorum(&self) -> u32 {
-        match self.fleet_quorum {
-            Some(quorum) => quorum,
-            None => breaker_rules::DEFAULT_FLEET_QUORUM,
-        }
+        self.fleet_quorum
     }
 
     /// The longest a downstream's pushback opens the breaker for; zero when pushback is

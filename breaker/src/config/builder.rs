@@ -384,7 +384,10 @@ impl ConfigBuilder {
             probe_timeout: self.probe_timeout,
             shadow: self.shadow,
             fleet: self.fleet,
-            fleet_quorum: self.fleet_quorum,
+            fleet_quorum: match self.fleet_quorum {
+                Some(quorum) => quorum,
+                None => breaker_rules::DEFAULT_FLEET_QUORUM,
+            },
             pushback_max: self.pushback_max,
         }
     }
