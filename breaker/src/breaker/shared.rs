@@ -106,6 +106,11 @@ const _: () = {
     );
 };
 
+/// `Hot::flags`: the configuration is a shadow's.
+const SHADOW: u32 = 1;
+/// `Hot::flags`: the current OPEN is the fleet's.
+const FLEET_OPEN: u32 = 2;
+
 /// What admission and lock-free recording read; written only by [`Shared::publish`].
 struct Hot {
     /// `generation << 5 | LIMITED | TIMED | state`: CLOSED admits with one atomic load.
@@ -118,8 +123,6 @@ struct Hot {
     /// when there is none.
     coarse_from: AtomicU64,
     coarse_until: AtomicU64,
-    /// 1 while the current OPEN is the fleet's: its rejections are counted apart.
-    fleet_open: AtomicU32,
     /// The capacity of the packed window; 0 when the window is kept under the lock.
     packed: AtomicU32,
     /// The packed window's word once full of successes in the current CLOSED, which a
@@ -130,8 +133,10 @@ struct Hot {
     when_full: AtomicU32,
     /// `f64` bits.
     failure_rate: AtomicU64,
-    /// 1 while the configuration is a shadow's: rejections admit instead.
-    shadow: AtomicU32,
+    /// `SHADOW` while the configuration is a shadow's (rejections admit instead), `FLEET_OPEN`
+    /// while the current OPEN is the fleet's (its rejections are counted apart). One word for
+    /// both keeps every keyed member within its memory budget; written under the lock only.
+    flags: AtomicU32,
     /// 1 while calls are recorded (`Breaker::record`): calls are then timed, and rejections
     /// recorded.
     #[cfg(feature = "recording")]
@@ -161,13 +166,12 @@ impl Shared {
             open_until: AtomicU64::new(0),
             coarse_from: AtomicU64::new(0),
             coarse_until: AtomicU64::new(0),
-            fleet_open: AtomicU32::new(0),
             packed: AtomicU32::new(0),
             full_window: AtomicU64::new(PackedWindow::NEVER),
             min_calls: AtomicU32::new(0),
             when_full: AtomicU32::new(0),
             failure_rate: AtomicU64::new(0),
-            shadow: AtomicU32::new(0),
+            flags: AtomicU32::new(0),
             #[cfg(feature = "recording")]
             recording: AtomicU32::new(0),
             max_concurrent: AtomicU32::new(0),
@@ -228,8 +232,9 @@ impl Shared {
             hot.when_full.store(threshold.when_full, Ordering::Relaxed);
             hot.failure_rate
                 .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
-            hot.shadow
-                .store(u32::from(m.config().shadow()), Ordering::Relaxed);
+            let shadow = if m.config().shadow() { SHADOW } else { 0 };
+            let flags = hot.flags.load(Ordering::Relaxed);
+            hot.flags.store(flags & !SHADOW | shadow, Ordering::Relaxed);
             #[cfg(feature = "policy")]
             self.publish_policy(&m.config().policy());
             // Before the count is swapped below: see `breaker/bulkhead.rs`.
@@ -239,8 +244,14 @@ impl Shared {
         self.write_window(m);
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);
-            let fleet = m.open_reason() == Some(TransitionReason::FleetOpen);
-            hot.fleet_open.store(u32::from(fleet), Ordering::Relaxed);
+            let fleet = if m.open_reason() == Some(TransitionReason::FleetOpen) {
+                FLEET_OPEN
+            } else {
+                0
+            };
+            let flags = hot.flags.load(Ordering::Relaxed);
+            hot.flags
+                .store(flags & !FLEET_OPEN | fleet, Ordering::Relaxed);
         }
         let state = m.state();
         let recording = self.recording();
@@ -335,7 +346,7 @@ impl Shared {
     /// [`RejectReason::Open`]. Stored with the period, before the word that publishes it.
     #[inline(always)]
     pub(crate) fn open_rejects(&self) -> RejectReason {
-        if self.hot.fleet_open.load(Ordering::Relaxed) != 0 {
+        if self.hot.flags.load(Ordering::Relaxed) & FLEET_OPEN != 0 {
             RejectReason::FleetOpen
         } else {
             RejectReason::Open
@@ -364,7 +375,7 @@ impl Shared {
     /// Whether the breaker only watches: what it would reject, it admits.
     #[inline(always)]
     pub(crate) fn shadow(&self) -> bool {
-        self.hot.shadow.load(Ordering::Relaxed) != 0
+        self.hot.flags.load(Ordering::Relaxed) & SHADOW != 0
     }
 
     /// Whether calls are recorded: they must note their start, and rejections be recorded.
