@@ -93,7 +93,11 @@ impl From<Rejected> for LibError {
 fn each_ending_is_told_with_its_duration() {
     let (b, clock) = on_manual_clock("call_events::endings", Config::builder());
     let log = listen(&b);
-    fn step<'a>(clock: &ManualClock, permit: breaker::Permit<'a>, millis: u64) -> breaker::Permit<'a> {
+    fn step<'a>(
+        clock: &ManualClock,
+        permit: breaker::Permit<'a>,
+        millis: u64,
+    ) -> breaker::Permit<'a> {
         clock.advance(Duration::from_millis(millis));
         permit
     }
@@ -118,10 +122,7 @@ fn each_ending_is_told_with_its_duration() {
     );
     // Told, and counted as ever.
     let t = b.snapshot().totals;
-    assert_eq!(
-        (t.success, t.failure, t.ignored, t.cancelled),
-        (2, 1, 2, 1)
-    );
+    assert_eq!((t.success, t.failure, t.ignored, t.cancelled), (2, 1, 2, 1));
 }
 
 #[test]
@@ -183,7 +184,10 @@ fn a_full_bulkhead_is_told_as_a_rejection() {
     let (b, clock) = on_manual_clock("call_events::bulkhead", Config::builder().max_concurrent(1));
     let log = listen(&b);
     let held = b.try_acquire().unwrap();
-    assert_eq!(b.try_acquire().unwrap_err().reason(), RejectReason::Bulkhead);
+    assert_eq!(
+        b.try_acquire().unwrap_err().reason(),
+        RejectReason::Bulkhead
+    );
     clock.advance(Duration::from_millis(8));
     held.success();
     assert_eq!(
@@ -353,7 +357,10 @@ async fn each_attempt_of_an_annotated_function_is_told() {
         .expect("made on the first call");
     let log = listen(&b);
     // Two failures retried; an ignored result is not retried.
-    assert!(matches!(get_book("978-1").await, Err(LibError::Interrupted)));
+    assert!(matches!(
+        get_book("978-1").await,
+        Err(LibError::Interrupted)
+    ));
     assert!(matches!(get_book("978-2").await, Err(LibError::NotFound)));
     assert_eq!(
         seen(&log),

@@ -270,7 +270,10 @@ impl Shared {
         // never while calls are observed, as an observed success must be told.
         let full_window = match m.packed_capacity() {
             Some(_)
-                if state == State::Closed && limited == 0 && self.slots_free() && !self.observed() =>
+                if state == State::Closed
+                    && limited == 0
+                    && self.slots_free()
+                    && !self.observed() =>
             {
                 PackedWindow::full_of_successes(m.generation())
             }
