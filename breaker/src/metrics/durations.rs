@@ -70,14 +70,16 @@ impl Histograms {
     }
 }
 
+/// A breaker's histograms, by its address, with a weak handle that tells a dropped breaker
+/// from a new one at the same address (as the transitions' counts are kept).
+type ByBreaker = HashMap<usize, (Weak<Breaker>, Arc<Histograms>)>;
+
 /// The call durations of every timed breaker of one registry.
 #[derive(Default)]
 pub(crate) struct Durations {
     /// Set once a collector asked for every breaker's calls to be timed.
     every_call: AtomicBool,
-    /// By the breaker's address, with a weak handle that tells a dropped breaker from a new
-    /// one at the same address (as the transitions' counts are kept).
-    seen: Mutex<HashMap<usize, (Weak<Breaker>, Arc<Histograms>)>>,
+    seen: Mutex<ByBreaker>,
 }
 
 /// The call durations of `registry`, timing every breaker that joins it from its first
