@@ -207,7 +207,7 @@ pub use crate::permit::{OwnedPermit, Permit};
 pub use crate::policy::{CallError, TimedOut};
 pub use crate::registry::{registry, Entry, Registry};
 pub use crate::rejected::{RejectReason, Rejected};
-pub use crate::state::{Snapshot, State};
+pub use crate::state::{Snapshot, State, Trial};
 pub use crate::tally::{CallTotals, RejectedBy};
 pub use crate::transition::TransitionReason;
 pub use breaker_macros::circuit_breaker;

@@ -16,6 +16,7 @@
 //! | `circuitbreaker_failure_rate` | gauge | failures / completed calls in the window, 0 with none (the breaker acts on it once `min_calls` completed) |
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
 //! | `circuitbreaker_call_duration_seconds{result}` | histogram | for a breaker whose calls are timed: how long calls took, from admission to result, by `result`: `success`, `failure`, `ignored`, `cancelled` (rejected calls did not run); buckets [`CALL_DURATION_BUCKETS`], 1 ms to 10 s |
+//! | `circuitbreaker_half_open_probes{probes}` | gauge | while a half-open trial runs ([`Snapshot::trial`](crate::Snapshot::trial)): its probes `admitted`, `in_flight` and `succeeded` |
 //! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since [`register`] first ran, or since the breaker was created if later, by why ([`TransitionReason::as_str`](crate::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
 //! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
 //!
@@ -68,7 +69,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
-use crate::{Breaker, CallTotals, Entry, Event, State, TransitionReason};
+use crate::{Breaker, CallTotals, Entry, Event, State, TransitionReason, Trial};
 
 /// Registers the collector of every breaker in [`registry()`](crate::registry()) with
 /// `prometheus`. Call it once per `prometheus_client` registry.
@@ -317,6 +318,24 @@ impl Collector for BreakerCollector {
             }
         }
 
+        let help = "Probes of the half-open trial under way: admitted, in flight, succeeded.";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_half_open_probes",
+            help,
+            None,
+            MetricType::Gauge,
+        )?;
+        for (s, t) in series.iter().filter_map(|s| Some((s, s.trial?))) {
+            for (probes, count) in [
+                ("admitted", t.admitted),
+                ("in_flight", t.in_flight),
+                ("succeeded", t.succeeded),
+            ] {
+                let labels = s.labels(&[("probes", probes)]);
+                ConstGauge::new(i64::from(count)).encode(family.encode_family(&labels)?)?;
+            }
+        }
+
         let help = "State transitions, by the state left, the state entered and why.";
         let mut family = encoder.encode_descriptor(
             "circuitbreaker_state_transitions",
@@ -364,6 +383,7 @@ struct Series {
     /// Measured from the first call, so that a quiet breaker has its series.
     failure_rate: f64,
     slow_call_rate: Option<f64>,
+    trial: Option<Trial>,
     /// Calls holding a bulkhead slot, for a breaker with a bulkhead.
     in_flight: Option<u32>,
     /// Whether the breaker retries, or has: its retry series are exported.
@@ -393,6 +413,7 @@ impl Series {
                 .failure_rate
                 .unwrap_or_else(|| f64::from(s.failures) / f64::from(s.calls.max(1))),
             slow_call_rate: s.slow_call_rate,
+            trial: s.trial,
             in_flight,
             retries,
             shadow: config.shadow(),
