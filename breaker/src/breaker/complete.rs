@@ -214,11 +214,11 @@ impl Breaker {
             self.shared.set_owner_seen(self.shared.window().word());
         }
         self.shared.count_as(ending, owned);
-        // Only a call that noted its start can be recorded: the flag is read for those alone.
-        #[cfg(feature = "recording")]
+        // Only a call that noted its start is observed: the flag is read for those alone.
+        // Told before the breaker acts on it: a failure that opens it, then the transition.
         if let Some(started) = started {
-            if self.shared.recording() {
-                self.record_end(started, ending);
+            if self.shared.observed() {
+                self.observe_end(started, ending, generation);
             }
         }
         if seat.guessing()
@@ -305,10 +305,9 @@ impl Breaker {
             self.free_slot();
         }
         self.shared.count(Ending::Failure);
-        #[cfg(feature = "recording")]
         if let Some(started) = started {
-            if self.shared.recording() {
-                self.record_end(started, Ending::Failure);
+            if self.shared.observed() {
+                self.observe_end(started, Ending::Failure, generation);
             }
         }
         let (_, events) = self
