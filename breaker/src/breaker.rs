@@ -7,6 +7,7 @@
 mod admit;
 mod bulkhead;
 mod complete;
+mod observe;
 mod packed_owner;
 #[cfg(feature = "recording")]
 mod recorder;
@@ -102,6 +103,8 @@ pub(crate) struct Identity {
 pub(crate) struct Rare {
     /// Made when a first listener is added (by the metrics, among others).
     listeners: Listeners,
+    /// The listeners of each call's end (`Breaker::on_call`).
+    call_listeners: Listeners<crate::CallEvent>,
     /// The call policy as each call reads it, and the retry budget: made when a
     /// configuration first sets a timeout or retries.
     #[cfg(feature = "policy")]
@@ -457,7 +460,8 @@ impl Breaker {
     }
 
     /// The state and the window's counts, read together, with the lifetime
-    /// [`CallTotals`](crate::CallTotals).
+    /// [`CallTotals`](crate::CallTotals) and, in HALF_OPEN, the [`Trial`](crate::Trial) of
+    /// its probes. What the window's counts mean in each state: [`Snapshot`].
     pub fn snapshot(&self) -> Snapshot {
         let totals_since = self.shared.call_totals();
         #[cfg(feature = "policy")]
@@ -466,11 +470,12 @@ impl Breaker {
             None => totals_since,
         };
         let mut now = LazyNow::new(self.clock());
-        let (totals, (failure_rate, slow_call_rate), state, admit_percent) =
+        let (totals, (failure_rate, slow_call_rate), state, admit_percent, trial) =
             self.shared.inspect(|m| {
                 // A packed window's calls as its word stands: shown, not judged.
                 let totals = m.totals(&mut now, self.shared.window().read());
-                (totals, m.rates(totals), m.state(), m.admit_percent())
+                let rates = m.rates(totals);
+                (totals, rates, m.state(), m.admit_percent(), m.trial())
             });
         Snapshot {
             state,
@@ -482,6 +487,7 @@ impl Breaker {
             rejected: totals_since.rejected,
             admit_percent,
             totals: totals_since,
+            trial,
         }
     }
 

@@ -37,7 +37,6 @@ use tokio::sync::mpsc::{self, UnboundedSender};
 use crate::sync::process::{Mutex, RwLock};
 use crate::Breaker;
 
-use self::members::Member;
 use self::task::{Command, Settings, Task};
 use self::view::View;
 
@@ -173,12 +172,41 @@ impl Fleet {
         &self.inner.instance
     }
 
-    /// Makes `breaker` one of the fleet's: its own OPENs are published, and its peers'
-    /// opinions of its name (for a keyed family's member, `family[key]`) may open it, by a
-    /// quorum of `quorum` live peers (at least 2; a smaller number counts as 2).
+    /// Makes `breaker` one of the fleet's: its own OPENs are published (one it holds now
+    /// too), and its peers' opinions of its name (for a keyed family's member, `family[key]`)
+    /// may open it, by a quorum of `quorum` live peers (at least 2; a smaller number counts
+    /// as 2). Joining a breaker already in gives it this quorum.
+    ///
+    /// [`connect`] joins the registry's breakers configured with `fleet = true`, and follows
+    /// overrides that turn `fleet` on or off or change `fleet_quorum`; call this for a
+    /// breaker of your own, or one you reconfigure in code.
     pub fn join(&self, breaker: &Arc<Breaker>, quorum: u32) {
-        let member = Member::new(breaker, quorum.max(2) as usize, self.commands.clone());
-        let _ = self.commands.send(Command::Join(member));
+        let _ = self.commands.send(Command::Join {
+            breaker: Arc::downgrade(breaker),
+            quorum: quorum.max(2) as usize,
+        });
+    }
+
+    /// Takes `breaker` out of the fleet: its opinion, if it holds one, is withdrawn, its
+    /// peers' opinions no longer open it, and an OPEN they caused ends now, so that its
+    /// next call is a probe. It judges alone until it joins again. Nothing happens to a
+    /// breaker that is not in the fleet.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breaker::fleet::Fleet;
+    /// use breaker::{Breaker, Config};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let fleet = Fleet::builder("redis://127.0.0.1:6379").start()?;
+    /// let b = Arc::new(Breaker::new("inventory", Config::builder().fleet(true).build().unwrap()));
+    /// fleet.join(&b, 2);
+    /// fleet.leave(&b);
+    /// # Ok::<(), breaker::fleet::FleetError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn leave(&self, breaker: &Arc<Breaker>) {
+        let _ = self.commands.send(Command::Leave(Arc::downgrade(breaker)));
     }
 
     /// How many peers hold `name` OPEN in this instance's view now (0 for a name no breaker
@@ -295,6 +323,8 @@ impl FleetBuilder {
                 format!("must be non-empty, without braces, got {:?}", self.prefix),
             );
         }
+        let client =
+            redis::Client::open(self.url.as_str()).map_err(|e| FleetError::Url(e.to_string()))?;
         let instance = match self.instance {
             Some(id) => id,
             None => default_instance(),
@@ -303,8 +333,6 @@ impl FleetBuilder {
             let rule = format!("must be 1 to 64 bytes without '|', got {instance:?}");
             return invalid("instance", rule);
         }
-        let client =
-            redis::Client::open(self.url.as_str()).map_err(|e| FleetError::Url(e.to_string()))?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| FleetError::NoRuntime)?;
         let instance: Arc<str> = instance.into();
         let inner = Arc::new(Inner {
@@ -329,7 +357,8 @@ impl FleetBuilder {
             lease_ttl: self.ttl,
         };
         let (commands, receiver) = mpsc::unbounded_channel();
-        runtime.spawn(Task::new(Arc::clone(&inner), settings, receiver).run());
+        let task = Task::new(Arc::clone(&inner), settings, receiver, commands.downgrade());
+        runtime.spawn(task.run());
         Ok(Fleet { inner, commands })
     }
 }

@@ -195,8 +195,10 @@ impl Keyed {
         // Outside the lock: a member's listeners run as it changes, and may look the family
         // up. A member born since was born with the new state.
         for member in members {
-            if let Some(config) = &config {
-                member.reconfigure(config.clone());
+            match (&config, self.registry.get()) {
+                (Some(config), Some(watchers)) => watchers.reconfigure(&member, config.clone()),
+                (Some(config), None) => member.reconfigure(config.clone()),
+                (None, _) => {}
             }
             if let Some(action) = action {
                 action.run(&member);

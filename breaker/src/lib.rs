@@ -159,6 +159,7 @@
 #![warn(missing_docs, missing_debug_implementations)]
 
 mod breaker;
+mod call_events;
 mod call_site;
 mod classify;
 pub mod clock;
@@ -195,6 +196,7 @@ mod transition;
 mod window;
 
 pub use crate::breaker::Breaker;
+pub use crate::call_events::{CallEnding, CallEvent};
 pub use crate::classify::{Classify, Outcome};
 pub use crate::config::{
     Backoff, Config, ConfigBuilder, ConfigError, Policy, RampUp, SlowCalls, Window, MAX_BUCKETS,
@@ -207,7 +209,7 @@ pub use crate::permit::{OwnedPermit, Permit};
 pub use crate::policy::{CallError, TimedOut};
 pub use crate::registry::{registry, Entry, Registry};
 pub use crate::rejected::{RejectReason, Rejected};
-pub use crate::state::{Snapshot, State};
+pub use crate::state::{Snapshot, State, Trial};
 pub use crate::tally::{CallTotals, RejectedBy};
 pub use crate::transition::TransitionReason;
 pub use breaker_macros::circuit_breaker;

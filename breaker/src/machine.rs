@@ -8,7 +8,7 @@
 //!
 //! Beside this file: `rule.rs`, the trip rule; `reconfigure.rs`, a new configuration taken
 //! in any state; `packed_write.rs`, what the machine asks of the packed window; `probes.rs`, the
-//! starts of the probes out.
+//! starts of the probes out and the trial they make.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -77,10 +77,11 @@ enum Phase {
         since: Instant,
         open_for: Duration,
     } = State::Open.code() as u8,
-    /// The trial: `successes` probes succeeded so far; the probes out (at most `probes` at
-    /// once) are the machine's [`Probes`].
+    /// The trial: `admitted` probes let through and `successes` of them succeeded so far;
+    /// the probes out (at most `probes` at once) are the machine's [`Probes`].
     HalfOpen {
         successes: u32,
+        admitted: u32,
     } = State::HalfOpen.code() as u8,
     ForcedOpen = State::ForcedOpen.code() as u8,
     Disabled = State::Disabled.code() as u8,
@@ -90,9 +91,12 @@ enum Phase {
 }
 
 impl Phase {
-    /// A trial that has not started: none succeeded (and no probe out: see
+    /// A trial that has not started: none admitted, none succeeded (and no probe out: see
     /// [`Machine::start_trial`]).
-    const TRIAL: Phase = Phase::HalfOpen { successes: 0 };
+    const TRIAL: Phase = Phase::HalfOpen {
+        successes: 0,
+        admitted: 0,
+    };
 
     fn state(&self) -> State {
         match self {
@@ -281,8 +285,7 @@ impl Machine {
                 }
                 // Lazy expiry: the first call at or after the deadline becomes a probe.
                 self.enter(State::HalfOpen, TransitionReason::OpenElapsed, now);
-                self.probes.start(now.get());
-                Ok(Admission::Probe)
+                Ok(self.admit_probe(now))
             }
             Phase::Ramp(ramp) => match self.recovery.ramp_admit(ramp, &self.config, now.get()) {
                 RampDecision::Admit => Ok(Admission::Ramp),
@@ -300,8 +303,7 @@ impl Machine {
                 if self.probes.count() >= self.config.probes() {
                     return Err((RejectReason::HalfOpenFull, None));
                 }
-                self.probes.start(now.get());
-                Ok(Admission::Probe)
+                Ok(self.admit_probe(now))
             }
         }
     }
@@ -384,7 +386,7 @@ impl Machine {
         if mark.failure || mark.slow {
             return self.enter(State::Open, TransitionReason::ProbeFailed, now);
         }
-        let Phase::HalfOpen { successes } = &mut self.phase else {
+        let Phase::HalfOpen { successes, .. } = &mut self.phase else {
             return None;
         };
         *successes += 1;

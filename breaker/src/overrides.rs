@@ -325,7 +325,7 @@ impl Registry {
             return Err(OverridesError { problems });
         }
         for change in changes {
-            change.apply();
+            change.apply(self);
         }
         Ok(())
     }
@@ -399,11 +399,11 @@ impl Registry {
 }
 
 impl Change {
-    fn apply(self) {
+    fn apply(self, registry: &Registry) {
         match &self.target {
             Target::Single(breaker) => {
                 if let Some(config) = self.config {
-                    breaker.reconfigure(config);
+                    registry.watchers().reconfigure(breaker, config);
                 }
                 if let Some(action) = self.action {
                     action.run(breaker);

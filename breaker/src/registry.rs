@@ -11,23 +11,43 @@ use crate::sync::process::RwLock;
 
 use crate::call_site::CallSite;
 use crate::keyed::Keyed;
-use crate::Breaker;
+use crate::{Breaker, Config};
 
 type Watcher = Arc<dyn Fn(&str, &Arc<Breaker>) + Send + Sync>;
+/// Called with a breaker reconfigured through the registry, its configuration before and after.
+type ReconfigureWatcher = Arc<dyn Fn(&Arc<Breaker>, &Config, &Config) + Send + Sync>;
 
 /// The hooks of one registry, called with the registry name and the breaker whenever a
-/// breaker joins it, a single one or a member of one of its keyed families, as it joins.
-/// Shared with the registry's families, whose members join as they are created.
+/// breaker joins it, a single one or a member of one of its keyed families, as it joins,
+/// and whenever overrides reconfigure one. Shared with the registry's families, whose
+/// members join as they are created.
 #[derive(Default)]
-pub(crate) struct Watchers(RwLock<Vec<Watcher>>);
+pub(crate) struct Watchers {
+    joined: RwLock<Vec<Watcher>>,
+    reconfigured: RwLock<Vec<ReconfigureWatcher>>,
+}
 
 impl Watchers {
     /// Tells the watchers that `breaker` joined the registry under `name`.
     pub(crate) fn announce(&self, name: &str, breaker: &Arc<Breaker>) {
         // Called outside the lock: a watcher may look the registry up.
-        let watchers: Vec<Watcher> = self.0.read().clone();
+        let watchers: Vec<Watcher> = self.joined.read().clone();
         for watcher in watchers {
             watcher(name, breaker);
+        }
+    }
+
+    /// [`Breaker::reconfigure`]s a breaker of the registry, then tells the watchers what
+    /// changed (the fleet follows its `fleet` keys so).
+    pub(crate) fn reconfigure(&self, breaker: &Arc<Breaker>, config: Config) {
+        let watchers: Vec<ReconfigureWatcher> = self.reconfigured.read().clone();
+        if watchers.is_empty() {
+            return breaker.reconfigure(config);
+        }
+        let before = breaker.config();
+        breaker.reconfigure(config.clone());
+        for watcher in watchers {
+            watcher(breaker, &before, &config);
         }
     }
 }
@@ -352,8 +372,25 @@ impl Registry {
     /// its transitions).
     #[cfg_attr(not(any(test, feature = "prometheus")), allow(dead_code))]
     pub(crate) fn watch(&self, watcher: impl Fn(&str, &Arc<Breaker>) + Send + Sync + 'static) {
-        let mut watchers = self.watchers.0.write();
+        let mut watchers = self.watchers.joined.write();
         watchers.push(Arc::new(watcher));
+    }
+
+    /// Calls `watcher` with every breaker of this registry that overrides (or
+    /// [`Keyed::apply`]) reconfigure from now on, with its configuration before and after.
+    #[cfg_attr(not(feature = "fleet"), allow(dead_code))]
+    pub(crate) fn watch_reconfigured(
+        &self,
+        watcher: impl Fn(&Arc<Breaker>, &Config, &Config) + Send + Sync + 'static,
+    ) {
+        let mut watchers = self.watchers.reconfigured.write();
+        watchers.push(Arc::new(watcher));
+    }
+
+    /// The hooks of this registry, for the overrides that reconfigure its breakers.
+    #[cfg_attr(not(feature = "overrides"), allow(dead_code))]
+    pub(crate) fn watchers(&self) -> &Watchers {
+        &self.watchers
     }
 
     /// Every keyed family with its name, sorted by name.

@@ -283,7 +283,10 @@ impl ConfigBuilder {
     /// Share judgement with the other instances of the service through the fleet (module
     /// `breaker::fleet`, feature `fleet`): this breaker publishes its own OPENs, and opens
     /// when a quorum of its peers hold its name OPEN. Takes effect once the process
-    /// connects a fleet (the `fleet` feature); without one the breaker judges alone.
+    /// connects a fleet (the `fleet` feature); without one the breaker judges alone. An
+    /// override (`Registry::apply`) that turns it on or off joins a running breaker to the
+    /// fleet or takes it out; a breaker reconfigured in code joins or leaves with
+    /// `Fleet::join` and `Fleet::leave`.
     pub const fn fleet(mut self, fleet: bool) -> Self {
         self.fleet = fleet;
         self

@@ -3,14 +3,16 @@
 //!
 //! A member hears its breaker through a listener (after the breaker's lock is released, with
 //! no I/O: one message to the task), and the task acts on the breaker only through the
-//! breaker's own change path (`Breaker::open_until_because`).
+//! breaker's own change path (`Breaker::open_until_because`). A member that leaves keeps its
+//! listener, switched off, for when it joins again: a breaker's listeners are never removed.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use redis::aio::ConnectionManager;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::WeakUnboundedSender;
 use tokio::time::Instant;
 
 use super::layout::{self, Keys};
@@ -19,29 +21,29 @@ use super::{Fleet, Inner};
 use crate::{Breaker, Event, State, TransitionReason};
 
 /// One breaker that joined.
-pub(crate) struct Member {
-    name: Arc<str>,
+struct Member {
     breaker: Weak<Breaker>,
     quorum: usize,
+    /// Whether the member is in the fleet: its listener tells the task nothing while off.
+    on: Arc<AtomicBool>,
 }
 
 impl Member {
     /// Makes `breaker` a member, and has its listener tell the task of its own OPENs and
     /// of its leaving OPEN and HALF_OPEN.
-    pub(crate) fn new(
-        breaker: &Arc<Breaker>,
-        quorum: usize,
-        commands: UnboundedSender<Command>,
-    ) -> Self {
-        let name: Arc<str> = breaker.name().into();
+    fn new(breaker: &Arc<Breaker>, quorum: usize, commands: WeakUnboundedSender<Command>) -> Self {
+        let listened: Arc<str> = breaker.name().into();
         let weak = Arc::downgrade(breaker);
-        let listened = Arc::clone(&name);
+        let on = Arc::new(AtomicBool::new(true));
+        let listening = Arc::clone(&on);
         // Weak: a breaker outliving its fleet keeps no task alive.
-        let commands = commands.downgrade();
         breaker.on_event(move |event| {
             let Event::StateTransition { from, to, .. } = *event else {
                 return;
             };
+            if !listening.load(Ordering::Acquire) {
+                return;
+            }
             let Some(commands) = commands.upgrade() else {
                 return;
             };
@@ -64,14 +66,18 @@ impl Member {
             let _ = commands.send(command);
         });
         Self {
-            name,
             breaker: Arc::downgrade(breaker),
             quorum,
+            on,
         }
     }
 
-    pub(crate) fn name(&self) -> &Arc<str> {
-        &self.name
+    /// The breaker, while it lives and is in the fleet.
+    fn live(&self) -> Option<Arc<Breaker>> {
+        match self.on.load(Ordering::Acquire) {
+            true => self.breaker.upgrade(),
+            false => None,
+        }
     }
 }
 
@@ -105,27 +111,89 @@ pub(crate) struct Members {
     by_name: HashMap<Arc<str>, Vec<Slot>>,
 }
 
+/// What [`Members::join`] did.
+pub(crate) enum Joined {
+    /// The breaker entered the fleet (anew, or again after it left): its name is to be read
+    /// now, and its own OPEN, if it holds one, published.
+    Entered,
+    /// It was in already: its quorum is the one given now.
+    Stayed,
+    /// The view tracks too many names: the breaker judges alone.
+    Refused,
+}
+
+/// What [`Members::leave`] left behind.
+pub(crate) struct Left {
+    /// Whether this instance's own opinion of the name is to be withdrawn: no other member
+    /// of the name holds an OPEN of its own.
+    pub(crate) withdraw: bool,
+    /// Whether the member held the name's probe lease, which goes back.
+    pub(crate) lease: bool,
+}
+
 impl Members {
-    /// Adds a member; true if its name is new to this instance (and should be read now).
-    pub(crate) fn join(&mut self, inner: &Inner, member: Member) -> bool {
-        if !inner.view.lock().track(&member.name) {
+    /// Puts `breaker` in the fleet with `quorum`, or gives it that quorum if it is in.
+    pub(crate) fn join(
+        &mut self,
+        inner: &Inner,
+        breaker: &Arc<Breaker>,
+        quorum: usize,
+        commands: &WeakUnboundedSender<Command>,
+    ) -> Joined {
+        let name: Arc<str> = breaker.name().into();
+        if !inner.view.lock().track(&name) {
             #[cfg(feature = "tracing")]
             tracing::warn!(
-                breaker = &*member.name,
+                breaker = &*name,
                 "fleet: too many names tracked; this breaker judges alone"
             );
-            return false;
+            return Joined::Refused;
         }
-        let slots = self.by_name.entry(Arc::clone(&member.name)).or_default();
+        let slots = self.by_name.entry(name).or_default();
         slots.retain(|slot| slot.member.breaker.strong_count() > 0);
-        let new = slots.is_empty();
+        let weak = Arc::downgrade(breaker);
+        if let Some(slot) = slots.iter_mut().find(|s| s.member.breaker.ptr_eq(&weak)) {
+            slot.member.quorum = quorum;
+            return match slot.member.on.swap(true, Ordering::AcqRel) {
+                true => Joined::Stayed,
+                false => Joined::Entered,
+            };
+        }
         slots.push(Slot {
-            member,
+            member: Member::new(breaker, quorum, commands.clone()),
             adopted: HashSet::new(),
             lease_at: None,
             holds_lease: false,
         });
-        new
+        Joined::Entered
+    }
+
+    /// Takes `breaker` out of the fleet: it publishes nothing more, adopts nothing more, and
+    /// an OPEN its peers caused ends now (its next call probes). `None` if it was not in.
+    pub(crate) fn leave(&mut self, breaker: &Weak<Breaker>) -> Option<Left> {
+        let slots = self.by_name.values_mut().find(|slots| {
+            slots
+                .iter()
+                .any(|s| s.member.breaker.ptr_eq(breaker) && s.member.on.load(Ordering::Acquire))
+        })?;
+        let slot = slots
+            .iter_mut()
+            .find(|s| s.member.breaker.ptr_eq(breaker))?;
+        slot.member.on.store(false, Ordering::Release);
+        slot.adopted.clear();
+        slot.lease_at = None;
+        let lease = std::mem::take(&mut slot.holds_lease);
+        if let Some(breaker) = breaker.upgrade() {
+            if breaker.in_fleet_open() {
+                open_adopted(&breaker, Duration::ZERO);
+            }
+        }
+        let withdraw = !slots.iter().any(|s| {
+            s.member
+                .live()
+                .is_some_and(|b| b.state() == State::Open && !b.in_fleet_open())
+        });
+        Some(Left { withdraw, lease })
     }
 
     /// The peers' opinions of `name` changed: opens each CLOSED member of that name whose
@@ -136,7 +204,7 @@ impl Members {
         };
         let view = inner.view.lock();
         for slot in slots.iter_mut() {
-            let Some(breaker) = slot.member.breaker.upgrade() else {
+            let Some(breaker) = slot.member.live() else {
                 continue;
             };
             let Some(end) = view.quorum_until(name, now, slot.member.quorum) else {
@@ -301,7 +369,8 @@ fn lease_time(now: Instant, until: Instant, lead: Duration) -> Instant {
 }
 
 /// Joins every breaker of the registry whose configuration has the fleet on, now and as
-/// they are registered.
+/// they are registered; and, as overrides turn a breaker's `fleet` on or off or change its
+/// `fleet_quorum`, joins it, takes it out, or gives it its new quorum.
 pub(crate) fn join_registry(fleet: &Fleet) {
     let join = |fleet: &Fleet, breaker: &Arc<Breaker>| {
         let config = breaker.config();
@@ -312,6 +381,19 @@ pub(crate) fn join_registry(fleet: &Fleet) {
     let registry = crate::registry();
     let watching = fleet.clone();
     registry.watch(move |_, breaker| join(&watching, breaker));
+    // Only a change of the fleet's keys: a breaker joined in code, whose configuration
+    // leaves the fleet off, stays in when an override changes its rate.
+    let watching = fleet.clone();
+    registry.watch_reconfigured(move |breaker, before, after| {
+        let fleet_keys = |c: &crate::Config| (c.fleet(), c.fleet_quorum());
+        if fleet_keys(before) == fleet_keys(after) {
+            return;
+        }
+        match after.fleet() {
+            true => watching.join(breaker, after.fleet_quorum()),
+            false => watching.leave(breaker),
+        }
+    });
     for entry in registry.list() {
         join(fleet, entry.breaker());
     }

@@ -6,24 +6,31 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSubStream};
 use redis::Client;
-use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::mpsc::{UnboundedReceiver, WeakUnboundedSender};
 use tokio::time::{timeout, Instant, MissedTickBehavior};
 
 use super::layout::{self, Keys, Message};
-use super::members::Members;
+use super::members::{Joined, Left, Members};
 use super::view::Applied;
 use super::Inner;
+use crate::{Breaker, State};
 
 /// What breakers and handles tell the task.
 pub(crate) enum Command {
-    /// Watch a breaker: track its name, snapshot it, consider it for adoption.
-    Join(super::members::Member),
+    /// Put a breaker in the fleet with a quorum (or give it that quorum): track its name,
+    /// snapshot it, publish its own OPEN if it holds one, consider it for adoption.
+    Join {
+        breaker: Weak<Breaker>,
+        quorum: usize,
+    },
+    /// Take a breaker out of the fleet.
+    Leave(Weak<Breaker>),
     /// This instance holds `name` OPEN by its own judgement for `left` from now.
     Opine { name: Arc<str>, left: Duration },
     /// This instance no longer holds `name` OPEN by its own judgement.
@@ -58,6 +65,8 @@ pub(crate) struct Task {
     settings: Settings,
     channel: String,
     commands: UnboundedReceiver<Command>,
+    /// What new members' listeners send on; weak, so that the task ends with the handles.
+    sender: WeakUnboundedSender<Command>,
     own: HashMap<Arc<str>, Own>,
     members: Members,
     seq: u64,
@@ -68,6 +77,7 @@ impl Task {
         inner: Arc<Inner>,
         settings: Settings,
         commands: UnboundedReceiver<Command>,
+        sender: WeakUnboundedSender<Command>,
     ) -> Self {
         let channel = layout::channel(&settings.prefix);
         Self {
@@ -75,6 +85,7 @@ impl Task {
             settings,
             channel,
             commands,
+            sender,
             own: HashMap::new(),
             members: Members::default(),
             seq: 0,
@@ -208,47 +219,35 @@ impl Task {
         command: Command,
     ) -> Result<(), Failure> {
         match command {
-            Command::Join(member) => {
-                let name = Arc::clone(member.name());
-                if self.members.join(&self.inner, member) {
+            Command::Join { breaker, quorum } => {
+                if let Some((name, own_open)) = self.join(&breaker, quorum) {
+                    if own_open {
+                        self.write(conn, &name).await?;
+                    }
                     self.snapshot(conn, Some(&name)).await?;
                 }
             }
+            Command::Leave(breaker) => {
+                let name = breaker.upgrade().map(|b| Arc::<str>::from(b.name()));
+                if let (Some(Left { withdraw, lease }), Some(name)) =
+                    (self.members.leave(&breaker), name)
+                {
+                    if withdraw && self.own.contains_key(&name) {
+                        self.withdraw(conn, &name).await?;
+                    }
+                    if lease {
+                        self.release_lease(conn, &name).await?;
+                    }
+                }
+            }
             Command::Opine { name, left } => {
-                self.seq += 1;
-                let own = Own {
-                    until: Instant::now() + left,
-                    seq: self.seq,
-                };
-                self.own.insert(Arc::clone(&name), own);
+                self.opine(Arc::clone(&name), left);
                 self.write(conn, &name).await?;
             }
-            Command::Withdraw { name } => {
-                self.own.remove(&name);
-                self.seq += 1;
-                let keys = Keys::new(&self.settings.prefix, &name);
-                let mut script = layout::WITHDRAW.prepare_invoke();
-                script
-                    .key(&keys.live)
-                    .key(&keys.until)
-                    .arg(&*self.inner.instance)
-                    .arg(self.seq)
-                    .arg(&self.channel)
-                    .arg(&*name);
-                bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
-            }
+            Command::Withdraw { name } => self.withdraw(conn, &name).await?,
             Command::Settled { name } => {
                 if self.members.settle(&name) {
-                    self.seq += 1;
-                    let keys = Keys::new(&self.settings.prefix, &name);
-                    let mut script = layout::RELEASE_LEASE.prepare_invoke();
-                    script
-                        .key(&keys.lease)
-                        .arg(&*self.inner.instance)
-                        .arg(self.seq)
-                        .arg(&self.channel)
-                        .arg(&*name);
-                    bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
+                    self.release_lease(conn, &name).await?;
                 }
             }
             Command::Flush(done) => {
@@ -261,17 +260,19 @@ impl Task {
     /// A command while the store is away: kept for when it is back.
     fn offline(&mut self, command: Command) {
         match command {
-            Command::Join(member) => {
-                self.members.join(&self.inner, member);
+            Command::Join { breaker, quorum } => {
+                self.join(&breaker, quorum);
             }
-            Command::Opine { name, left } => {
-                self.seq += 1;
-                let own = Own {
-                    until: Instant::now() + left,
-                    seq: self.seq,
-                };
-                self.own.insert(name, own);
+            // The store's copy of a withdrawn opinion expires; the lease by its time-to-live.
+            Command::Leave(breaker) => {
+                let name = breaker.upgrade().map(|b| Arc::<str>::from(b.name()));
+                if let (Some(Left { withdraw: true, .. }), Some(name)) =
+                    (self.members.leave(&breaker), name)
+                {
+                    self.own.remove(&name);
+                }
             }
+            Command::Opine { name, left } => self.opine(name, left),
             // Written again from `own` when the store is back; the store's copy expires.
             Command::Withdraw { name } => {
                 self.own.remove(&name);
@@ -284,6 +285,83 @@ impl Task {
                 let _ = done.send(());
             }
         }
+    }
+
+    /// Puts a breaker in the fleet (see [`Members::join`]); its name, and whether it holds
+    /// an OPEN of its own, now this instance's opinion, if it entered.
+    fn join(&mut self, breaker: &Weak<Breaker>, quorum: usize) -> Option<(Arc<str>, bool)> {
+        let breaker = breaker.upgrade()?;
+        match self
+            .members
+            .join(&self.inner, &breaker, quorum, &self.sender)
+        {
+            Joined::Entered => {}
+            Joined::Stayed => {
+                let name: Arc<str> = breaker.name().into();
+                self.members.reconsider(&self.inner, &name, Instant::now());
+                return None;
+            }
+            Joined::Refused => return None,
+        }
+        let name: Arc<str> = breaker.name().into();
+        // An OPEN it entered with: its listener heard of it before it was a member, or not
+        // at all.
+        let own_open = breaker.state() == State::Open && !breaker.in_fleet_open();
+        let left = breaker.open_left().filter(|_| own_open);
+        if let Some(left) = left {
+            self.opine(Arc::clone(&name), left);
+        }
+        Some((name, left.is_some()))
+    }
+
+    /// Keeps an opinion of this instance's: `name` OPEN for `left` from now.
+    fn opine(&mut self, name: Arc<str>, left: Duration) {
+        self.seq += 1;
+        let own = Own {
+            until: Instant::now() + left,
+            seq: self.seq,
+        };
+        self.own.insert(name, own);
+    }
+
+    /// Withdraws this instance's opinion of `name`, and publishes that.
+    async fn withdraw(
+        &mut self,
+        conn: &mut ConnectionManager,
+        name: &Arc<str>,
+    ) -> Result<(), Failure> {
+        self.own.remove(name);
+        self.seq += 1;
+        let keys = Keys::new(&self.settings.prefix, name);
+        let mut script = layout::WITHDRAW.prepare_invoke();
+        script
+            .key(&keys.live)
+            .key(&keys.until)
+            .arg(&*self.inner.instance)
+            .arg(self.seq)
+            .arg(&self.channel)
+            .arg(&**name);
+        bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
+        Ok(())
+    }
+
+    /// Gives the probe lease of `name` back, and publishes that, so that waiters ask now.
+    async fn release_lease(
+        &mut self,
+        conn: &mut ConnectionManager,
+        name: &Arc<str>,
+    ) -> Result<(), Failure> {
+        self.seq += 1;
+        let keys = Keys::new(&self.settings.prefix, name);
+        let mut script = layout::RELEASE_LEASE.prepare_invoke();
+        script
+            .key(&keys.lease)
+            .arg(&*self.inner.instance)
+            .arg(self.seq)
+            .arg(&self.channel)
+            .arg(&**name);
+        bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
+        Ok(())
     }
 
     /// Writes (renews) this instance's opinion of `name` and publishes it.

@@ -1,7 +1,39 @@
 //! The probes a HALF_OPEN trial has out, by the instant each started: how many, and whether
-//! one has run past `probe_timeout` (a hung probe, which fails the trial).
+//! one has run past `probe_timeout` (a hung probe, which fails the trial); and the trial as
+//! a snapshot shows it.
 
 use std::time::{Duration, Instant};
+
+use super::{Admission, Machine, Phase};
+use crate::clock::LazyNow;
+use crate::Trial;
+
+impl Machine {
+    /// The trial under way: in HALF_OPEN until its probes pass or fail, `None` otherwise
+    /// (the ramp-up after a passed trial included).
+    pub(crate) fn trial(&self) -> Option<Trial> {
+        match self.phase {
+            Phase::HalfOpen {
+                successes,
+                admitted,
+            } => Some(Trial {
+                admitted,
+                in_flight: self.probes.count(),
+                succeeded: successes,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Lets a probe of the trial under way through, started now.
+    pub(super) fn admit_probe(&mut self, now: &mut LazyNow<'_>) -> Admission {
+        if let Phase::HalfOpen { admitted, .. } = &mut self.phase {
+            *admitted = admitted.saturating_add(1);
+        }
+        self.probes.start(now.get());
+        Admission::Probe
+    }
+}
 
 /// The start of every probe in flight. The machine keeps one across trials, emptied when a
 /// trial ends, so that its buffer grows once and later trials allocate nothing.
