@@ -7,6 +7,7 @@
 mod admit;
 mod bulkhead;
 mod complete;
+mod observe;
 mod packed_owner;
 #[cfg(feature = "recording")]
 mod recorder;
@@ -102,6 +103,8 @@ pub(crate) struct Identity {
 pub(crate) struct Rare {
     /// Made when a first listener is added (by the metrics, among others).
     listeners: Listeners,
+    /// The listeners of each call's end (`Breaker::on_call`).
+    call_listeners: Listeners<crate::CallEvent>,
     /// The call policy as each call reads it, and the retry budget: made when a
     /// configuration first sets a timeout or retries.
     #[cfg(feature = "policy")]

@@ -89,25 +89,38 @@ pub enum Event {
     },
 }
 
-type Listener = Arc<dyn Fn(&Event) + Send + Sync>;
+type Listener<E> = Arc<dyn Fn(&E) + Send + Sync>;
 
-/// The listeners of one breaker. Delivery clones an `Arc` of the list, so listeners run with
-/// no lock held and may call back into the breaker or add listeners.
-#[derive(Default)]
-pub(crate) struct Listeners {
-    list: RwLock<Arc<[Listener]>>,
+/// The listeners of one breaker to events of type `E` ([`Event`]s, or each call's
+/// [`CallEvent`](crate::CallEvent)). Delivery clones an `Arc` of the list, so listeners run
+/// with no lock held and may call back into the breaker or add listeners.
+pub(crate) struct Listeners<E = Event> {
+    list: RwLock<Arc<[Listener<E>]>>,
 }
 
-impl Listeners {
-    pub(crate) fn add(&self, listener: Listener) {
+impl<E> Default for Listeners<E> {
+    fn default() -> Self {
+        Self {
+            list: RwLock::new(Vec::new().into()),
+        }
+    }
+}
+
+impl<E> Listeners<E> {
+    pub(crate) fn add(&self, listener: Listener<E>) {
         let mut list = self.list.write();
-        let mut grown: Vec<Listener> = list.iter().cloned().collect();
+        let mut grown: Vec<Listener<E>> = list.iter().cloned().collect();
         grown.push(listener);
         *list = grown.into();
     }
 
+    /// Whether no listener was added.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.read().is_empty()
+    }
+
     /// Calls every listener; a panicking listener is contained and the others still run.
-    pub(crate) fn emit(&self, event: &Event) {
+    pub(crate) fn emit(&self, event: &E) {
         let list = self.list.read().clone();
         for listener in list.iter() {
             let _ = catch_unwind(AssertUnwindSafe(|| listener(event)));
@@ -115,7 +128,7 @@ impl Listeners {
     }
 }
 
-impl fmt::Debug for Listeners {
+impl<E> fmt::Debug for Listeners<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.list.read().len();
         f.debug_struct("Listeners").field("count", &n).finish()

@@ -159,6 +159,7 @@
 #![warn(missing_docs, missing_debug_implementations)]
 
 mod breaker;
+mod call_events;
 mod call_site;
 mod classify;
 pub mod clock;
@@ -193,6 +194,7 @@ mod transition;
 mod window;
 
 pub use crate::breaker::Breaker;
+pub use crate::call_events::{CallEnding, CallEvent};
 pub use crate::classify::{Classify, Outcome};
 pub use crate::config::{
     Backoff, Config, ConfigBuilder, ConfigError, Policy, RampUp, SlowCalls, Window, MAX_BUCKETS,

@@ -15,9 +15,16 @@
 //! | `circuitbreaker_in_flight` | gauge | for a breaker with a bulkhead (`max_concurrent`): calls holding one of its slots |
 //! | `circuitbreaker_failure_rate` | gauge | failures / completed calls in the window, 0 with none (the breaker acts on it once `min_calls` completed) |
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
+//! | `circuitbreaker_call_duration_seconds{result}` | histogram | for a breaker whose calls are timed: how long calls took, from admission to result, by `result`: `success`, `failure`, `ignored`, `cancelled` (rejected calls did not run); buckets [`CALL_DURATION_BUCKETS`], 1 ms to 10 s |
 //! | `circuitbreaker_half_open_probes{probes}` | gauge | while a half-open trial runs ([`Snapshot::trial`](crate::Snapshot::trial)): its probes `admitted`, `in_flight` and `succeeded` |
 //! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since [`register`] first ran, or since the breaker was created if later, by why ([`TransitionReason::as_str`](crate::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
 //! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
+//!
+//! A breaker's calls are timed when its configuration needs their durations anyway (slow
+//! calls, the ramp's latency guard: they pay the clock already), or, for every breaker, once
+//! a collector was made with [`BreakerCollector::time_every_call`]; a timed breaker's call
+//! durations are counted from then on. The others pay nothing per call for the metrics, which
+//! read the breakers only at a scrape.
 //!
 //! The state is one series per breaker holding the current state's code, not one series per
 //! state, so no series is left at 1 after the breaker moved on. The rates are left out while
@@ -51,12 +58,16 @@ use std::sync::{Arc, Weak};
 
 use crate::sync::process::Mutex;
 
+mod durations;
+
+pub use durations::BUCKETS as CALL_DURATION_BUCKETS;
+
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Registry, Unit};
 
 use crate::{Breaker, CallTotals, Entry, Event, State, TransitionReason, Trial};
 
@@ -100,6 +111,7 @@ pub fn text() -> String {
 pub struct BreakerCollector {
     registry: &'static crate::Registry,
     transitions: &'static Transitions,
+    durations: &'static durations::Durations,
 }
 
 impl BreakerCollector {
@@ -129,13 +141,49 @@ impl BreakerCollector {
     /// ```
     pub fn of(registry: &'static crate::Registry) -> Self {
         let transitions = transitions(registry);
+        let durations = durations::durations(registry);
         for entry in registry.list() {
             transitions.attach(entry.breaker());
+            durations.attach(entry.breaker());
         }
         Self {
             registry,
             transitions,
+            durations,
         }
+    }
+
+    /// Times the calls of every breaker of the registry, for
+    /// `circuitbreaker_call_duration_seconds`: from now on for those it holds, and from their
+    /// first call for those that join it. Without it, only breakers whose configuration times
+    /// calls (slow calls, the ramp's latency guard) are. A timed call reads the clock at its
+    /// start and end and leaves the lock-free fast paths (a call listener's cost, in
+    /// `benches/README.md`).
+    ///
+    /// ```
+    /// use std::sync::{Arc, OnceLock};
+    /// use breaker::metrics::BreakerCollector;
+    /// use breaker::{Breaker, Config, Registry};
+    ///
+    /// static OWN: OnceLock<Registry> = OnceLock::new();
+    /// let own = OWN.get_or_init(Registry::default);
+    /// let b = own.register(Arc::new(Breaker::new("docs::timed", Config::default())));
+    ///
+    /// let mut prometheus = prometheus_client::registry::Registry::default();
+    /// prometheus.register_collector(Box::new(BreakerCollector::of(own).time_every_call()));
+    /// b.try_acquire().unwrap().success();
+    /// let mut text = String::new();
+    /// prometheus_client::encoding::text::encode(&mut text, &prometheus).unwrap();
+    /// assert!(text.contains(
+    ///     "circuitbreaker_call_duration_seconds_count{name=\"docs::timed\",result=\"success\"} 1\n"
+    /// ));
+    /// ```
+    pub fn time_every_call(self) -> Self {
+        self.durations.time_every_call();
+        for entry in self.registry.list() {
+            self.durations.attach(entry.breaker());
+        }
+        self
     }
 }
 
@@ -152,10 +200,12 @@ impl Collector for BreakerCollector {
             .iter()
             .map(|entry| {
                 self.transitions.attach(entry.breaker());
-                Series::read(entry, self.transitions)
+                self.durations.attach(entry.breaker());
+                Series::read(entry, self.transitions, self.durations)
             })
             .collect();
         self.transitions.forget_dropped();
+        self.durations.forget_dropped();
 
         let help = "Current state: 0 closed, 1 open, 2 half-open, 3 forced open, 4 disabled.";
         let mut family =
@@ -251,6 +301,23 @@ impl Collector for BreakerCollector {
             }
         }
 
+        let help = "How long calls took, from admission to result, by how they ended; \
+                    for breakers whose calls are timed.";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_call_duration",
+            help,
+            Some(&Unit::Seconds),
+            MetricType::Histogram,
+        )?;
+        for s in &series {
+            if let Some(histograms) = &s.durations {
+                for (result, histogram) in histograms.by_result() {
+                    let labels = s.labels(&[("result", result)]);
+                    histogram.encode(family.encode_family(&labels)?)?;
+                }
+            }
+        }
+
         let help = "Probes of the half-open trial under way: admitted, in flight, succeeded.";
         let mut family = encoder.encode_descriptor(
             "circuitbreaker_half_open_probes",
@@ -324,10 +391,12 @@ struct Series {
     /// Whether the breaker watches only, or has: its `shadow_rejected` series is exported.
     shadow: bool,
     transitions: BTreeMap<TransitionKey, u64>,
+    /// Call durations by result, for a breaker whose calls are timed.
+    durations: Option<Arc<durations::Histograms>>,
 }
 
 impl Series {
-    fn read(entry: &Entry, transitions: &Transitions) -> Self {
+    fn read(entry: &Entry, transitions: &Transitions, durations: &durations::Durations) -> Self {
         let breaker = entry.breaker();
         let s = breaker.snapshot();
         let config = breaker.config();
@@ -349,6 +418,7 @@ impl Series {
             retries,
             shadow: config.shadow(),
             transitions: transitions.counts(entry.breaker()),
+            durations: durations.of(entry.breaker()),
         }
     }
 

@@ -105,7 +105,7 @@ impl Breaker {
             State::Disabled => Ticket::Admit {
                 stamp: stamp(generation_of(word)),
                 admission: Admission::Passthrough,
-                started: self.shared.recording().then(|| self.clock().now()),
+                started: self.shared.observed().then(|| self.clock().now()),
             },
             _ => self.admit_locked(),
         }
@@ -165,21 +165,33 @@ impl Breaker {
     }
 
     /// Counts a rejection in OPEN with `left` nanoseconds to go, and tells it; a shadow
-    /// breaker admits instead.
+    /// breaker admits instead, and an observed rejection is told to its observers.
     #[inline(always)]
     fn count_open_rejection(&self, left: u64) -> Ticket {
-        if self.shared.shadow() {
-            return self.admit_shadow(generation_of(self.shared.word()));
-        }
-        let reason = self.shared.open_rejects();
-        #[cfg(feature = "recording")]
-        if self.shared.recording() {
-            self.record_rejection(reason);
-        }
+        let Some(reason) = self.shared.plain_open_rejection() else {
+            return self.open_rejection_seen(left);
+        };
         match reason {
             RejectReason::Open => self.shared.count(Ending::RejectedOpen),
             other => self.shared.count_rejection(other),
         }
+        Ticket::Reject {
+            reason,
+            detail: left,
+        }
+    }
+
+    /// [`count_open_rejection`](Self::count_open_rejection) of a shadow breaker, or of one
+    /// whose calls are observed.
+    #[cold]
+    #[inline(never)]
+    fn open_rejection_seen(&self, left: u64) -> Ticket {
+        if self.shared.shadow() {
+            return self.admit_shadow(generation_of(self.shared.word()));
+        }
+        let reason = self.shared.open_rejects();
+        self.shared.count_rejection(reason);
+        self.observe_rejection(reason);
         Ticket::Reject {
             reason,
             detail: left,
@@ -212,14 +224,13 @@ impl Breaker {
                     admission,
                     // When calls are timed (slow calls, latency guard, a recording), the time
                     // a call starts; a probe's always (the instant the machine noted).
-                    started: (timed || probe || self.shared.recording()).then(|| now.get()),
+                    started: (timed || probe || self.shared.observed()).then(|| now.get()),
                 }
             }
             Err(_) if shadow => self.admit_shadow(generation),
             Err((reason, retry_after)) => {
-                #[cfg(feature = "recording")]
-                self.record_rejection(reason);
                 self.shared.count_rejection(reason);
+                self.observe_rejection(reason);
                 Ticket::Reject {
                     reason,
                     detail: retry_nanos(retry_after),
@@ -248,8 +259,8 @@ impl Breaker {
         Ticket::Admit {
             stamp: stamp(generation) | OPEN,
             admission: Admission::Passthrough,
-            // The call runs: a recording keeps its real outcome.
-            started: self.shared.recording().then(|| self.clock().now()),
+            // The call runs: observers are told its real outcome.
+            started: self.shared.observed().then(|| self.clock().now()),
         }
     }
 }

@@ -256,9 +256,8 @@ impl Breaker {
         if self.shared.shadow() {
             return self.admit_shadow(generation_of(self.shared.word()));
         }
-        #[cfg(feature = "recording")]
-        self.record_rejection(RejectReason::Bulkhead);
         self.shared.count_rare(RareEnding::RejectedBulkhead);
+        self.observe_rejection(RejectReason::Bulkhead);
         Ticket::Reject {
             reason: RejectReason::Bulkhead,
             detail: u64::from(limit),
@@ -269,9 +268,8 @@ impl Breaker {
     // Held across a call's attempts by the call policy.
     #[cfg_attr(not(feature = "policy"), allow(dead_code))]
     fn bulkhead_rejection(&self, limit: u32) -> Rejected {
-        #[cfg(feature = "recording")]
-        self.record_rejection(RejectReason::Bulkhead);
         self.shared.count_rare(RareEnding::RejectedBulkhead);
+        self.observe_rejection(RejectReason::Bulkhead);
         let name = self.identity().rejected_name.clone();
         Rejected::after_nanos(name, RejectReason::Bulkhead, u64::from(limit))
     }

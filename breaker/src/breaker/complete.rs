@@ -154,11 +154,11 @@ impl Breaker {
             self.shared.set_owner_seen(self.shared.window().word());
         }
         self.shared.count_as(ending, owned);
-        // Only a call that noted its start can be recorded: the flag is read for those alone.
-        #[cfg(feature = "recording")]
+        // Only a call that noted its start is observed: the flag is read for those alone.
+        // Told before the breaker acts on it: a failure that opens it, then the transition.
         if let Some(started) = started {
-            if self.shared.recording() {
-                self.record_end(started, ending);
+            if self.shared.observed() {
+                self.observe_end(started, ending, generation);
             }
         }
         match recorded {
@@ -236,10 +236,9 @@ impl Breaker {
             self.free_slot();
         }
         self.shared.count(Ending::Failure);
-        #[cfg(feature = "recording")]
         if let Some(started) = started {
-            if self.shared.recording() {
-                self.record_end(started, Ending::Failure);
+            if self.shared.observed() {
+                self.observe_end(started, Ending::Failure, generation);
             }
         }
         let (_, events) = self

@@ -1,9 +1,9 @@
 //! The calls a breaker records when asked (`Breaker::record`): a ring of the last calls,
 //! allocated once, written under its own lock by the calls' ends and rejections.
 //!
-//! Nothing here runs while no recording is on: a recording sets the admission word's timed
-//! bit, so calls note their start and end off the fast paths, and rejections check one
-//! published flag before they come here.
+//! Nothing here runs while calls are not observed: a recording, as a call listener, sets the
+//! admission word's timed bit, so calls note their start and end off the fast paths, and
+//! rejections check one published flag before they come here (`observe.rs`).
 
 use std::time::{Duration, Instant};
 
@@ -177,16 +177,16 @@ impl Breaker {
         &self.rare_made().recorder
     }
 
-    /// Records the end of a call that noted its start, while a recording is on.
-    #[cold]
-    pub(super) fn record_end(&self, started: Instant, ending: Ending) {
-        if let Some(rare) = self.rare() {
-            rare.recorder.ended(started, self.clock().now(), ending);
+    /// Records the end at `now` of a call that noted its start, if a recording is on.
+    pub(super) fn record_end(&self, started: Instant, now: Instant, ending: Ending) {
+        if self.shared.recording() {
+            if let Some(rare) = self.rare() {
+                rare.recorder.ended(started, now, ending);
+            }
         }
     }
 
     /// Records a rejection, if a recording is on.
-    #[cold]
     pub(super) fn record_rejection(&self, reason: RejectReason) {
         if self.shared.recording() {
             self.recorder().rejected(self.clock().now(), reason);

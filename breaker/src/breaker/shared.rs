@@ -110,6 +110,9 @@ const _: () = {
 const SHADOW: u32 = 1;
 /// `Hot::flags`: the current OPEN is the fleet's.
 const FLEET_OPEN: u32 = 2;
+/// `Hot::flags`: calls are observed, by a call listener (`Breaker::on_call`) or a recording:
+/// every call is timed, and every end and rejection leaves the fast paths to be told.
+const OBSERVED: u32 = 4;
 
 /// What admission and lock-free recording read; written only by [`Shared::publish`].
 struct Hot {
@@ -134,8 +137,9 @@ struct Hot {
     /// `f64` bits.
     failure_rate: AtomicU64,
     /// `SHADOW` while the configuration is a shadow's (rejections admit instead), `FLEET_OPEN`
-    /// while the current OPEN is the fleet's (its rejections are counted apart). One word for
-    /// both keeps every keyed member within its memory budget; written under the lock only.
+    /// while the current OPEN is the fleet's (its rejections are counted apart), `OBSERVED`
+    /// while calls are observed. One word for all keeps every keyed member within its memory
+    /// budget; written under the lock only.
     flags: AtomicU32,
     /// 1 while calls are recorded (`Breaker::record`): calls are then timed, and rejections
     /// recorded.
@@ -254,7 +258,6 @@ impl Shared {
                 .store(flags & !FLEET_OPEN | fleet, Ordering::Relaxed);
         }
         let state = m.state();
-        let recording = self.recording();
         let limited = if m.config().max_concurrent().is_some() {
             LIMITED
         } else {
@@ -264,17 +267,21 @@ impl Shared {
         // permit, so never while a permit may hold a bulkhead slot that it must free: not
         // while limited, nor while slots taken under a limit removed since are held (the last
         // of them publishes again when it frees its slot, see `Breaker::free_slot`); and
-        // never while recording, as a recorded success must reach the recorder.
+        // never while calls are observed, as an observed success must be told.
         let full_window = match m.packed_capacity() {
             Some(_)
-                if state == State::Closed && limited == 0 && self.slots_free() && !recording =>
+                if state == State::Closed
+                    && limited == 0
+                    && self.slots_free()
+                    && !self.observed() =>
             {
                 PackedWindow::full_of_successes(m.generation())
             }
             _ => PackedWindow::NEVER,
         };
         hot.full_window.store(full_window, Ordering::Relaxed);
-        let timed = if m.times_calls() || recording {
+        // The flag read where it is used, not kept: a test of the word in memory each time.
+        let timed = if m.times_calls() || self.observed() {
             TIMED
         } else {
             0
@@ -378,6 +385,52 @@ impl Shared {
         self.hot.flags.load(Ordering::Relaxed) & SHADOW != 0
     }
 
+    /// Why the published OPEN rejects a call, when nothing but counting it is to be done:
+    /// `None` when a shadow admits it instead or calls are observed (the slow path decides).
+    /// One read of the flags for both.
+    #[inline(always)]
+    pub(crate) fn plain_open_rejection(&self) -> Option<RejectReason> {
+        let flags = self.hot.flags.load(Ordering::Relaxed);
+        if flags & (SHADOW | OBSERVED) != 0 {
+            return None;
+        }
+        Some(if flags & FLEET_OPEN != 0 {
+            RejectReason::FleetOpen
+        } else {
+            RejectReason::Open
+        })
+    }
+
+    /// Whether calls are observed (a call listener, a recording): calls that noted their
+    /// start, and rejections, must be told (`breaker/observe.rs`).
+    #[inline(always)]
+    pub(crate) fn observed(&self) -> bool {
+        self.hot.flags.load(Ordering::Relaxed) & OBSERVED != 0
+    }
+
+    /// Publishes whether calls are observed: while a recording is on or a call listener was
+    /// added. Decided under the lock, so that of a recording stopped and a listener added at
+    /// once, the later decision sees both.
+    pub(crate) fn publish_observed(&self) {
+        let ((), none) = self.transition(|_| {
+            let listened = self
+                .identity
+                .rare
+                .get()
+                .is_some_and(|rare| !rare.call_listeners.is_empty());
+            let observed = if self.recording() || listened {
+                OBSERVED
+            } else {
+                0
+            };
+            let flags = self.hot.flags.load(Ordering::Relaxed);
+            self.hot
+                .flags
+                .store(flags & !OBSERVED | observed, Ordering::Relaxed);
+        });
+        drop(none);
+    }
+
     /// Whether calls are recorded: they must note their start, and rejections be recorded.
     #[inline(always)]
     pub(crate) fn recording(&self) -> bool {
@@ -391,8 +444,7 @@ impl Shared {
     #[cfg(feature = "recording")]
     pub(crate) fn set_recording(&self, on: bool) {
         self.hot.recording.store(u32::from(on), Ordering::Relaxed);
-        let ((), none) = self.transition(|_| ());
-        drop(none);
+        self.publish_observed();
     }
 
     /// The fewest failures that trip the full packed window.
