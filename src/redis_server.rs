@@ -21,6 +21,8 @@ pub struct RedisServer {
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
+    /// More configuration, as `redis-server` takes it on its command line.
+    extra: Vec<String>,
 }
 
 /// Why no server runs.
@@ -45,6 +47,13 @@ impl RedisServer {
 
     /// Starts a server on a free port; fails if `redis-server` is missing or never answers.
     pub fn start() -> Result<Self, Unavailable> {
+        Self::start_with(&[])
+    }
+
+    /// [`start`](Self::start) with more configuration (`--requirepass`, `--tls-port`, ...).
+    /// The server still answers a plain `PING` on its port without a password, which tells
+    /// that it is up: an `-NOAUTH` reply counts as an answer.
+    pub fn start_with(extra: &[&str]) -> Result<Self, Unavailable> {
         if !Self::installed() {
             return Err(Unavailable::Missing);
         }
@@ -55,6 +64,7 @@ impl RedisServer {
             child: None,
             port,
             dir,
+            extra: extra.iter().map(|arg| arg.to_string()).collect(),
         };
         server.spawn()?;
         Ok(server)
@@ -63,7 +73,13 @@ impl RedisServer {
     /// [`start`](Self::start), or `None` after a loud notice naming `what` was skipped when
     /// `redis-server` is missing, unless `CI=true`, where a missing server fails the test.
     pub fn start_or_skip(what: &str) -> Option<Self> {
-        match Self::start() {
+        Self::start_or_skip_with(what, &[])
+    }
+
+    /// [`start_or_skip`](Self::start_or_skip) with more configuration, as
+    /// [`start_with`](Self::start_with) takes it.
+    pub fn start_or_skip_with(what: &str, extra: &[&str]) -> Option<Self> {
+        match Self::start_with(extra) {
             Ok(server) => Some(server),
             Err(Unavailable::Missing) if std::env::var("CI").as_deref() != Ok("true") => {
                 // Written to the process's stderr, not through `eprintln!`, which the test
@@ -89,6 +105,7 @@ impl RedisServer {
             .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
             .arg("--dir")
             .arg(&self.dir)
+            .args(&self.extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -117,7 +134,7 @@ impl RedisServer {
             stream.write_all(b"PING\r\n")?;
             let mut reply = [0; 7];
             stream.read_exact(&mut reply)?;
-            Ok(&reply == b"+PONG\r\n")
+            Ok(&reply == b"+PONG\r\n" || &reply == b"-NOAUTH")
         };
         answer().unwrap_or(false)
     }
@@ -125,6 +142,11 @@ impl RedisServer {
     /// `redis://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The directory the server runs in, removed when it stops.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
     }
 
     /// The server's process id, while it runs.
@@ -181,7 +203,7 @@ impl Drop for RedisServer {
 }
 
 /// A port free on loopback now (the kernel's pick, released at once).
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a free port on loopback");
     listener.local_addr().expect("its address").port()
 }

@@ -180,6 +180,24 @@ fn a_failure_that_opens_is_told_before_its_transition_and_rejections_carry_their
 }
 
 #[test]
+fn a_failure_with_pushback_is_told_then_the_opening_it_asked_for() {
+    let (b, clock) = on_manual_clock("call_events::pushback", Config::builder());
+    let log = listen(&b);
+    let permit = b.try_acquire().unwrap();
+    clock.advance(Duration::from_millis(15));
+    permit.failure_with_pushback(Duration::from_secs(30));
+    let _ = b.try_acquire();
+    assert_eq!(
+        seen(&log),
+        [
+            call(CallEnding::Failure, ms(15)),
+            Seen::Moved(State::Closed, State::Open),
+            rejected(RejectReason::Open),
+        ]
+    );
+}
+
+#[test]
 fn a_full_bulkhead_is_told_as_a_rejection() {
     let (b, clock) = on_manual_clock("call_events::bulkhead", Config::builder().max_concurrent(1));
     let log = listen(&b);

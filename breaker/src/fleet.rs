@@ -26,6 +26,8 @@
 mod layout;
 mod members;
 mod task;
+#[cfg(feature = "fleet-tls")]
+mod tls;
 mod view;
 
 use std::fmt;
@@ -132,12 +134,17 @@ pub struct FleetBuilder {
     timeout: Duration,
     max_names: usize,
     max_instances: usize,
+    #[cfg(feature = "fleet-tls")]
+    tls: tls::Trust,
 }
 
 impl Fleet {
-    /// A fleet on the Redis at `url` (`redis://[user:password@]host:port[/db]`, or
-    /// `redis+unix:///path`), with the defaults below; TLS, ACL users and passwords go
-    /// through the URL, as the `redis` crate takes them.
+    /// A fleet on the Redis at `url`, with the defaults below: `redis://[user:password@]host:port[/db]`
+    /// (an ACL user and its password, or the password alone of `requirepass`), or
+    /// `redis+unix:///path`, or with the `fleet-tls` feature `rediss://...` (TLS, trusting the
+    /// system's roots, or the CA of [`tls_ca`](FleetBuilder::tls_ca)). A wrong password or
+    /// an untrusted certificate is a store failure like any other: a
+    /// [`FleetEvent::Degraded`] saying so, and breakers that judge alone.
     ///
     /// ```
     /// use std::time::Duration;
@@ -164,6 +171,8 @@ impl Fleet {
             timeout: Duration::from_millis(250),
             max_names: 10_000,
             max_instances: 1_000,
+            #[cfg(feature = "fleet-tls")]
+            tls: tls::Trust::default(),
         }
     }
 
@@ -275,7 +284,8 @@ impl FleetBuilder {
     }
 
     /// How long the task waits for any answer of the store before it calls it failed;
-    /// 250 ms by default.
+    /// 250 ms by default. A connection, with its TLS handshake over `rediss://`, must be
+    /// made within it too: give a distant store more.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -323,8 +333,7 @@ impl FleetBuilder {
                 format!("must be non-empty, without braces, got {:?}", self.prefix),
             );
         }
-        let client =
-            redis::Client::open(self.url.as_str()).map_err(|e| FleetError::Url(e.to_string()))?;
+        let client = self.client()?;
         let instance = match self.instance {
             Some(id) => id,
             None => default_instance(),
@@ -360,6 +369,25 @@ impl FleetBuilder {
         let task = Task::new(Arc::clone(&inner), settings, receiver, commands.downgrade());
         runtime.spawn(task.run());
         Ok(Fleet { inner, commands })
+    }
+}
+
+impl FleetBuilder {
+    /// The Redis client of the URL, with TLS as the builder says.
+    fn client(&self) -> Result<redis::Client, FleetError> {
+        let tls_url = self.url.starts_with("rediss://");
+        #[cfg(feature = "fleet-tls")]
+        if let Some(client) = self.tls.client(&self.url, tls_url)? {
+            return Ok(client);
+        }
+        #[cfg(not(feature = "fleet-tls"))]
+        if tls_url {
+            return Err(FleetError::Url(
+                "a rediss:// URL needs TLS: enable the `fleet-tls` feature of breaker".into(),
+            ));
+        }
+        let _ = tls_url;
+        redis::Client::open(self.url.as_str()).map_err(|e| FleetError::Url(e.to_string()))
     }
 }
 
@@ -433,12 +461,18 @@ pub fn connect_with(builder: FleetBuilder) -> Result<Fleet, FleetError> {
 }
 
 /// [`connect`] to the URL in the `BREAKER_FLEET_URL` environment variable; `Ok(None)` when
-/// it is not set.
+/// it is not set. With the `fleet-tls` feature, `BREAKER_FLEET_TLS_CA` names a PEM file of
+/// CAs to trust ([`FleetBuilder::tls_ca`]), and `BREAKER_FLEET_TLS_CERT` and
+/// `BREAKER_FLEET_TLS_KEY` the files of a client certificate and its key
+/// ([`FleetBuilder::tls_client`]); a file that cannot be read is an error naming its variable.
 pub fn connect_from_env() -> Result<Option<Fleet>, FleetError> {
-    match std::env::var(URL_VARIABLE) {
-        Ok(url) => connect(&url).map(Some),
-        Err(_) => Ok(None),
-    }
+    let Ok(url) = std::env::var(URL_VARIABLE) else {
+        return Ok(None);
+    };
+    let builder = Fleet::builder(url);
+    #[cfg(feature = "fleet-tls")]
+    let builder = tls::from_env(builder)?;
+    connect_with(builder).map(Some)
 }
 
 /// The fleet [`connect`] started, if any.

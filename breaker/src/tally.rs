@@ -210,14 +210,45 @@ impl OwnerRow {
 #[repr(align(128))]
 struct Stripe(Counters<ENDINGS>);
 
-/// The owner of a row no thread has counted into: never a thread's number, nor the 0 of a
-/// thread without one.
+/// The owner of a row no thread has counted into: never a thread's number (with
+/// [`GUESSING`] or without), nor the 0 of a thread without one.
 const NO_OWNER: u64 = u64::MAX;
+
+/// The bit of [`Tally`]'s owner word that the owner sets while it records its results
+/// into the breaker's packed window from its guess of the window's word rather than from
+/// the word itself (see `breaker/complete.rs`): the top bit, above every thread's number,
+/// so that a thread that does not own the row never reads its own number there, set or not.
+const GUESSING: u64 = 1 << 63;
+
+/// How this thread stands to a [`Tally`]: its owner word less this thread's number, so that
+/// one subtraction and one comparison tell the owner (and how it records) from the others.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Seat(u64);
+
+impl Seat {
+    /// This thread owns the row and records from the window's word as it stands.
+    #[inline(always)]
+    pub(crate) fn watching(self) -> bool {
+        self.0 == 0
+    }
+
+    /// This thread owns the row and records from its guess of the window's word.
+    #[inline(always)]
+    pub(crate) fn guessing(self) -> bool {
+        self.0 == GUESSING
+    }
+
+    /// This thread owns the row, whichever way it records.
+    #[inline(always)]
+    pub(crate) fn owned(self) -> bool {
+        self.0 & !GUESSING == 0
+    }
+}
 
 /// What every counting thread reads: who owns the row, and the stripes once grown.
 pub(crate) struct Tally {
-    /// The thread that writes the [`OwnerRow`] (see [`thread_number`]); `NO_OWNER` until
-    /// one counts.
+    /// The thread that writes the [`OwnerRow`] (see [`thread_number`]), with [`GUESSING`]
+    /// while it guesses; `NO_OWNER` until one counts.
     owner: AtomicU64,
     stripes: OnceLock<Box<[Stripe]>>,
 }
@@ -230,17 +261,36 @@ impl Tally {
         }
     }
 
-    /// Counts one call that ended as `ending`.
+    /// Counts one call that ended as `ending`. One comparison finds the owner while it
+    /// watches; a guessing owner is found in [`add_unwatched`](Self::add_unwatched).
     #[inline(always)]
     pub(crate) fn add(&self, row: &OwnerRow, ending: Ending) {
-        self.add_as(row, ending, self.owned());
+        if self.seat().watching() {
+            add_owned(row, ending as usize);
+        } else {
+            self.add_unwatched(row, ending);
+        }
     }
 
-    /// Whether this thread owns the row: once it does, it always will, and no other thread
-    /// writes the row or anything else only the owner writes.
+    /// How this thread stands to the row: its owner (watching or guessing), or another.
+    /// Once a thread owns the row, it always will, and no other thread writes the row or
+    /// anything else only the owner writes.
     #[inline(always)]
-    pub(crate) fn owned(&self) -> bool {
-        self.owner.load(Ordering::Relaxed) == this_thread()
+    pub(crate) fn seat(&self) -> Seat {
+        Seat(
+            self.owner
+                .load(Ordering::Relaxed)
+                .wrapping_sub(this_thread()),
+        )
+    }
+
+    /// Notes whether the owner records from its guess of the window's word; by the owner
+    /// only, and only when that changes.
+    #[inline]
+    pub(crate) fn set_guessing(&self, guessing: bool) {
+        let me = this_thread();
+        let owner = if guessing { me | GUESSING } else { me };
+        self.owner.store(owner, Ordering::Relaxed);
     }
 
     /// Counts one call that ended as `ending`, for a thread that owns the row if `owned`
@@ -259,6 +309,23 @@ impl Tally {
     #[cold]
     #[inline(never)]
     fn add_other(&self, row: &OwnerRow, ending: Ending) {
+        self.add_not_owned(row, ending);
+    }
+
+    /// [`add`](Self::add) for a thread that is not the watching owner: the guessing owner
+    /// counts in its row, any other thread as in [`add_other`](Self::add_other).
+    #[cold]
+    #[inline(never)]
+    fn add_unwatched(&self, row: &OwnerRow, ending: Ending) {
+        if self.seat().guessing() {
+            return add_owned(row, ending as usize);
+        }
+        self.add_not_owned(row, ending);
+    }
+
+    /// The first thread to count takes the row; any other adds to its stripe.
+    #[inline(always)]
+    fn add_not_owned(&self, row: &OwnerRow, ending: Ending) {
         let i = ending as usize;
         let me = thread_number();
         // Only while the row has no owner: a swap that fails still takes the cache line.
@@ -447,6 +514,34 @@ mod tests {
             }
         });
         assert_eq!(t.read(&row).success, 40_000);
+    }
+
+    /// The owner's guessing bit never makes it another thread, nor another thread the
+    /// owner: its counts stay in its row, watching or guessing, and others' in stripes.
+    #[test]
+    fn a_guessing_owner_is_still_the_owner_and_no_other_thread_becomes_it() {
+        let (t, row) = (Tally::new(), OwnerRow::new());
+        t.add(&row, Ending::Success);
+        let seat = t.seat();
+        assert!(seat.watching() && seat.owned() && !seat.guessing());
+        t.set_guessing(true);
+        let seat = t.seat();
+        assert!(seat.guessing() && seat.owned() && !seat.watching());
+        t.add(&row, Ending::Success);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let seat = t.seat();
+                assert!(!seat.owned() && !seat.guessing() && !seat.watching());
+                t.add(&row, Ending::Success);
+                let seat = t.seat();
+                assert!(!seat.owned() && !seat.guessing() && !seat.watching());
+            });
+        });
+        t.set_guessing(false);
+        t.add(&row, Ending::Success);
+        assert!(t.seat().watching());
+        assert_eq!(row.0[Ending::Success as usize].load(Ordering::Relaxed), 3);
+        assert_eq!(t.read(&row).success, 4);
     }
 
     #[test]

@@ -619,6 +619,65 @@ fn results_between_a_threads_own_keep_the_window_exact() {
     assert_eq!((t.success, t.failure), (11, 7));
 }
 
+/// The thread that counts first reads the window while it is full of successes, and swaps
+/// from its last swap's word while it holds failures, changing ways as its own swap makes or
+/// leaves the full word. Another thread's results at each change still count once, in the
+/// order they ended; and another thread may trip the breaker while the first is between
+/// swaps: the first's rejections, its results after a reset, and every total stay exact.
+#[test]
+fn results_of_another_thread_at_each_change_of_the_owners_way_keep_the_window_exact() {
+    let b = window_of_three();
+    let success = || b.try_acquire().expect("closed").success();
+    let failure = || b.try_acquire().expect("closed").failure();
+    let counts = || {
+        let s = b.snapshot();
+        (s.state, s.calls, s.failures)
+    };
+    // Full of successes, then this thread's failure: F is the newest of S S F.
+    (0..3).for_each(|_| success());
+    failure();
+    // Two successes push S S out: F S S, then this thread's third success would fill the
+    // window with successes (the full word) but another's success comes first.
+    success();
+    success();
+    assert_eq!(counts(), (State::Closed, 3, 1));
+    on_another_thread(&b, false);
+    assert_eq!(
+        counts(),
+        (State::Closed, 3, 0),
+        "the other's success pushed F out"
+    );
+    success();
+    assert_eq!(counts(), (State::Closed, 3, 0));
+    // Full of successes by this thread's own swap now: another's failure, then this
+    // thread's two successes leave it in, and the third takes it out.
+    (0..3).for_each(|_| success());
+    on_another_thread(&b, true);
+    success();
+    success();
+    assert_eq!(counts(), (State::Closed, 3, 1), "S F S S: F still in");
+    success();
+    assert_eq!(counts(), (State::Closed, 3, 0));
+
+    // This thread's failure, then another thread's two trip the breaker (3 of 3).
+    failure();
+    on_another_thread(&b, true);
+    on_another_thread(&b, true);
+    assert_eq!(counts().0, State::Open);
+    let rejected = b.try_acquire().expect_err("open");
+    assert_eq!(rejected.reason(), RejectReason::Open);
+    b.reset();
+    failure();
+    success();
+    assert_eq!(counts(), (State::Closed, 2, 1), "the new window from empty");
+
+    let t = b.snapshot().totals;
+    assert_eq!(
+        (t.success, t.failure, t.rejected, t.rejected_by.open),
+        (14, 6, 1, 1)
+    );
+}
+
 /// The word a thread's last swap found belongs to a generation that `reset` has ended: its
 /// next results count into the new window, from empty.
 #[test]

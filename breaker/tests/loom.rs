@@ -206,6 +206,48 @@ fn a_result_racing_the_owners_guess_of_the_window_is_counted_once() {
     });
 }
 
+/// The owner reads the window while it is full of successes and guesses while it holds
+/// failures, changing ways as its own swap makes or leaves the full word. Another caller's
+/// failure races the owner's success that fills the window with successes (the owner then
+/// reads the window again) and the success after it: each result is counted once, in the
+/// order the results landed.
+#[test]
+fn a_result_racing_the_owner_filling_the_window_with_successes_is_counted_once() {
+    check(|| {
+        let (b, _clock) = breaker(3, 3, 1.0, 1);
+        // The main thread counts first: S S S, then F S S, guessing from its last swap.
+        for failure in [false, false, false, true, false, false] {
+            let permit = b.try_acquire().unwrap();
+            if failure {
+                permit.failure()
+            } else {
+                permit.success()
+            }
+        }
+        let other = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.try_acquire().expect("closed").failure())
+        };
+        b.try_acquire().expect("closed").success();
+        b.try_acquire().expect("closed").success();
+        other.join().unwrap();
+
+        // The last 3 hold the other's failure, wherever it landed among the owner's two
+        // successes, and nothing else.
+        let counts = |b: &Breaker| {
+            let s = b.snapshot();
+            (s.state, s.calls, s.failures)
+        };
+        assert_eq!(counts(&b), (State::Closed, 3, 1));
+        for _ in 0..3 {
+            b.try_acquire().unwrap().success();
+        }
+        assert_eq!(counts(&b), (State::Closed, 3, 0), "out after three more");
+        let t = b.snapshot().totals;
+        assert_eq!((t.success, t.failure), (10, 2));
+    });
+}
+
 // 2. HALF_OPEN: at most `probes` at once; closed only by `probes` successes.
 
 /// Three callers race for two probe slots and report success. At most 2 permits are held at

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::clock::LazyNow;
 use crate::machine::{self, Admission};
-use crate::tally::Ending;
+use crate::tally::{Ending, Seat};
 use crate::window::Packed;
 use crate::{Breaker, Outcome};
 
@@ -45,11 +45,22 @@ impl Breaker {
         // successes) changes nothing, as `complete_packed_or_locked` would have found. Nor of
         // a bulkhead slot: a permit that holds one never equals the word, and no full window
         // is published while it may be held (see `bulkhead.rs`).
-        let owned = self.shared.owns_totals();
-        if self.record_in_one_swap(stamp, ending, owned) {
-            return self.shared.count_as(ending, owned);
+        let seat = self.shared.totals_seat();
+        // Guessing is asked first here so that the compiler asks watching first, on the
+        // flags of the subtraction that made the seat: one instruction less for a healthy
+        // breaker's success.
+        if seat.guessing() {
+            if self.record_from_guess(stamp, ending) {
+                return self.shared.count_as(ending, true);
+            }
+        } else if seat.watching() {
+            if self.record_from_word(stamp, ending, true) {
+                return self.shared.count_as(ending, true);
+            }
+        } else if self.record_from_word(stamp, ending, false) {
+            return self.shared.count_as(ending, false);
         }
-        self.complete_packed_or_locked(stamp, admission, ending, started, owned);
+        self.complete_packed_or_locked(stamp, admission, ending, started, seat);
     }
 
     /// Records a CLOSED permit's verdict into the packed window in one go, if it can: the
@@ -58,34 +69,28 @@ impl Breaker {
     /// it and the swap succeeds at the first try. Says whether it did; if not, nothing was
     /// written.
     ///
-    /// The totals' owner (`owned`) tries its swap from the word its last swap found, not
-    /// from the window's line: a read of that line just after the thread's own swap of it
-    /// waits for the swap to be written back. A guess that is no longer the word fails the
-    /// swap and changes nothing else; only a success into a full window of successes, which
-    /// writes nothing, is decided on the word as it stands.
+    /// This is the way of every thread but the totals' owner, and of the owner while it
+    /// *watches* the window: from the window's word as it stands. The owner watches while
+    /// the window is full of successes, which a success leaves as it is: such a success
+    /// writes nothing, so nothing of the owner's waits to be written back when it reads the
+    /// line again. When the owner's own swap leaves the window off that word, it *guesses*
+    /// from then on ([`record_from_guess`](Self::record_from_guess)). Changing ways only as
+    /// the window enters or leaves its full word, a healthy breaker's success pays one
+    /// comparison, and one thread's mixed results no read of the line.
     #[inline(always)]
-    fn record_in_one_swap(&self, stamp: u64, ending: Ending, owned: bool) -> bool {
-        let window = self.shared.window();
-        let current = if owned {
-            self.shared.owner_seen()
-        } else {
-            window.word()
-        };
+    fn record_from_word(&self, stamp: u64, ending: Ending, watching: bool) -> bool {
         let failure = match ending {
-            // A success into a full window of successes changes nothing, whatever its
-            // generation: no write, and no check of the generation needed.
-            Ending::Success => {
-                let full = self.shared.full_window();
-                if current == full {
-                    // The owner's guess is confirmed by the word itself; if the window
-                    // has moved on since, the long way records the success.
-                    return !owned || window.word() == full;
-                }
-                false
-            }
+            Ending::Success => false,
             Ending::Failure => true,
             _ => return false,
         };
+        let window = self.shared.window();
+        let current = window.word();
+        // A success into a full window of successes changes nothing, whatever its
+        // generation: no write, and no check of the generation needed.
+        if !failure && current == self.shared.full_window() {
+            return true;
+        }
         if self.shared.word() != stamp {
             return false;
         }
@@ -96,11 +101,65 @@ impl Breaker {
             || self.shared.packed_capacity(),
             || self.shared.when_full(),
         );
-        if owned {
-            self.shared
-                .set_owner_seen(swapped.unwrap_or_else(|found| found));
+        match swapped {
+            Ok(next) => {
+                if watching && next != self.shared.full_window() {
+                    self.owner_swapped(next);
+                }
+                true
+            }
+            Err(_) => false,
         }
-        swapped.is_ok()
+    }
+
+    /// [`record_from_word`](Self::record_from_word) for the totals' owner while it
+    /// *guesses*: it swaps from the word its last swap found ([`Shared::owner_seen`]), not
+    /// from the window's line, because a read of that line just after the thread's own swap
+    /// of it waits for the swap to be written back. A guess that is no longer the word
+    /// fails the swap and changes nothing else (`PackedWindow::record_once`). A success
+    /// into a full window of successes swaps the word for itself: once, after which the
+    /// owner watches again.
+    ///
+    /// [`Shared::owner_seen`]: super::shared::Shared::owner_seen
+    #[inline(always)]
+    fn record_from_guess(&self, stamp: u64, ending: Ending) -> bool {
+        let failure = match ending {
+            Ending::Success => false,
+            Ending::Failure => true,
+            _ => return false,
+        };
+        if self.shared.word() != stamp {
+            return false;
+        }
+        let swapped = self.shared.window().record_once(
+            self.shared.owner_seen(),
+            generation_of(stamp),
+            failure,
+            || self.shared.packed_capacity(),
+            || self.shared.when_full(),
+        );
+        match swapped {
+            Ok(next) => {
+                self.shared.set_owner_seen(next);
+                if !failure && next == self.shared.full_window() {
+                    self.shared.set_owner_guessing(false);
+                }
+                true
+            }
+            Err(found) => {
+                self.shared.set_owner_seen(found);
+                false
+            }
+        }
+    }
+
+    /// The watching owner's swap left the window off its full word: from here on it
+    /// guesses, from that swap's word.
+    #[cold]
+    #[inline(never)]
+    fn owner_swapped(&self, next: u64) {
+        self.shared.set_owner_seen(next);
+        self.shared.set_owner_guessing(true);
     }
 
     /// Records a CLOSED permit's verdict into the packed window, if it has one and the
@@ -139,8 +198,9 @@ impl Breaker {
         admission: Admission,
         ending: Ending,
         started: Option<Instant>,
-        owned: bool,
+        seat: Seat,
     ) {
+        let owned = seat.owned();
         if stamp & STATE_MASK == IN_SLOT {
             self.free_slot();
         }
@@ -160,6 +220,15 @@ impl Breaker {
             if self.shared.observed() {
                 self.observe_end(started, ending, generation);
             }
+        }
+        if seat.guessing()
+            && recorded != Recorded::Done
+            && matches!(ending, Ending::Success | Ending::Failure)
+        {
+            // A verdict off the packed path (it tripped the window, or is for the lock):
+            // the owner watches again, and so counts its rejections in one comparison. (Not
+            // for an ignored or cancelled call, which leaves the window as it was.)
+            self.shared.set_owner_guessing(false);
         }
         match recorded {
             Recorded::Done => {}

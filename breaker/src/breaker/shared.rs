@@ -16,7 +16,7 @@ use crate::clock::{ClockSource, LazyNow};
 use crate::config::Config;
 use crate::machine::{Events, Machine};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
-use crate::tally::{CallTotals, Ending, OwnerRow, RareEnding, Tally};
+use crate::tally::{CallTotals, Ending, OwnerRow, RareEnding, Seat, Tally};
 use crate::window::{PackedWindow, Threshold};
 use crate::RejectReason;
 use crate::State;
@@ -73,16 +73,17 @@ pub(crate) const fn generation_of(stamp: u64) -> u64 {
 pub(crate) struct Shared {
     /// Read by every call, written only under the lock.
     hot: Hot,
-    /// Read by every end of a call, written by the first to count and when the stripes are
-    /// grown: beside the admission word, away from the window word, which a thread reads
-    /// slowly just after its swap of it.
+    /// Read by every end of a call, written by the first to count, when the stripes are
+    /// grown and when the owner changes how it records (as its own swap makes or leaves the
+    /// window's full word): beside the admission word, away from the window word, which a
+    /// thread reads slowly just after its swap of it.
     totals: Tally,
     identity: Identity,
     clock: ClockSource,
     /// Written by the thread that owns the call totals, at every end of a call.
     totals_row: OwnerRow,
     /// The packed window's word as the totals' owner last found it by a swap, written by it
-    /// alone: the word its next swap tries first (see `PackedWindow::record_once`).
+    /// alone: the word its next swap tries while it guesses (see `breaker/complete.rs`).
     owner_seen: AtomicU64,
     machine: Mutex<Machine>,
     /// Written by every result recorded in CLOSED (but a success into a full window of
@@ -494,11 +495,20 @@ impl Shared {
         self.totals.add(&self.totals_row, ending);
     }
 
-    /// Whether this thread owns the call totals' row, and so alone writes it and
-    /// [`owner_seen`](Self::owner_seen).
+    /// How this thread stands to the call totals: their owner, which alone writes their row
+    /// and [`owner_seen`](Self::owner_seen), watching the window or guessing its word; or
+    /// another thread.
     #[inline(always)]
-    pub(crate) fn owns_totals(&self) -> bool {
-        self.totals.owned()
+    pub(crate) fn totals_seat(&self) -> Seat {
+        self.totals.seat()
+    }
+
+    /// Notes whether the totals' owner records from [`owner_seen`](Self::owner_seen) (its
+    /// guess of the window's word) or from the window's word; by the owner only, when that
+    /// changes.
+    #[inline]
+    pub(crate) fn set_owner_guessing(&self, guessing: bool) {
+        self.totals.set_guessing(guessing);
     }
 
     /// Counts one end of a call in the lifetime totals, for the totals' owner if `owned`.

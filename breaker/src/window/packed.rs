@@ -256,7 +256,8 @@ impl PackedWindow {
     /// `when_full` failures (see [`Threshold`]). `capacity` is asked only for a failure.
     /// Returns the word it swapped in; or, if it wrote nothing (and `record` decides), the
     /// word it found: `current`, or the word that failed the swap. (A success into a full
-    /// window of successes would swap the word for itself: callers check for it first.)
+    /// window of successes swaps the word for itself: callers that read the word check for it
+    /// first, and write nothing.)
     ///
     /// `current` need not be the word as it stands: every judgement here is made of
     /// `current`, and the swap writes only if the window still holds it, so a word the
