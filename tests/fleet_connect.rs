@@ -13,9 +13,9 @@ mod support;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use breaker::fleet::{Fleet, FleetBuilder, FleetEvent};
+use breaker::fleet::{self, Fleet, FleetBuilder, FleetError, FleetEvent};
 use breaker::{RejectReason, State};
-use breaker_workspace::redis_server::{free_port, RedisServer};
+use breaker_workspace::redis_server::{free_port, RedisServer, Unavailable};
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
@@ -109,21 +109,27 @@ impl Pki {
             self.file("ca.pem"),
         );
         let clients = if check_clients { "yes" } else { "no" };
-        let server = RedisServer::start_or_skip_with(
-            what,
-            &[
-                "--tls-port",
-                &port,
-                "--tls-cert-file",
-                &cert,
-                "--tls-key-file",
-                &key,
-                "--tls-ca-cert-file",
-                &ca,
-                "--tls-auth-clients",
-                clients,
-            ],
-        )?;
+        let args = [
+            "--tls-port",
+            &port,
+            "--tls-cert-file",
+            &cert,
+            "--tls-key-file",
+            &key,
+            "--tls-ca-cert-file",
+            &ca,
+            "--tls-auth-clients",
+            clients,
+        ];
+        let server = match RedisServer::start_with(&args) {
+            Ok(server) => server,
+            // Skipped loudly, or failed under CI, as every fleet test does.
+            Err(Unavailable::Missing) => RedisServer::start_or_skip_with(what, &args)?,
+            Err(Unavailable::NotReady(why)) => panic!(
+                "redis-server did not start with TLS ({why}): these tests need a build with TLS \
+                 (BUILD_TLS=yes), as Debian's and Homebrew's are"
+            ),
+        };
         Some((server, format!("rediss://127.0.0.1:{port}")))
     }
 }
@@ -333,4 +339,55 @@ async fn an_acl_user_in_the_url_gets_in_and_a_wrong_password_degrades_until_the_
         wrong.peers_open("acl::inventory") == 2
     })
     .await;
+}
+
+/// The process's fleet from the environment, its CA from a file the environment names. (The
+/// only test here that sets the environment or starts the process's fleet.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_environment_names_the_url_and_the_ca_file() {
+    let pki = Pki::new("env");
+    let Some((_server, url)) = pki.server("fleet_connect::environment", false) else {
+        return;
+    };
+    // No other test of this binary reads these variables.
+    std::env::set_var("BREAKER_FLEET_URL", &url);
+    std::env::set_var("BREAKER_FLEET_TLS_CA", pki.dir.join("no-such.pem"));
+    let err = fleet::connect_from_env().unwrap_err();
+    assert!(matches!(
+        err,
+        FleetError::Invalid {
+            field: "BREAKER_FLEET_TLS_CA",
+            ..
+        }
+    ));
+    assert!(
+        err.to_string().starts_with(&format!(
+            "fleet: BREAKER_FLEET_TLS_CA names a file that cannot be read ({}): ",
+            pki.dir.join("no-such.pem").display()
+        )),
+        "{err}"
+    );
+    std::env::set_var("BREAKER_FLEET_TLS_CA", pki.file("ca.pem"));
+    std::env::set_var("BREAKER_FLEET_TLS_CERT", pki.file("ca.pem"));
+    let err = fleet::connect_from_env().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "fleet: BREAKER_FLEET_TLS_KEY must be set with BREAKER_FLEET_TLS_CERT"
+    );
+    std::env::remove_var("BREAKER_FLEET_TLS_CERT");
+
+    let me = fleet::connect_from_env().unwrap().expect("the URL is set");
+    let mine = breaker("env::inventory", Duration::from_secs(30));
+    me.join(&mine, 2);
+    let peer = tls_settings(&url, "peer", &pki.ca).start().unwrap();
+    let theirs = breaker("env::inventory", Duration::from_secs(30));
+    peer.join(&theirs, 9);
+    peer.flush().await;
+    trip(&theirs);
+    eventually(
+        "the fleet from the environment sees its peer over TLS",
+        || me.peers_open("env::inventory") == 1,
+    )
+    .await;
+    assert!(!me.is_degraded());
 }

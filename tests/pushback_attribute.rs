@@ -78,3 +78,53 @@ async fn the_attributes_call_policy_retries_no_sooner_than_the_pushback() {
     let b = registry().get("pushback::retried").unwrap();
     assert_eq!(b.snapshot().totals.retries, 1);
 }
+
+/// The fallback of a failed call: the pushback it was given, in seconds; 0 for a rejection.
+async fn from_shelf(error: StockError) -> Result<u32, StockError> {
+    Ok(match error {
+        StockError::Overloaded(after) => after.as_secs() as u32,
+        StockError::Rejected => 0,
+    })
+}
+
+#[circuit_breaker(
+    name = "pushback::fallback",
+    fallback = from_shelf,
+    fallback_on = "failure"
+)]
+async fn with_fallback() -> Result<u32, StockError> {
+    Err(StockError::Overloaded(Duration::from_secs(30)))
+}
+
+#[circuit_breaker(
+    name = "pushback::fallback_retried",
+    retries = 1,
+    fallback = from_shelf,
+    fallback_on = "failure"
+)]
+async fn with_fallback_retried() -> Result<u32, StockError> {
+    Err(StockError::Overloaded(Duration::from_secs(30)))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failure_handed_to_the_fallback_still_opens_the_breaker_for_its_pushback() {
+    // The fallback gets the error; the breaker, the pushback it carries.
+    assert_eq!(with_fallback().await.unwrap(), 30);
+    let b = registry().get("pushback::fallback").unwrap();
+    assert_eq!(b.state(), State::Open);
+    let rejected = b.try_acquire().unwrap_err();
+    assert_eq!(rejected.retry_after(), Some(Duration::from_secs(30)));
+    assert_eq!(
+        with_fallback().await.unwrap(),
+        0,
+        "rejected: to the fallback"
+    );
+
+    // With retries, the call policy gives up on a pushback longer than its backoff.
+    assert_eq!(with_fallback_retried().await.unwrap(), 30);
+    let b = registry().get("pushback::fallback_retried").unwrap();
+    assert_eq!(b.state(), State::Open);
+    let rejected = b.try_acquire().unwrap_err();
+    assert_eq!(rejected.retry_after(), Some(Duration::from_secs(30)));
+    assert_eq!(b.snapshot().totals.retries, 0);
+}

@@ -231,6 +231,18 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
     if let (None, None, Some(fall_back)) = (&args.timeout, &args.retries, &fall_back) {
         let sig = outer_signature(args, sig);
         let outcome = Ident::new("outcome", Span::mixed_site());
+        // Recorded as without a fallback: by the `classify` function given, or by the
+        // output's `Classify` impl with the pushback a failure carries.
+        let record_outcome = match &args.classify {
+            Some(_) => quote! {
+                let #outcome = #classify;
+                #permit.record(#outcome);
+            },
+            None => {
+                let record_output = respan(quote!(#p::record_output), ret_span);
+                quote!(let #outcome = #record_output(#permit, &#out);)
+            }
+        };
         return quote! {
             #(#outer_attrs)*
             #vis #sig {
@@ -244,8 +256,7 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
                             async move #block
                         }
                         .await;
-                        let #outcome = #classify;
-                        #permit.record(#outcome);
+                        #record_outcome
                         (#out, ::core::matches!(#outcome, #p::Outcome::Failure))
                     }
                     ::core::result::Result::Err(#rejected) => (#from_rejected, true),

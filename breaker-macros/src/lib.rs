@@ -556,7 +556,7 @@ use proc_macro::TokenStream;
 ///             }
 ///             .await;
 ///             let outcome = Classify::classify(&out);
-///             permit.record(outcome);
+///             permit.record_output(&out); // with the pushback a failure carries
 ///             (out, matches!(outcome, Outcome::Failure))
 ///         }
 ///         Err(rejected) => (Err(LibError::from(rejected)), true),

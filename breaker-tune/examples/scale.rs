@@ -5,11 +5,15 @@
 //! ```text
 //! cargo run --release -p breaker-tune --example scale -- 10000 100000 1000000
 //! cargo run --release -p breaker-tune --example scale -- --timeouts 1000000
+//! cargo run --release -p breaker-tune --example scale -- --timeouts --slow-successes 1000000
 //! ```
 //!
 //! The sick calls fail fast (20 ms), so no call reaches the slow-call thresholds of the grid
-//! and those candidates replay once for their twin without the rule; with `--timeouts` they
-//! fail in 1 s, and every candidate of the grid replays.
+//! and those candidates are scored as their twins without the rule: 1,800 replays. With
+//! `--timeouts` they fail in 1 s: the slow-call rules whose slow rate is at or above the
+//! failure rate count only failures and decide as their twins, and the others replay (2,520
+//! replays). With `--slow-successes` too, one sick call in 100 succeeds in 1 s, so every
+//! slow-call rule counts a success and all 5,400 candidates replay.
 //!
 //! Prints, per size, the wall time of the whole tuning, the process's CPU time (user and
 //! system; on a shared machine the wall time stretches, the CPU time much less), and the
@@ -25,8 +29,9 @@ use breaker_tune::search::Spec;
 use breaker_tune::{tune_with, Options};
 
 /// `n` calls at 1,000 a second, 10 to 20 ms, 1% failing; failing in 20 ms (1 s with
-/// `timeouts`) from 5 s to 10 s of every 10 s.
-fn trace(n: u64, timeouts: bool) -> Recording {
+/// `timeouts`) from 5 s to 10 s of every 10 s, but one in 100 succeeding in 1 s with
+/// `slow_successes`.
+fn trace(n: u64, timeouts: bool, slow_successes: bool) -> Recording {
     let mut rng = fastrand::Rng::with_seed(7);
     (0..n)
         .map(|i| {
@@ -35,7 +40,7 @@ fn trace(n: u64, timeouts: bool) -> Recording {
             let (latency, failed) = if sick {
                 (
                     Duration::from_millis(if timeouts { 1000 } else { 20 }),
-                    true,
+                    !(slow_successes && rng.u64(0..100) == 0),
                 )
             } else {
                 (
@@ -74,12 +79,13 @@ fn peak_mb() -> Option<f64> {
 
 fn main() {
     let timeouts = std::env::args().any(|a| a == "--timeouts");
+    let slow_successes = timeouts && std::env::args().any(|a| a == "--slow-successes");
     let sizes: Vec<u64> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
         .collect();
     if let [n] = sizes[..] {
-        let recording = trace(n, timeouts);
+        let recording = trace(n, timeouts, slow_successes);
         let (cpu0, started) = (cpu(), Instant::now());
         let options = Options::default();
         let tuning = tune_with(&recording, Spec::DEFAULT, options);
@@ -88,7 +94,11 @@ fn main() {
         println!(
             "{n:>9} calls{}: {}, {} configurations + {} on {} copies: {:.1} s wall \
              ({:.1} s the grid), {} CPU on {} threads, peak {} MB; pick {}",
-            if timeouts { " (1 s timeouts)" } else { "" },
+            match (timeouts, slow_successes) {
+                (true, true) => " (1 s timeouts, 1% slow successes)",
+                (true, false) => " (1 s timeouts)",
+                _ => "",
+            },
             breaker_tune::report::plural(tuning.health.outages.len() as u64, "outage", "outages"),
             tuning.specs.len(),
             tuning.robustness.candidates.len() + 1,
@@ -112,6 +122,7 @@ fn main() {
         let status = Command::new(&me)
             .arg(n.to_string())
             .args(timeouts.then_some("--timeouts"))
+            .args(slow_successes.then_some("--slow-successes"))
             .status()
             .expect("the example runs itself");
         assert!(status.success());

@@ -3,11 +3,12 @@
 //!
 //! It estimates the downstream's health over time from the recorded outcomes and latencies
 //! ([`health`]), gives every call the downstream's answer at its time
-//! ([`replay::answers`]), replays the calls through the real `Breaker` of each candidate
-//! configuration on a manual clock ([`replay`]), scores each replay ([`score`]), searches a
-//! grid of candidates on all cores ([`search`]), and picks among the leading ones by their
-//! scores on perturbed copies of the trace ([`robust`]). [`report`] writes what it found,
-//! [`plot`] draws it; the `breaker-tune` binary does both:
+//! ([`replay::answers`]), replays the calls through the rules of each candidate
+//! configuration ([`replay`], on [`breaker::replay`], which decides every call as the
+//! `Breaker` does), scores each replay ([`score`]), searches a grid of candidates on all
+//! cores ([`search`]), and picks among the leading ones by their scores on perturbed copies
+//! of the trace ([`robust`]). [`report`] writes what it found, [`plot`] draws it; the
+//! `breaker-tune` binary does both:
 //!
 //! ```text
 //! cargo install --path breaker-tune

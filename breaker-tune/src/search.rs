@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use breaker::Config;
+use breaker::{Config, Outcome};
 
 use super::health::Health;
 use super::replay::{replay, Answer, Schedule};
@@ -239,16 +239,10 @@ impl Trace<'_> {
 
 /// Replays and scores every candidate, on `threads` threads taking candidates one at a time.
 ///
-/// A slow-call rule whose threshold no call of the trace reaches never counts a call, so
-/// its candidate replays as the same one without it: it is scored once for both.
+/// A candidate whose slow-call rule never decides anything is scored as the same one
+/// without the rule, once for both (see [`redundant`]).
 pub fn evaluate(trace: Trace<'_>, specs: &[Spec], threads: usize) -> Vec<Scores> {
-    let slowest = trace
-        .answers
-        .iter()
-        .map(|a| a.latency)
-        .max()
-        .unwrap_or_default();
-    let inert = |spec: &Spec| spec.slow.is_some_and(|s| s.threshold > slowest);
+    let redundant = redundant(trace.answers);
     let plain = |spec: &Spec| {
         Spec {
             slow: None,
@@ -260,11 +254,11 @@ pub fn evaluate(trace: Trace<'_>, specs: &[Spec], threads: usize) -> Vec<Scores>
     for (i, spec) in specs.iter().enumerate().filter(|(_, s)| s.slow.is_none()) {
         index.entry(spec.to_string()).or_insert(i);
     }
-    // The candidate each one is scored as: itself, or the same without its inert rule.
+    // The candidate each one is scored as: itself, or the same without its redundant rule.
     let same_as: Vec<usize> = specs
         .iter()
         .enumerate()
-        .map(|(i, spec)| match inert(spec) {
+        .map(|(i, spec)| match redundant(spec) {
             true => index.get(&plain(spec)).copied().unwrap_or(i),
             false => i,
         })
@@ -301,6 +295,34 @@ pub fn evaluate(trace: Trace<'_>, specs: &[Spec], threads: usize) -> Vec<Scores>
     scores
 }
 
+/// Whether a candidate's slow-call rule is redundant on `answers`: a breaker with it decides
+/// every call as the same breaker without it.
+///
+/// A rule counts a call slow when it takes longer than its threshold, and only a success or
+/// a failure is counted (an ignored call never is). If no such call is slow, the rule never
+/// counts one. If only failures are, every slow call is a failure too: a probe or a ramp
+/// call that is slow has failed already, and a window's slow calls are never more than its
+/// failures, so with a slow rate at or above the failure rate the slow calls reach their
+/// rate only when the failures have reached theirs (`slow / calls >= slow_rate` gives
+/// `failures / calls >= slow / calls >= slow_rate >= rate`).
+pub fn redundant(answers: &[Answer]) -> impl Fn(&Spec) -> bool {
+    let slowest = |outcome: Outcome| {
+        answers
+            .iter()
+            .filter(|a| a.outcome == outcome)
+            .map(|a| a.latency)
+            .max()
+    };
+    let (success, failure) = (slowest(Outcome::Success), slowest(Outcome::Failure));
+    move |spec: &Spec| {
+        let Some(slow) = spec.slow else {
+            return false;
+        };
+        let slow_calls = |slowest: Option<Duration>| slowest.is_some_and(|l| l > slow.threshold);
+        !slow_calls(success) && (!slow_calls(failure) || slow.rate >= spec.rate)
+    }
+}
+
 /// The candidates no other candidate dominates, by cost; of candidates that score alike,
 /// the first of the grid (the one with the fewest keys).
 pub fn pareto(scores: &[Scores]) -> Vec<usize> {
@@ -315,6 +337,94 @@ pub fn pareto(scores: &[Scores]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replay::{answers, replay};
+    use breaker::recording::{CallOutcome, RecordedCall};
+
+    /// A minute of calls every 20 ms, 5 to 15 ms long, 1% failing, except from 20 s to 40 s:
+    /// every call fails, in `sick` (slower than every slow-call threshold).
+    fn failing_slowly(sick: Duration) -> Vec<Answer> {
+        let mut rng = fastrand::Rng::with_seed(11);
+        let calls: Vec<_> = (0..3000u64)
+            .map(|i| {
+                let start = Duration::from_millis(i * 20);
+                let (latency, failed) = match start.as_secs() {
+                    20..40 => (sick, true),
+                    _ => (
+                        Duration::from_micros(rng.u64(5_000..15_000)),
+                        rng.u32(0..100) == 0,
+                    ),
+                };
+                RecordedCall {
+                    start,
+                    latency,
+                    outcome: CallOutcome::Completed(if failed {
+                        Outcome::Failure
+                    } else {
+                        Outcome::Success
+                    }),
+                }
+            })
+            .collect();
+        answers(&calls, &Health::estimate(&calls, Duration::from_secs(1)))
+    }
+
+    #[test]
+    fn a_slow_rule_only_failures_reach_decides_as_the_failure_rate_when_its_rate_is_higher() {
+        let answers = failing_slowly(Duration::from_secs(1));
+        let calls: Vec<_> = answers
+            .iter()
+            .map(|a| RecordedCall {
+                start: a.start,
+                latency: a.latency,
+                outcome: CallOutcome::Completed(a.outcome),
+            })
+            .collect();
+        let specs = grid(&Health::estimate(&calls, Duration::from_secs(1)));
+        let schedule = Schedule::new(&answers);
+        let redundant = redundant(&answers);
+        let plain = |spec: &Spec| Spec {
+            slow: None,
+            ..*spec
+        };
+        let (mut alike, mut apart) = (0, 0);
+        for spec in specs.iter().filter(|s| s.slow.is_some()) {
+            let with = replay(&answers, &schedule, spec.config());
+            let without = replay(&answers, &schedule, plain(spec).config());
+            if redundant(spec) {
+                assert_eq!(with, without, "{spec}");
+                alike += 1;
+            } else if with != without {
+                apart += 1;
+            }
+        }
+        // Slow rate 0.5 at failure rates 0.2, 0.35 and 0.5, and 0.8 at every failure rate,
+        // for each of the 360 other choices.
+        assert_eq!(alike, 360 * (3 + 5));
+        // Where the slow rate is below the failure rate, the slow calls open the breaker
+        // sooner; but for a window of 60 s, of which the 20 s outage never fills half.
+        assert_eq!(apart, 360 * 2 - 40 * 2);
+    }
+
+    #[test]
+    fn a_slow_rule_a_success_reaches_is_never_redundant() {
+        let mut answers = failing_slowly(Duration::from_secs(1));
+        let spec = |rate: f64, threshold_ms: u64| Spec {
+            rate,
+            slow: Some(Slow {
+                threshold: Duration::from_millis(threshold_ms),
+                rate: 0.8,
+            }),
+            ..Spec::DEFAULT
+        };
+        let before = redundant(&answers);
+        // A second's failures: slow at 500 ms, or never at 2 s; successes never are.
+        assert!(before(&spec(0.5, 500)) && before(&spec(0.5, 2000)));
+        assert!(!before(&spec(0.9, 500)) && before(&spec(0.9, 2000)));
+        assert!(!before(&Spec::DEFAULT));
+        answers[10].latency = Duration::from_millis(600);
+        let after = redundant(&answers);
+        assert!(!after(&spec(0.5, 500)) && after(&spec(0.5, 2000)));
+    }
 
     #[test]
     fn the_default_spec_is_the_default_config() {

@@ -334,6 +334,17 @@ impl<'a> LazyNow<'a> {
         at
     }
 
+    /// A time already known both ways: `at`, which is `ticks` after the clock's origin.
+    #[cfg(feature = "recording")]
+    pub(crate) fn given(clock: &'a ClockSource, at: Instant, ticks: u64) -> Self {
+        debug_assert_eq!(clock.ticks_of(at), Some(ticks));
+        Self {
+            clock,
+            at: Some(at),
+            ticks: Some(ticks),
+        }
+    }
+
     /// The period `[from, until)` in ticks on the coarse clock, if the clock has a coarse
     /// twin (see [`ClockSource::coarse_period`]).
     pub(crate) fn coarse_period(&self, from: u64, until: u64) -> Option<CoarsePeriod> {

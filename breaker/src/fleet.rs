@@ -461,12 +461,18 @@ pub fn connect_with(builder: FleetBuilder) -> Result<Fleet, FleetError> {
 }
 
 /// [`connect`] to the URL in the `BREAKER_FLEET_URL` environment variable; `Ok(None)` when
-/// it is not set.
+/// it is not set. With the `fleet-tls` feature, `BREAKER_FLEET_TLS_CA` names a PEM file of
+/// CAs to trust ([`FleetBuilder::tls_ca`]), and `BREAKER_FLEET_TLS_CERT` and
+/// `BREAKER_FLEET_TLS_KEY` the files of a client certificate and its key
+/// ([`FleetBuilder::tls_client`]); a file that cannot be read is an error naming its variable.
 pub fn connect_from_env() -> Result<Option<Fleet>, FleetError> {
-    match std::env::var(URL_VARIABLE) {
-        Ok(url) => connect(&url).map(Some),
-        Err(_) => Ok(None),
-    }
+    let Ok(url) = std::env::var(URL_VARIABLE) else {
+        return Ok(None);
+    };
+    let builder = Fleet::builder(url);
+    #[cfg(feature = "fleet-tls")]
+    let builder = tls::from_env(builder)?;
+    connect_with(builder).map(Some)
 }
 
 /// The fleet [`connect`] started, if any.

@@ -183,6 +183,8 @@ pub mod recording;
 mod recovery;
 mod registry;
 mod rejected;
+#[cfg(feature = "recording")]
+pub mod replay;
 mod state;
 mod sync;
 mod tally;

@@ -166,6 +166,20 @@ impl Machine {
         machine
     }
 
+    /// A closed machine in generation 0 whose window it always keeps itself, never packed:
+    /// for a replay on one thread ([`crate::replay`]), which has no word to swap results
+    /// into. A packed window and a count window under the lock judge alike.
+    #[cfg(feature = "recording")]
+    pub(crate) fn unpacked(config: Arc<Config>, now: &mut LazyNow<'_>) -> Self {
+        let mut machine = Self::new(config, now);
+        if let Some(capacity) = machine.window.packed() {
+            machine.window = OutcomeWindow::Locked(crate::window::LockedWindow::Count(Box::new(
+                crate::window::CountWindow::new(capacity),
+            )));
+        }
+        machine
+    }
+
     pub(crate) fn state(&self) -> State {
         self.phase.state()
     }

@@ -116,6 +116,19 @@ impl<T, E> FailureFallback for Result<T, E> {
     }
 }
 
+/// With `fallback_on = "failure"` and neither `timeout` nor `retries`: reports `output` as
+/// [`Permit::record_output`] does, with the pushback a failure carries, and returns its
+/// outcome, which decides whether the fallback answers.
+#[inline]
+pub fn record_output<T: Classify + ?Sized>(permit: Permit<'_>, output: &T) -> Outcome {
+    let (outcome, pushback) = crate::classify::verdict(output);
+    match pushback {
+        Some(pushback) => permit.failure_with_pushback(pushback),
+        None => permit.record(outcome),
+    }
+    outcome
+}
+
 /// A call with `retries`: every attempt asks `breaker`, under its current policy (see
 /// [`Breaker::run_with`]).
 #[cfg(feature = "policy")]

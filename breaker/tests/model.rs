@@ -188,8 +188,13 @@ fn op(mood: Mood) -> impl Strategy<Value = Op> {
             relimit.max(1) => limit().prop_map(Op::Limit),
             relimit.max(1) => prop::sample::select(vec![250u64, 500, 1000, 3000]).prop_map(Op::ProbeTimeout),
             // A manual open period, of none to a few seconds, on the advances' grid mostly.
-            reset.max(1) => prop_oneof![3 => (0u64..=12).prop_map(|k| k * 250), 1 => 1u64..=4000]
-                .prop_map(Op::OpenFor),
+            reset.max(1) => prop_oneof![
+                2 => prop_oneof![3 => (0u64..=12).prop_map(|k| k * 250), 1 => 1u64..=4000]
+                    .prop_map(Op::OpenFor),
+                // Or until an instant of the clock, sometimes one already past.
+                1 => prop_oneof![3 => (-4i64..=12).prop_map(|k| k * 250), 1 => -2000i64..=4000]
+                    .prop_map(Op::OpenUntil),
+            ],
             // A failure carrying a pushback, of none to a few seconds.
             1 => (i(), prop_oneof![3 => (0u64..=12).prop_map(|k| k * 250), 1 => 1u64..=4000])
                 .prop_map(|(i, ms)| Op::PushbackFailure(i, ms)),
@@ -1019,6 +1024,32 @@ fn model_a_probes_pushback_reopens_for_it_and_a_stale_one_is_a_plain_failure() {
             Acquire,
             PushbackFailure(0, 0), // no length: a plain failure of the probe
             Acquire,
+        ],
+    );
+}
+
+#[test]
+fn model_open_until_an_instant_and_the_trials_it_ends_and_starts() {
+    use Op::*;
+    check(
+        count_spec(2, 2, 2),
+        &[
+            Acquire,
+            Failure(0),
+            OpenUntil(1500), // from CLOSED, until 1.5 s from now
+            Acquire,
+            Advance(1500),
+            Acquire, // a probe: the trial counts 1 admitted, 1 out
+            Acquire,
+            Success(0),      // 2 admitted, 1 out, 1 succeeded
+            OpenUntil(-500), // an instant already past: OPEN for no time
+            Success(0),      // the probe out is stale: counted in no trial
+            Acquire,         // a new trial from zero
+            Drop(0),         // cancelled: still admitted, no longer out
+            Acquire,
+            Success(0),
+            Acquire,
+            Success(0), // two successes: CLOSED
         ],
     );
 }

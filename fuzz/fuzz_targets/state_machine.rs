@@ -71,6 +71,9 @@ enum RawOp {
     OpenFor(u16),
     /// A failure carrying a pushback, in ms.
     PushbackFailure(u8, u16),
+    /// A manual open period until an instant of the clock, in ms from now; past if negative
+    /// (`Breaker::open_until`).
+    OpenUntil(i16),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -151,6 +154,7 @@ fn op(raw: &RawOp) -> Op {
         RawOp::ProbeTimeout(ms) => Op::ProbeTimeout(u64::from(*ms).max(1)),
         RawOp::OpenFor(ms) => Op::OpenFor(u64::from(*ms)),
         RawOp::PushbackFailure(n, ms) => Op::PushbackFailure(i(n), u64::from(*ms)),
+        RawOp::OpenUntil(ms) => Op::OpenUntil(i64::from(*ms)),
     }
 }
 

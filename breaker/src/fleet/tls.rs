@@ -142,3 +142,43 @@ impl FleetBuilder {
         self
     }
 }
+
+/// The environment variables of [`connect_from_env`](super::connect_from_env)'s TLS: a file
+/// of CAs, a client certificate's file and its key's.
+const ENV_CA: &str = "BREAKER_FLEET_TLS_CA";
+const ENV_CERT: &str = "BREAKER_FLEET_TLS_CERT";
+const ENV_KEY: &str = "BREAKER_FLEET_TLS_KEY";
+
+/// `builder` with the TLS files the environment names.
+pub(super) fn from_env(mut builder: FleetBuilder) -> Result<FleetBuilder, FleetError> {
+    if let Some(ca) = read_env(ENV_CA)? {
+        builder = builder.tls_ca(ca);
+    }
+    match (read_env(ENV_CERT)?, read_env(ENV_KEY)?) {
+        (Some(chain), Some(key)) => builder = builder.tls_client(chain, key),
+        (None, None) => {}
+        (Some(_), None) => return Err(missing(ENV_KEY, ENV_CERT)),
+        (None, Some(_)) => return Err(missing(ENV_CERT, ENV_KEY)),
+    }
+    Ok(builder)
+}
+
+/// The file the variable `name` names, read; `None` when it is not set.
+fn read_env(name: &'static str) -> Result<Option<Vec<u8>>, FleetError> {
+    let Some(path) = std::env::var_os(name) else {
+        return Ok(None);
+    };
+    std::fs::read(&path)
+        .map(Some)
+        .map_err(|e| FleetError::Invalid {
+            field: name,
+            rule: format!("names a file that cannot be read ({}): {e}", path.display()),
+        })
+}
+
+fn missing(absent: &'static str, given: &str) -> FleetError {
+    FleetError::Invalid {
+        field: absent,
+        rule: format!("must be set with {given}"),
+    }
+}

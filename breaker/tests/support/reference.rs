@@ -12,7 +12,7 @@
 //!
 //! Operations that settle a permit pick the `i`-th newest live one (modulo their number).
 //! After every operation the state, the snapshot's counts, rates, rejections and admitted
-//! percentage, and the number of probes in flight must be equal; every rejection must give
+//! percentage, the number of probes in flight and the half-open trial must be equal; every rejection must give
 //! the same reason and the same `retry_after`, to the nanosecond.
 //!
 //! Choices the rules leave open, pinned down here:
@@ -21,6 +21,9 @@
 //!   window keeps ageing it), so the snapshot shows those counts.
 //! - Calls admitted by the ramp are not probes: `probes_in_flight` is 0 during the ramp, and
 //!   their results never enter the window.
+//! - The trial (`Snapshot::trial`) is shown in HALF_OPEN until the probes pass (not during
+//!   the ramp): every probe admitted since the breaker half-opened, those still out, and
+//!   the successes counted; a new generation (a reopening, a passed trial) starts it again.
 //! - The ramp's latency guard is left out: it depends on a latency estimate that a model
 //!   would have to copy from the implementation, so generated configurations never set it
 //!   (`tests/recovery.rs` tests it directly).
@@ -32,7 +35,8 @@
 //!   its trial at the next acquire (rejected as OPEN, with the new period) or the next
 //!   settling of a probe of the trial (that result discarded); a new `probe_timeout`
 //!   applies to the probes out.
-//! - A manual open period (`Breaker::open_for`) opens for exactly its length from any state,
+//! - A manual open period (`Breaker::open_for`, or `open_until` an instant of the clock: an
+//!   instant already past opens for no time) opens for exactly its length from any state,
 //!   in a new generation; from OPEN it replaces the period with no transition. It leaves the
 //!   backoff as it stands: the next failed trial grows the open duration from the last one
 //!   the recovery set, as if the period had not been.
@@ -52,7 +56,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
+use breaker::clock::{Clock, ManualClock};
 use std::sync::{Arc, Mutex};
 
 use breaker::{
@@ -164,6 +168,9 @@ pub enum Op {
     OpenFor(u64),
     /// Report a failure that carried a pushback of this many milliseconds.
     PushbackFailure(usize, u64),
+    /// Open the breaker until this many milliseconds from now (`Breaker::open_until`); an
+    /// instant already past (a negative number) opens it for no time.
+    OpenUntil(i64),
 }
 
 // ---------------------------------------------------------------------------------------
@@ -233,6 +240,8 @@ pub struct Model {
     open_for: Duration,
     /// When each probe of the trial still out was admitted.
     probes_out: Vec<Duration>,
+    /// Probes admitted in the trial under way, ended or not.
+    probes_admitted: u32,
     probe_successes: u32,
     ramp: Option<Ramp>,
     /// Admitted calls not yet settled that hold a bulkhead slot.
@@ -261,6 +270,8 @@ pub struct Observed {
     admit_percent: u32,
     probes_in_flight: u32,
     in_flight: u32,
+    /// The half-open trial: probes admitted, in flight, succeeded.
+    trial: Option<(u32, u32, u32)>,
 }
 
 pub type Refusal = (RejectReason, Option<Duration>);
@@ -313,6 +324,7 @@ impl Model {
             period: open_for,
             open_for,
             probes_out: Vec::new(),
+            probes_admitted: 0,
             probe_successes: 0,
             ramp: None,
             slots: 0,
@@ -397,6 +409,10 @@ impl Model {
             admit_percent: self.admit_percent(),
             probes_in_flight: self.probes_out.len() as u32,
             in_flight: self.slots,
+            trial: (self.state == State::HalfOpen && self.ramp.is_none()).then(|| {
+                let in_flight = self.probes_out.len() as u32;
+                (self.probes_admitted, in_flight, self.probe_successes)
+            }),
         }
     }
 
@@ -420,6 +436,7 @@ impl Model {
         self.state = to;
         self.generation += 1;
         self.probes_out.clear();
+        self.probes_admitted = 0;
         self.probe_successes = 0;
         self.ramp = None;
         match to {
@@ -557,6 +574,7 @@ impl Model {
                     self.seen.half_opened += 1;
                     self.enter(State::HalfOpen, TransitionReason::OpenElapsed);
                     self.probes_out.push(self.now);
+                    self.probes_admitted += 1;
                     Ok(self.admit(Kind::Probe))
                 }
             }
@@ -568,6 +586,7 @@ impl Model {
                     Err((RejectReason::Open, Some(self.open_for)))
                 } else if (self.probes_out.len() as u32) < self.spec.probes {
                     self.probes_out.push(self.now);
+                    self.probes_admitted += 1;
                     Ok(self.admit(Kind::Probe))
                 } else {
                     Err((RejectReason::HalfOpenFull, None))
@@ -700,6 +719,7 @@ impl Model {
         self.seen.ramps_started += 1;
         self.generation += 1;
         self.probes_out.clear();
+        self.probes_admitted = 0;
         self.probe_successes = 0;
         self.ramp = Some(Ramp {
             step: 0,
@@ -846,6 +866,7 @@ fn observe(b: &Breaker) -> Observed {
         admit_percent: s.admit_percent,
         probes_in_flight: b.probes_in_flight(),
         in_flight: b.in_flight(),
+        trial: s.trial.map(|t| (t.admitted, t.in_flight, t.succeeded)),
     }
 }
 
@@ -1095,6 +1116,17 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
             Op::OpenFor(ms) => {
                 b.open_for(Duration::from_millis(ms));
                 model.open_manually(Duration::from_millis(ms));
+            }
+            Op::OpenUntil(ms) => {
+                let now = clock.now();
+                let by = Duration::from_millis(ms.unsigned_abs());
+                let until = if ms >= 0 {
+                    now + by
+                } else {
+                    now.checked_sub(by).unwrap_or(now)
+                };
+                b.open_until(until);
+                model.open_manually(if ms >= 0 { by } else { Duration::ZERO });
             }
             Op::PushbackFailure(i, ms) => {
                 let pushback = Duration::from_millis(ms);
