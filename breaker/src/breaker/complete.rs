@@ -209,8 +209,11 @@ impl Breaker {
             Admission::Counted => self.record_packed(generation, ending),
             _ => Recorded::Locked,
         };
-        if owned && admission == Admission::Counted {
-            // The word this result's swaps found or left, for the owner's next swap.
+        if owned && recorded == Recorded::Done {
+            // The word this result's swaps found or left, for the owner's next swap. Not
+            // for a verdict off the packed path (a time window, HALF_OPEN, OPEN, a trip):
+            // the owner watches after one (below), and a swap of its own gives it its next
+            // guess (`owner_swapped`), so the window's line is not read for nothing.
             self.shared.set_owner_seen(self.shared.window().word());
         }
         self.shared.count_as(ending, owned);
