@@ -1,6 +1,7 @@
 //! A rejection says nothing about the downstream's health, so one breaker's rejection, passed
 //! on as an error, never opens another: a guarded call inside a guarded call whose inner
-//! breaker is forced open leaves the outer breaker closed. A status that arrives over the
+//! breaker is forced open leaves the outer breaker closed, and so does a tower layer inside
+//! another whose rejections are boxed on their way up. A status that arrives over the
 //! network is still judged by its code.
 
 use axum::http::StatusCode;
@@ -120,4 +121,57 @@ fn a_rejection_that_crossed_the_network_is_judged_by_its_code() {
     *received.status_mut() = sent.status();
     *received.headers_mut() = sent.headers().clone();
     assert_eq!(received.classify(), Outcome::Failure);
+}
+
+/// A breaker of `window` calls judged from `window` calls, opening at half of them failed,
+/// for 5 s of a clock that never moves.
+fn tower_breaker(name: &str, window: u32) -> std::sync::Arc<Breaker> {
+    let config = breaker::Config::builder()
+        .count_window(window)
+        .min_calls(window)
+        .failure_rate(0.5)
+        .open_for(std::time::Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let clock = breaker::clock::ManualClock::new();
+    std::sync::Arc::new(Breaker::with_clock(name, config, clock))
+}
+
+#[tokio::test]
+async fn an_inner_tower_layers_rejection_boxed_on_its_way_up_never_opens_the_outer_one() {
+    use breaker::tower::{BreakerError, CircuitBreakerLayer};
+    use tower::{service_fn, BoxError, Service, ServiceBuilder, ServiceExt};
+
+    let inner = tower_breaker("nested::tower::inner", 4);
+    let outer = tower_breaker("nested::tower::outer", 10);
+    // The downstream refuses every connection; the errors are boxed between the layers, as
+    // a stack with a timeout, a buffer or `BoxError` handlers does.
+    let mut svc = ServiceBuilder::new()
+        .layer(CircuitBreakerLayer::new(outer.clone()))
+        .map_err(|e: BreakerError<std::io::Error>| -> BoxError { e.into() })
+        .layer(CircuitBreakerLayer::new(inner.clone()))
+        .service(service_fn(|_: ()| async {
+            Err::<http::StatusCode, _>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused))
+        }));
+    let mut errors = Vec::new();
+    for _ in 0..CALLS {
+        let err = svc.ready().await.unwrap().call(()).await.unwrap_err();
+        errors.push(err.rejected().is_some());
+    }
+    // The outer breaker let every call through: 4 refused, then 16 the inner one rejected.
+    assert_eq!(errors, [false; CALLS as usize]);
+    assert_eq!(inner.state(), State::Open);
+    let totals = inner.snapshot().totals;
+    assert_eq!((totals.failure, totals.rejected), (4, CALLS - 4));
+    assert_eq!(outer.state(), State::Closed);
+    let totals = outer.snapshot().totals;
+    assert_eq!(
+        (
+            totals.success,
+            totals.failure,
+            totals.ignored,
+            totals.rejected
+        ),
+        (0, 4, CALLS - 4, 0)
+    );
 }

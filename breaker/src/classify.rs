@@ -24,7 +24,8 @@ pub enum Outcome {
 /// A rejection is [`Outcome::Ignored`]: it says nothing about the downstream's health, and a
 /// guarded call inside another guarded call must not open the outer breaker because the
 /// inner one rejected. [`Rejected`](crate::Rejected) classifies itself so; so do the
-/// `tonic::Status` and the `http::Response` the integrations make from one.
+/// `tonic::Status` and the `http::Response` the integrations make from one, and the tower
+/// layer's default classifier judges a boxed error holding one so.
 ///
 /// Implemented for `Result<T, E>` where `E: Classify` (`Ok` is a success, `Err` asks `E`),
 /// for [`std::io::Error`] and for [`Outcome`] itself.

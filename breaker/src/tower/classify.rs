@@ -1,8 +1,10 @@
 //! How a guarded service's results are judged: [`ClassifyResponse`] and its two defaults.
 
+use std::any::Any;
+use std::error::Error;
 use std::time::Duration;
 
-use crate::{Classify, Outcome};
+use crate::{Classify, Outcome, Rejected};
 
 /// Judges a service's result, response or error, for the breaker.
 ///
@@ -51,10 +53,16 @@ where
 }
 
 /// The default classifier: a response as its [`Classify`] impl says (for `http::Response<B>`,
-/// 5xx is a failure), every error of the inner service a failure.
+/// 5xx is a failure), every error of the inner service a failure, but a breaker's rejection.
 ///
 /// Errors of a tower stack are transport errors (refused, reset, timed out), which is why
-/// they all count; answers the downstream gave arrive as responses.
+/// they count; answers the downstream gave arrive as responses. A rejection never reached
+/// the downstream and is [`Outcome::Ignored`]: a [`Rejected`], or a boxed error
+/// (`tower::BoxError`, what a stack that boxes its errors makes of an inner breaker layer's
+/// [`BreakerError`](super::BreakerError)) with a `Rejected` in its chain of sources. So an
+/// outer breaker stays closed while an inner one rejects. (An inner layer's `BreakerError`
+/// that reaches the outer one unboxed cannot be seen through: box the errors between the
+/// two, or use [`ErrorClassifier`] or a classifier of your own.)
 ///
 /// ```
 /// use breaker::tower::{ClassifyResponse, DefaultClassifier};
@@ -66,15 +74,23 @@ where
 ///     ClassifyResponse::<http::Response<()>, _>::classify(&DefaultClassifier, &Err(())),
 ///     Outcome::Failure,
 /// );
+///
+/// // An inner breaker layer's rejection, boxed on its way up.
+/// let b = std::sync::Arc::new(breaker::Breaker::new("docs::inner", breaker::Config::default()));
+/// b.force_open();
+/// let rejected = breaker::tower::BreakerError::<std::io::Error>::from(b.try_acquire().unwrap_err());
+/// let boxed: Result<http::Response<()>, tower::BoxError> = Err(rejected.into());
+/// assert_eq!(DefaultClassifier.classify(&boxed), Outcome::Ignored);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DefaultClassifier;
 
-impl<Res: Classify, E> ClassifyResponse<Res, E> for DefaultClassifier {
+impl<Res: Classify, E: 'static> ClassifyResponse<Res, E> for DefaultClassifier {
     #[inline]
     fn classify(&self, result: &Result<Res, E>) -> Outcome {
         match result {
             Ok(response) => response.classify(),
+            Err(error) if is_rejection(error) => Outcome::Ignored,
             Err(_) => Outcome::Failure,
         }
     }
@@ -85,6 +101,27 @@ impl<Res: Classify, E> ClassifyResponse<Res, E> for DefaultClassifier {
     fn pushback(&self, result: &Result<Res, E>) -> Option<Duration> {
         result.as_ref().ok().and_then(Classify::pushback)
     }
+}
+
+/// Whether an error of the inner service is a breaker's rejection: a [`Rejected`], or a
+/// boxed error with one in its chain of sources (a `BreakerError::Rejected`'s source is its
+/// `Rejected`).
+fn is_rejection<E: 'static>(error: &E) -> bool {
+    let error: &dyn Any = error;
+    if error.is::<Rejected>() {
+        return true;
+    }
+    let boxed: &(dyn Error + 'static) =
+        if let Some(e) = error.downcast_ref::<Box<dyn Error + Send + Sync>>() {
+            e.as_ref()
+        } else if let Some(e) = error.downcast_ref::<Box<dyn Error + Send>>() {
+            e.as_ref()
+        } else if let Some(e) = error.downcast_ref::<Box<dyn Error>>() {
+            e.as_ref()
+        } else {
+            return false;
+        };
+    std::iter::successors(Some(boxed), |&e| e.source()).any(|e| e.is::<Rejected>())
 }
 
 /// Every response is a success; an error is judged by its own [`Classify`] impl. For services
