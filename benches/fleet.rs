@@ -4,7 +4,7 @@
 //! `redis-server` when one is on the PATH (else on a store that never answers: the path is
 //! the same, as it never reads the fleet).
 //!
-//! Run with `cargo bench --bench fleet`; `benches/README.md` has the ratio of one run.
+//! Run with `cargo bench -p breaker-benches --bench fleet`; `benches/README.md` has the ratio of one run.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -62,16 +62,17 @@ use shared::{Shared, CLOSED, LIMITED, STATE_MASK, TIMED};
 ///
 /// # Costs
 ///
-/// Median time per call on a shared virtual machine with 2 cores, over three runs
-/// (`benches/README.md` has the runs, and the peers measured alike):
+/// Median time per call on a virtual machine with 2 cores, idle, and over three runs while
+/// it was shared with other work (`benches/README.md` has the runs, and the peers measured
+/// alike):
 ///
-/// | path | per call |
-/// |---|---|
-/// | CLOSED, success | 1.7 to 2.5 ns |
-/// | CLOSED, one failure in ten | 4.9 to 6.4 ns |
-/// | OPEN, rejection | 12 ns |
-/// | CLOSED, two threads on one breaker | 5.4 to 7.0 ns |
-/// | CLOSED, time window | 23 to 38 ns |
+/// | path | idle | shared |
+/// |---|---|---|
+/// | CLOSED, success | 1.1 ns | 1.7 to 2.5 ns |
+/// | CLOSED, one failure in ten | 5.9 ns | 4.9 to 6.4 ns |
+/// | OPEN, rejection | 5.8 ns | 12 ns |
+/// | CLOSED, two threads on one breaker | 6.1 ns | 5.4 to 7.0 ns |
+/// | CLOSED, time window | 23.5 ns | 23 to 38 ns |
 ///
 /// No call allocates. Admission in CLOSED and OPEN takes no lock, nor does a result into a
 /// count window of up to 20 calls while slow calls and the latency guard are off. A result
