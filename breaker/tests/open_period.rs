@@ -3,34 +3,25 @@
 //! after any OPEN; the transition says `ManualOpen`; the backoff is left as it stands. Each
 //! test is named for the rule it proves, on a manual clock.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker::clock::{Clock, ManualClock};
-use breaker::{Breaker, Config, Event, RejectReason, State, TransitionReason};
+use breaker::{Breaker, Config, RejectReason, State, TransitionReason};
 
 const NANO: Duration = Duration::from_nanos(1);
 const SEC: Duration = Duration::from_secs(1);
 
-type Seen = Arc<Mutex<Vec<(State, State, TransitionReason)>>>;
+#[path = "support/transitions.rs"]
+mod transitions;
 
-/// A window of 2 calls that opens on 2 failures for 5 s, one probe.
+use transitions::{watched, Seen};
+
+/// A breaker named `libraryd` on a manual clock, and the transitions it makes.
 fn breaker(config: Config) -> (Breaker, ManualClock, Seen) {
-    let clock = ManualClock::new();
-    let b = Breaker::with_clock("libraryd", config, clock.clone());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&seen);
-    b.on_event(move |e: &Event| {
-        if let Event::StateTransition {
-            from, to, reason, ..
-        } = e
-        {
-            log.lock().unwrap().push((*from, *to, *reason));
-        }
-    });
-    (b, clock, seen)
+    watched("libraryd", config)
 }
 
+/// A window of 2 calls that opens on 2 failures for 5 s, one probe.
 fn config() -> Config {
     Config::builder()
         .count_window(2)

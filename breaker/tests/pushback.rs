@@ -3,32 +3,23 @@
 //! whatever the window says; the transition says `Pushback`; the backoff is not bumped. Each
 //! test is named for the rule it proves, on a manual clock.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use breaker::clock::ManualClock;
 use breaker::{
-    Breaker, Classify, Config, ConfigBuilder, Event, Outcome, RejectReason, State, TransitionReason,
+    Breaker, Classify, Config, ConfigBuilder, Outcome, RejectReason, State, TransitionReason,
 };
 
 const SEC: Duration = Duration::from_secs(1);
 
-type Seen = Arc<Mutex<Vec<(State, State, TransitionReason)>>>;
+#[path = "support/transitions.rs"]
+mod transitions;
+
+use transitions::{watched, Seen};
 
 fn breaker(config: ConfigBuilder) -> (Breaker, ManualClock, Seen) {
-    let clock = ManualClock::new();
-    let b = Breaker::with_clock("stockd", config.build().unwrap(), clock.clone());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&seen);
-    b.on_event(move |e: &Event| {
-        if let Event::StateTransition {
-            from, to, reason, ..
-        } = e
-        {
-            log.lock().unwrap().push((*from, *to, *reason));
-        }
-    });
-    (b, clock, seen)
+    watched("stockd", config.build().unwrap())
 }
 
 fn retry_after(b: &Breaker) -> Option<Duration> {

@@ -2,32 +2,22 @@
 //! path that makes it, on a manual clock. (The ramp's reasons are in `recovery.rs`, the
 //! manual open period's in `open_period.rs`.)
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, ConfigBuilder, Event, State, TransitionReason};
+use breaker::{Breaker, Config, ConfigBuilder, State, TransitionReason};
 
 use TransitionReason::*;
 
 const SEC: Duration = Duration::from_secs(1);
 
-type Seen = Arc<Mutex<Vec<(State, State, TransitionReason)>>>;
+#[path = "support/transitions.rs"]
+mod transitions;
+
+use transitions::{watched, Seen};
 
 fn breaker(config: ConfigBuilder) -> (Breaker, ManualClock, Seen) {
-    let clock = ManualClock::new();
-    let b = Breaker::with_clock("libraryd", config.build().unwrap(), clock.clone());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&seen);
-    b.on_event(move |e: &Event| {
-        if let Event::StateTransition {
-            from, to, reason, ..
-        } = e
-        {
-            log.lock().unwrap().push((*from, *to, *reason));
-        }
-    });
-    (b, clock, seen)
+    watched("libraryd", config.build().unwrap())
 }
 
 /// A window of `n` calls judged from `n`, one probe.

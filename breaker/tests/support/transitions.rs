@@ -1,0 +1,27 @@
+//! A breaker on a manual clock whose state transitions are kept, with their reasons, for a
+//! test to compare with what it expects.
+
+use std::sync::{Arc, Mutex};
+
+use breaker::clock::ManualClock;
+use breaker::{Breaker, Config, Event, State, TransitionReason};
+
+/// Every transition the breaker made, in order: from, to, why.
+pub type Seen = Arc<Mutex<Vec<(State, State, TransitionReason)>>>;
+
+/// A breaker named `name` on a new manual clock, and the transitions it makes from now on.
+pub fn watched(name: &str, config: Config) -> (Breaker, ManualClock, Seen) {
+    let clock = ManualClock::new();
+    let b = Breaker::with_clock(name, config, clock.clone());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    b.on_event(move |e: &Event| {
+        if let Event::StateTransition {
+            from, to, reason, ..
+        } = e
+        {
+            log.lock().unwrap().push((*from, *to, *reason));
+        }
+    });
+    (b, clock, seen)
+}
