@@ -16,7 +16,7 @@ use breaker::overrides::Overrides;
 use breaker::{circuit_breaker, registry, Breaker, Classify, Config, Outcome};
 use breaker::{RejectReason, Rejected, State};
 use breaker_workspace::redis_server::RedisServer;
-use support::{breaker, eventually, instance, trip, TTL};
+use support::{breaker, eventually, eventually_async, instance, trip, TTL};
 
 const OPEN: Duration = Duration::from_secs(30);
 
@@ -120,20 +120,19 @@ async fn turning_it_on_joins(
 ) {
     // Off: two peers' OPENs in the store, published to this process, do not open it.
     let _peers = peers_open(&[a, b], "ovr::late").await;
-    let mut store = support::store(server).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let live: usize = redis::cmd("ZCARD")
-            .arg("breaker:fleet:{ovr::late}:live")
-            .query_async(&mut store)
-            .await
-            .unwrap();
-        if live == 2 {
-            break;
+    let store = support::store(server).await;
+    eventually_async("both peers' opinions in the store", || {
+        let mut store = store.clone();
+        async move {
+            let live: usize = redis::cmd("ZCARD")
+                .arg("breaker:fleet:{ovr::late}:live")
+                .query_async(&mut store)
+                .await
+                .unwrap();
+            live == 2
         }
-        assert!(tokio::time::Instant::now() < deadline, "never in the store");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    })
+    .await;
     me.flush().await;
     assert_eq!((late.state(), rejected_by(late)), (State::Closed, None));
 

@@ -47,8 +47,16 @@ pub fn trip(b: &Breaker) {
 
 /// Waits until `done` holds, checking every 5 ms, for at most 10 s; panics naming `what`.
 pub async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    eventually_async(what, || std::future::ready(done())).await;
+}
+
+/// [`eventually`] for a condition that has to wait for its answer (a read of the store).
+pub async fn eventually_async<F: std::future::Future<Output = bool>>(
+    what: &str,
+    mut done: impl FnMut() -> F,
+) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !done() {
+    while !done().await {
         assert!(
             tokio::time::Instant::now() < deadline,
             "never happened: {what}"
