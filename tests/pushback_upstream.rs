@@ -19,14 +19,17 @@ use breaker::tower::CircuitBreakerLayer;
 use breaker::{
     Breaker, CallError, Config, Event, RejectReason, State, StatusClassifier, TransitionReason,
 };
-use bytes::{Buf, BufMut};
 use tonic::body::Body;
 use tonic::client::Grpc;
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::metadata::MetadataValue;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Channel, Endpoint, Server};
 use tonic::{Code, Request, Response, Status};
+
+#[path = "support/text_codec.rs"]
+mod text_codec;
+
+use text_codec::TextCodec;
 use tower::{Service, ServiceBuilder, ServiceExt};
 
 const SEC: Duration = Duration::from_secs(1);
@@ -200,46 +203,6 @@ async fn a_429_is_an_answer_unless_the_classifier_counts_it_then_its_pushback_op
 // ---------------------------------------------------------------------------------------
 // A gRPC server in tonic, answering with `grpc-retry-pushback-ms`
 // ---------------------------------------------------------------------------------------
-
-#[derive(Clone, Copy, Default)]
-struct TextCodec;
-
-impl Codec for TextCodec {
-    type Encode = String;
-    type Decode = String;
-    type Encoder = TextCodec;
-    type Decoder = TextCodec;
-
-    fn encoder(&mut self) -> TextCodec {
-        TextCodec
-    }
-
-    fn decoder(&mut self) -> TextCodec {
-        TextCodec
-    }
-}
-
-impl Encoder for TextCodec {
-    type Item = String;
-    type Error = Status;
-
-    fn encode(&mut self, item: String, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put_slice(item.as_bytes());
-        Ok(())
-    }
-}
-
-impl Decoder for TextCodec {
-    type Item = String;
-    type Error = Status;
-
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<String>, Status> {
-        let bytes = src.copy_to_bytes(src.remaining());
-        String::from_utf8(bytes.to_vec())
-            .map(Some)
-            .map_err(|e| Status::internal(e.to_string()))
-    }
-}
 
 /// What the gRPC server answers next: a code and a pushback in milliseconds (`Code::Ok`:
 /// the book); the book once the script is done.

@@ -12,13 +12,16 @@ use std::time::Duration;
 
 use breaker::clock::ManualClock;
 use breaker::{circuit_breaker, registry, Breaker, Config, Rejected, State};
-use bytes::{Buf, BufMut};
 use tonic::body::Body;
 use tonic::client::Grpc;
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Channel, Endpoint, Server};
 use tonic::{Code, Request, Response, Status};
+
+#[path = "support/text_codec.rs"]
+mod text_codec;
+
+use text_codec::TextCodec;
 
 /// The server side of `library.Library/GetBook`, in front of a store that can fail.
 #[derive(Default)]
@@ -41,47 +44,6 @@ impl Library {
             return Err(Status::unavailable("store restarting"));
         }
         Ok(Response::new(format!("book {}", request.into_inner())))
-    }
-}
-
-/// Messages are UTF-8 text, so that no generated code is needed.
-#[derive(Clone, Copy, Default)]
-struct TextCodec;
-
-impl Codec for TextCodec {
-    type Encode = String;
-    type Decode = String;
-    type Encoder = TextCodec;
-    type Decoder = TextCodec;
-
-    fn encoder(&mut self) -> TextCodec {
-        TextCodec
-    }
-
-    fn decoder(&mut self) -> TextCodec {
-        TextCodec
-    }
-}
-
-impl Encoder for TextCodec {
-    type Item = String;
-    type Error = Status;
-
-    fn encode(&mut self, item: String, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put_slice(item.as_bytes());
-        Ok(())
-    }
-}
-
-impl Decoder for TextCodec {
-    type Item = String;
-    type Error = Status;
-
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<String>, Status> {
-        let bytes = src.copy_to_bytes(src.remaining());
-        String::from_utf8(bytes.to_vec())
-            .map(Some)
-            .map_err(|e| Status::internal(e.to_string()))
     }
 }
 
