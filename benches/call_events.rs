@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::Breaker;
+use breakerbox::Breaker;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 #[allow(dead_code)] // the peers' wrappers, which only the other benchmarks call

@@ -9,9 +9,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::fleet::Fleet;
-use breaker::{Breaker, Config};
 use breaker_workspace::redis_server::RedisServer;
+use breakerbox::fleet::Fleet;
+use breakerbox::{Breaker, Config};
 use criterion::{criterion_group, criterion_main, Criterion};
 
 fn closed_path(c: &mut Criterion) {

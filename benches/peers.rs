@@ -20,9 +20,9 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use breaker::__private::{Name, StaticKeyed};
-use breaker::clock::{Clock, MonotonicClock};
-use breaker::{circuit_breaker, Breaker, Classify, Config};
+use breakerbox::__private::{Name, StaticKeyed};
+use breakerbox::clock::{Clock, MonotonicClock};
+use breakerbox::{circuit_breaker, Breaker, Classify, Config};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use failsafe::CircuitBreaker as _;
@@ -592,19 +592,19 @@ fn tower_policy() -> impl Service<u64, Response = u64, Error = TowerPolicyError>
 struct PolicyDown;
 
 impl Classify for PolicyDown {
-    fn classify(&self) -> breaker::Outcome {
-        breaker::Outcome::Failure
+    fn classify(&self) -> breakerbox::Outcome {
+        breakerbox::Outcome::Failure
     }
 }
 
-impl From<breaker::Rejected> for PolicyDown {
-    fn from(_: breaker::Rejected) -> Self {
+impl From<breakerbox::Rejected> for PolicyDown {
+    fn from(_: breakerbox::Rejected) -> Self {
         PolicyDown
     }
 }
 
-impl From<breaker::TimedOut> for PolicyDown {
-    fn from(_: breaker::TimedOut) -> Self {
+impl From<breakerbox::TimedOut> for PolicyDown {
+    fn from(_: breakerbox::TimedOut) -> Self {
         PolicyDown
     }
 }
@@ -626,7 +626,7 @@ async fn annotated_policy(n: u64) -> Result<u64, PolicyDown> {
 }
 
 /// Ours under a policy, on the production clock.
-fn ours_with(policy: breaker::ConfigBuilder) -> Breaker {
+fn ours_with(policy: breakerbox::ConfigBuilder) -> Breaker {
     let config = policy
         .count_window(WINDOW)
         .min_calls(MIN_CALLS)

@@ -5,9 +5,9 @@
 //!
 //! `cargo run --example boot --features boot`
 
-use breaker::overrides::Overrides;
-use breaker::{registry, Event};
 use breaker_workspace::pricing::{self, PriceClient, PriceError};
+use breakerbox::overrides::Overrides;
+use breakerbox::{registry, Event};
 
 /// What operators ship beside the binary: tighter numbers for `get_price`, and the price
 /// list's refresh switched off.
@@ -28,7 +28,7 @@ async fn main() {
     }
 
     println!("\nthe first scrape:");
-    let scrape = breaker::metrics::text();
+    let scrape = breakerbox::metrics::text();
     let series = ["circuitbreaker_state{", "circuitbreaker_failure_rate{"];
     for line in scrape.lines().filter(|l| l.contains(pricing::GET_PRICE)) {
         if series.iter().any(|s| line.starts_with(s)) || line.contains("result=\"failure\"") {

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected};
+use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Code {

@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::fleet::Fleet;
-use breaker::{Breaker, Config, State};
 use breaker_workspace::redis_server::{RedisServer, Unavailable, INSTALL};
+use breakerbox::fleet::Fleet;
+use breakerbox::{Breaker, Config, State};
 use plotters::prelude::*;
 use tokio::time::Instant;
 

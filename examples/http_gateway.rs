@@ -17,7 +17,7 @@ mod gateway;
 
 use std::time::Duration;
 
-use breaker::registry;
+use breakerbox::registry;
 use gateway::{Client, Fault, Gateway, Route, Run, Upstream, BREAKER, HANG_TIMEOUT, WORKERS};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected};
+use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected};
 
 #[derive(Debug)]
 enum ReplicaError {

@@ -1,6 +1,6 @@
 //! Writes the trace of the recovery simulation's downstream, down from 20 s to 40 s, recorded
 //! through the defaults: `docs/trace.csv` (or the path given), the trace the README tunes
-//! with `breaker-tune`.
+//! with `breakerbox-tune`.
 
 use std::error::Error;
 use std::path::PathBuf;

@@ -17,7 +17,7 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
-use breaker::{
+use breakerbox::{
     circuit_breaker, Breaker, CallError, CallTotals, Classify, Config, ConfigBuilder, Outcome,
     Rejected,
 };
@@ -187,7 +187,7 @@ impl Gateway {
     pub async fn start(upstream: SocketAddr) -> std::io::Result<Gateway> {
         // Registered first, so that every transition from now on is counted.
         let mut metrics = prometheus_client::registry::Registry::default();
-        breaker::metrics::register(&mut metrics);
+        breakerbox::metrics::register(&mut metrics);
         let state = GatewayState {
             client: reqwest::Client::new(),
             upstream,

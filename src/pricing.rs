@@ -3,7 +3,7 @@
 //! before they look at the registry; the attribute registered each breaker at the registry's
 //! first access.
 
-use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 
 /// The registry name of [`get_price`].
 pub const GET_PRICE: &str = "pricing::get_price";

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::recording::{CallOutcome, RecordedCall, Recording};
-use breaker::{Breaker, Config, Event, Outcome, RejectReason, State};
+use breakerbox::clock::ManualClock;
+use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
+use breakerbox::{Breaker, Config, Event, Outcome, RejectReason, State};
 
 /// What happens to the downstream, and the traffic sent to it.
 #[derive(Clone, Debug)]

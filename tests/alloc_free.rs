@@ -14,8 +14,8 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breaker::clock::{ManualClock, MonotonicClock};
-use breaker::{circuit_breaker, Breaker, Config, Outcome, Rejected, State};
+use breakerbox::clock::{ManualClock, MonotonicClock};
+use breakerbox::{circuit_breaker, Breaker, Config, Outcome, Rejected, State};
 
 struct Counting;
 
@@ -212,7 +212,7 @@ fn half_open_cycles_allocate_nothing() {
 #[derive(Debug)]
 struct Down;
 
-impl breaker::Classify for Down {
+impl breakerbox::Classify for Down {
     fn classify(&self) -> Outcome {
         Outcome::Failure
     }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::{
+use breakerbox::{
     circuit_breaker, registry, Breaker, Classify, Outcome, RejectReason, Rejected, State, TimedOut,
 };
 use tokio::time::{sleep, Instant};

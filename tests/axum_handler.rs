@@ -11,8 +11,8 @@ use axum::http::{header, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use breaker::clock::ManualClock;
-use breaker::{circuit_breaker, registry, Breaker, Config, Rejected};
+use breakerbox::clock::ManualClock;
+use breakerbox::{circuit_breaker, registry, Breaker, Config, Rejected};
 use tower::ServiceExt;
 
 /// The warehouse the handler asks, which can fail.

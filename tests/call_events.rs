@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{
+use breakerbox::clock::ManualClock;
+use breakerbox::{
     circuit_breaker, registry, Breaker, CallEnding, CallEvent, Classify, Config, ConfigBuilder,
     Event, Outcome, RejectReason, Rejected, State,
 };
@@ -95,9 +95,9 @@ fn each_ending_is_told_with_its_duration() {
     let log = listen(&b);
     fn step<'a>(
         clock: &ManualClock,
-        permit: breaker::Permit<'a>,
+        permit: breakerbox::Permit<'a>,
         millis: u64,
-    ) -> breaker::Permit<'a> {
+    ) -> breakerbox::Permit<'a> {
         clock.advance(Duration::from_millis(millis));
         permit
     }

@@ -10,9 +10,9 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::fleet::Fleet;
-use breaker::{CallEnding, CallEvent, RejectReason, State};
 use breaker_workspace::redis_server::RedisServer;
+use breakerbox::fleet::Fleet;
+use breakerbox::{CallEnding, CallEvent, RejectReason, State};
 use support::{breaker, eventually, instance, trip};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breaker::{circuit_breaker, registry, Breaker, Config, Rejected, TimedOut};
+use breakerbox::{circuit_breaker, registry, Breaker, Config, Rejected, TimedOut};
 
 const MARK: &str = "the call panics";
 
@@ -97,9 +97,9 @@ fn a_panic_dropping_the_permit_as_it_unwinds_is_one_failure_too() {
 #[derive(Debug)]
 pub struct Down;
 
-impl breaker::Classify for Down {
-    fn classify(&self) -> breaker::Outcome {
-        breaker::Outcome::Failure
+impl breakerbox::Classify for Down {
+    fn classify(&self) -> breakerbox::Outcome {
+        breakerbox::Outcome::Failure
     }
 }
 
@@ -152,7 +152,7 @@ async fn a_caught_panic_in_an_annotated_call_is_a_failure() {
 
 #[test]
 fn a_caught_panic_behind_the_tower_layer_is_a_failure() {
-    use breaker::tower::CircuitBreakerLayer;
+    use breakerbox::tower::CircuitBreakerLayer;
     use tower::{service_fn, Layer, Service};
 
     let b = Arc::new(Breaker::new("caught::tower", Config::default()));

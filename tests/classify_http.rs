@@ -1,6 +1,6 @@
 //! `Classify` for `http::StatusCode` and `http::Response<B>` (feature `http`).
 
-use breaker::{Classify, Outcome, StatusClassifier};
+use breakerbox::{Classify, Outcome, StatusClassifier};
 use http::{Response, StatusCode};
 
 #[test]

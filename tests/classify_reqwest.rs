@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use breaker::{Classify, Outcome};
+use breakerbox::{Classify, Outcome};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 

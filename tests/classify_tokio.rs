@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use breaker::{Breaker, Classify, Config, Outcome, State};
+use breakerbox::{Breaker, Classify, Config, Outcome, State};
 
 #[tokio::test(start_paused = true)]
 async fn a_timeout_is_a_failure() {

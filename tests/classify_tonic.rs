@@ -1,6 +1,6 @@
 //! `Classify` for `tonic::Status` (feature `tonic`): only a sick server opens the breaker.
 
-use breaker::{Classify, Outcome};
+use breakerbox::{Classify, Outcome};
 use tonic::{Code, Status};
 
 #[test]
@@ -49,9 +49,12 @@ fn a_cancelled_call_is_ignored() {
 
 #[tokio::test]
 async fn not_found_never_opens_the_breaker() {
-    let b = breaker::Breaker::new(
+    let b = breakerbox::Breaker::new(
         "classify_tonic::books",
-        breaker::Config::builder().count_window(4).build().unwrap(),
+        breakerbox::Config::builder()
+            .count_window(4)
+            .build()
+            .unwrap(),
     );
     for _ in 0..10 {
         let out = b
@@ -60,5 +63,5 @@ async fn not_found_never_opens_the_breaker() {
         assert!(matches!(out, Ok(Err(_))));
     }
     assert_eq!(b.snapshot().failures, 0);
-    assert_eq!(b.state(), breaker::State::Closed);
+    assert_eq!(b.state(), breakerbox::State::Closed);
 }

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::{circuit_breaker, registry, Breaker, Classify, Outcome, Rejected, State, TimedOut};
+use breakerbox::{
+    circuit_breaker, registry, Breaker, Classify, Outcome, Rejected, State, TimedOut,
+};
 use tokio::time::{sleep, Instant};
 
 #[derive(Debug, Clone, PartialEq)]

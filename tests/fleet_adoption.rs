@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::fleet::Fleet;
-use breaker::{Breaker, Config, RejectReason, State};
 use breaker_workspace::redis_server::RedisServer;
+use breakerbox::clock::ManualClock;
+use breakerbox::fleet::Fleet;
+use breakerbox::{Breaker, Config, RejectReason, State};
 use support::{breaker, eventually, instance, trip};
 
 const SNAPSHOT: Duration = Duration::from_millis(300);

@@ -1,5 +1,5 @@
 //! The fleet from the attribute: `fleet = true` breakers of the registry join the process's
-//! fleet started by `breaker::fleet::connect_with`, a keyed family's members each under their
+//! fleet started by `breakerbox::fleet::connect_with`, a keyed family's members each under their
 //! own name (`family[key]`), and peers' OPEN opinions reject their calls with `FleetOpen`.
 //! In a binary of its own: the process's fleet is started once.
 
@@ -8,9 +8,9 @@ mod support;
 
 use std::time::Duration;
 
-use breaker::fleet::{self, Fleet, FleetError};
-use breaker::{circuit_breaker, registry, Classify, Outcome, RejectReason, Rejected};
 use breaker_workspace::redis_server::RedisServer;
+use breakerbox::fleet::{self, Fleet, FleetError};
+use breakerbox::{circuit_breaker, registry, Classify, Outcome, RejectReason, Rejected};
 use support::{breaker, eventually, instance, trip, TTL};
 
 #[derive(Debug)]
@@ -100,11 +100,11 @@ async fn attribute_breakers_join_the_process_fleet_keyed_members_by_key() {
     }
 
     eventually("the family's member 7 opens for the fleet", || {
-        shard_state(7) == breaker::State::Open
+        shard_state(7) == breakerbox::State::Open
     })
     .await;
     eventually("inventory opens for the fleet", || {
-        registry().get("fleet::inventory").unwrap().state() == breaker::State::Open
+        registry().get("fleet::inventory").unwrap().state() == breakerbox::State::Open
     })
     .await;
     assert!(matches!(
@@ -128,8 +128,8 @@ async fn attribute_breakers_join_the_process_fleet_keyed_members_by_key() {
     assert_eq!((totals.rejected_by.fleet_open, totals.rejected), (1, 1));
 }
 
-fn shard_state(key: u32) -> breaker::State {
+fn shard_state(key: u32) -> breakerbox::State {
     registry()
         .get_keyed("fleet::shard", &key.to_string())
-        .map_or(breaker::State::Closed, |b| b.state())
+        .map_or(breakerbox::State::Closed, |b| b.state())
 }

@@ -13,9 +13,9 @@ mod support;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use breaker::fleet::{self, Fleet, FleetBuilder, FleetError, FleetEvent};
-use breaker::{RejectReason, State};
 use breaker_workspace::redis_server::{free_port, RedisServer, Unavailable};
+use breakerbox::fleet::{self, Fleet, FleetBuilder, FleetError, FleetEvent};
+use breakerbox::{RejectReason, State};
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,

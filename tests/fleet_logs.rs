@@ -44,16 +44,16 @@ async fn the_store_failing_and_recovering_and_junk_are_logged() {
 
     let lines = captured.lines();
     let degraded = lines.iter().position(|l| {
-        l.starts_with(" WARN breaker::fleet: fleet view degraded: breakers judge alone")
+        l.starts_with(" WARN breakerbox::fleet: fleet view degraded: breakers judge alone")
             && l.contains(r#"instance="me""#)
     });
     let recovered = lines
         .iter()
-        .position(|l| l == r#" INFO breaker::fleet: fleet view recovered instance="me""#);
+        .position(|l| l == r#" INFO breakerbox::fleet: fleet view recovered instance="me""#);
     assert!(degraded.is_some() && recovered > degraded, "{lines:#?}");
     assert!(
         lines.iter().any(|l| l
-            .starts_with(" WARN breaker::fleet::task: fleet message ignored: malformed")
+            .starts_with(" WARN breakerbox::fleet::task: fleet message ignored: malformed")
             && l.contains("field=\"seq\"")),
         "{lines:#?}"
     );

@@ -11,11 +11,11 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::fleet::{self, Fleet};
-use breaker::overrides::Overrides;
-use breaker::{circuit_breaker, registry, Breaker, Classify, Config, Outcome};
-use breaker::{RejectReason, Rejected, State};
 use breaker_workspace::redis_server::RedisServer;
+use breakerbox::fleet::{self, Fleet};
+use breakerbox::overrides::Overrides;
+use breakerbox::{circuit_breaker, registry, Breaker, Classify, Config, Outcome};
+use breakerbox::{RejectReason, Rejected, State};
 use support::{breaker, eventually, eventually_async, instance, trip, TTL};
 
 const OPEN: Duration = Duration::from_secs(30);

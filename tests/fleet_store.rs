@@ -10,11 +10,11 @@ mod support;
 
 use std::time::Duration;
 
-use breaker::fleet::FleetEvent;
+use breakerbox::fleet::FleetEvent;
 use std::sync::Arc;
 
-use breaker::{Breaker, Config, State};
 use breaker_workspace::redis_server::RedisServer;
+use breakerbox::{Breaker, Config, State};
 use support::{breaker, command_stats, events, eventually, instance, store, trip, TTL};
 
 const SNAPSHOT: Duration = Duration::from_millis(300);

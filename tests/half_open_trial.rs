@@ -4,9 +4,9 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::metrics::BreakerCollector;
-use breaker::{Breaker, Config, ConfigBuilder, Registry, RejectReason, State};
+use breakerbox::clock::ManualClock;
+use breakerbox::metrics::BreakerCollector;
+use breakerbox::{Breaker, Config, ConfigBuilder, Registry, RejectReason, State};
 
 const OPEN_FOR: Duration = Duration::from_secs(5);
 
@@ -176,7 +176,7 @@ fn a_new_window_during_the_trial_starts_it_again() {
 }
 
 /// The next call the ramp-up's step admits.
-fn ramp_call(b: &Breaker) -> breaker::Permit<'_> {
+fn ramp_call(b: &Breaker) -> breakerbox::Permit<'_> {
     loop {
         match b.try_acquire() {
             Ok(permit) => return permit,

@@ -8,7 +8,7 @@ mod gateway;
 
 use std::time::Duration;
 
-use breaker::{registry, State};
+use breakerbox::{registry, State};
 use gateway::{Client, Fault, Gateway, Upstream, BREAKER, HANG_TIMEOUT};
 
 /// The sample lines of `/metrics` for one breaker.

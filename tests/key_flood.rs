@@ -2,7 +2,7 @@
 //!
 //! One test in this binary: it owns the heap profiler that counts live bytes.
 
-use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected};
+use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;

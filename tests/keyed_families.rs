@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use breaker::{circuit_breaker, registry, Breaker, Classify, Config, Outcome, Rejected, State};
+use breakerbox::{circuit_breaker, registry, Breaker, Classify, Config, Outcome, Rejected, State};
 
 #[derive(Debug)]
 struct Down;
@@ -65,7 +65,7 @@ async fn instance(host: &str) -> Result<(), Down> {
 
 fn exported(name: &str, key: &str) -> bool {
     let series = format!("circuitbreaker_state{{name=\"{name}\",key=\"{key}\"}}");
-    breaker::metrics::text().contains(&series)
+    breakerbox::metrics::text().contains(&series)
 }
 
 #[tokio::test]
@@ -119,12 +119,12 @@ fn a_removed_breaker_leaves_registry_and_metrics_and_its_name_registers_anew() {
     let _turn = TURN.blocking_lock();
     let old = registry().register(Arc::new(Breaker::new("fam::single", Config::default())));
     let live = old.try_acquire().unwrap();
-    assert!(breaker::metrics::text().contains("circuitbreaker_state{name=\"fam::single\"} 0"));
+    assert!(breakerbox::metrics::text().contains("circuitbreaker_state{name=\"fam::single\"} 0"));
     let removed = registry().remove("fam::single").unwrap();
     assert!(Arc::ptr_eq(&removed, &old));
     assert!(registry().get("fam::single").is_none());
     assert!(!registry().list().iter().any(|e| e.name() == "fam::single"));
-    assert!(!breaker::metrics::text().contains("name=\"fam::single\""));
+    assert!(!breakerbox::metrics::text().contains("name=\"fam::single\""));
     live.success();
     assert_eq!(old.snapshot().totals.success, 1);
 
@@ -136,7 +136,7 @@ fn a_removed_breaker_leaves_registry_and_metrics_and_its_name_registers_anew() {
 #[tokio::test]
 async fn the_keyed_layer_removes_a_key_and_its_next_request_gets_a_new_breaker() {
     let _turn = TURN.lock().await;
-    use breaker::tower::KeyedCircuitBreakerLayer;
+    use breakerbox::tower::KeyedCircuitBreakerLayer;
     use tower::{service_fn, Layer, Service, ServiceExt};
 
     let layer =
@@ -206,7 +206,7 @@ async fn busy(host: &str, fail: bool, gate: Option<&Gate>) -> Result<(), Down> {
 
 fn evicted(name: &str, busy: bool) -> String {
     let series = format!("circuitbreaker_keys_evicted_total{{name=\"{name}\",busy=\"{busy}\"}} ");
-    let text = breaker::metrics::text();
+    let text = breakerbox::metrics::text();
     let line = text.lines().find(|l| l.starts_with(&series));
     line.map_or_else(|| "absent".to_owned(), |l| l[series.len()..].to_owned())
 }

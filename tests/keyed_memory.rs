@@ -5,7 +5,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected};
+use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected};
 
 struct Counting;
 

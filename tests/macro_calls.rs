@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use breaker::{circuit_breaker, registry, Classify, Outcome, RejectReason, Rejected, State};
+use breakerbox::{circuit_breaker, registry, Classify, Outcome, RejectReason, Rejected, State};
 
 #[derive(Debug, PartialEq)]
 enum LibError {
@@ -30,7 +30,7 @@ impl From<Rejected> for LibError {
     }
 }
 
-fn breaker_of(name: &str) -> std::sync::Arc<breaker::Breaker> {
+fn breaker_of(name: &str) -> std::sync::Arc<breakerbox::Breaker> {
     registry().get(name).expect("registered on first call")
 }
 

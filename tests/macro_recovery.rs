@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use breaker::{circuit_breaker, registry, Classify, Outcome, RejectReason, Rejected, State};
+use breakerbox::{circuit_breaker, registry, Classify, Outcome, RejectReason, Rejected, State};
 
 #[derive(Debug)]
 enum StockError {

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use breaker::{circuit_breaker, registry, Breaker, Classify, Config, Outcome, Rejected, State};
+use breakerbox::{circuit_breaker, registry, Breaker, Classify, Config, Outcome, Rejected, State};
 
 #[derive(Debug, PartialEq)]
 enum NetError {
@@ -224,5 +224,8 @@ async fn attribute_successes_reach_the_config_and_default_to_probes() {
 async fn a_count_window_of_one_may_judge_one_call() {
     tiny().await.unwrap();
     let c = registry().get("recovery::tiny").unwrap().config();
-    assert_eq!((c.window(), c.min_calls()), (breaker::Window::Count(1), 1));
+    assert_eq!(
+        (c.window(), c.min_calls()),
+        (breakerbox::Window::Count(1), 1)
+    );
 }

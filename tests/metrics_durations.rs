@@ -4,9 +4,9 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::metrics::BreakerCollector;
-use breaker::{Breaker, Config, Registry};
+use breakerbox::clock::ManualClock;
+use breakerbox::metrics::BreakerCollector;
+use breakerbox::{Breaker, Config, Registry};
 
 /// The text exposition of `collector`'s registry.
 fn scrape(collector: BreakerCollector) -> String {

@@ -1,10 +1,10 @@
-//! `breaker::metrics` (feature `prometheus`): the exposition text, line by line.
+//! `breakerbox::metrics` (feature `prometheus`): the exposition text, line by line.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{circuit_breaker, registry, Breaker, Classify, Config, Outcome, Rejected};
+use breakerbox::clock::ManualClock;
+use breakerbox::{circuit_breaker, registry, Breaker, Classify, Config, Outcome, Rejected};
 
 fn scrape(prometheus: &prometheus_client::registry::Registry) -> String {
     let mut text = String::new();
@@ -34,7 +34,7 @@ fn registered(name: &str, clock: &ManualClock) -> Arc<Breaker> {
 #[test]
 fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
     let mut prometheus = prometheus_client::registry::Registry::default();
-    breaker::metrics::register(&mut prometheus);
+    breakerbox::metrics::register(&mut prometheus);
     let clock = ManualClock::new();
     let b = registered("metrics::cycle", &clock);
 
@@ -94,7 +94,7 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
 #[test]
 fn slow_call_rate_is_exported_once_the_window_is_judged() {
     let mut prometheus = prometheus_client::registry::Registry::default();
-    breaker::metrics::register(&mut prometheus);
+    breakerbox::metrics::register(&mut prometheus);
     let clock = ManualClock::new();
     let config = Config::builder()
         .count_window(4)
@@ -143,7 +143,7 @@ fn slow_call_rate_is_exported_once_the_window_is_judged() {
 #[test]
 fn forced_open_and_disabled_have_their_codes() {
     let mut prometheus = prometheus_client::registry::Registry::default();
-    breaker::metrics::register(&mut prometheus);
+    breakerbox::metrics::register(&mut prometheus);
     let clock = ManualClock::new();
     let b = registered("metrics::operator", &clock);
     b.force_open();
@@ -166,7 +166,7 @@ fn forced_open_and_disabled_have_their_codes() {
 
 #[test]
 fn descriptors_have_the_documented_names_and_types() {
-    let text = breaker::metrics::text();
+    let text = breakerbox::metrics::text();
     for line in [
         "# TYPE circuitbreaker_state gauge",
         "# TYPE circuitbreaker_calls counter",
@@ -207,7 +207,7 @@ async fn ping(host: &str, up: bool) -> Result<(), Down> {
 #[tokio::test(start_paused = true)]
 async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_transitions() {
     let mut prometheus = prometheus_client::registry::Registry::default();
-    breaker::metrics::register(&mut prometheus);
+    breakerbox::metrics::register(&mut prometheus);
     for _ in 0..2 {
         assert!(ping("10.1.0.1:80", false).await.is_err());
     }
@@ -252,12 +252,12 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
 
 #[test]
 fn a_registry_of_its_own_is_exported_and_counted_apart_from_the_global_one() {
-    static OWN: std::sync::OnceLock<breaker::Registry> = std::sync::OnceLock::new();
-    let own = OWN.get_or_init(breaker::Registry::default);
+    static OWN: std::sync::OnceLock<breakerbox::Registry> = std::sync::OnceLock::new();
+    let own = OWN.get_or_init(breakerbox::Registry::default);
     let mut own_prometheus = prometheus_client::registry::Registry::default();
-    own_prometheus.register_collector(Box::new(breaker::metrics::BreakerCollector::of(own)));
+    own_prometheus.register_collector(Box::new(breakerbox::metrics::BreakerCollector::of(own)));
     let mut global_prometheus = prometheus_client::registry::Registry::default();
-    breaker::metrics::register(&mut global_prometheus);
+    breakerbox::metrics::register(&mut global_prometheus);
 
     // Joins after both collectors exist: only its registry's hook may count its transitions.
     let config = Config::builder().count_window(1).build().unwrap();
@@ -293,7 +293,7 @@ fn a_registry_of_its_own_is_exported_and_counted_apart_from_the_global_one() {
 #[tokio::test(start_paused = true)]
 async fn the_call_policy_the_bulkhead_and_a_shadow_have_their_series() {
     let mut prometheus = prometheus_client::registry::Registry::default();
-    breaker::metrics::register(&mut prometheus);
+    breakerbox::metrics::register(&mut prometheus);
     let config = Config::builder()
         .count_window(20)
         .retries(1)
@@ -309,7 +309,7 @@ async fn the_call_policy_the_bulkhead_and_a_shadow_have_their_series() {
     assert!(matches!(b.run(down).await, Ok(Err(_))));
     let held = b.try_acquire().unwrap();
     let full = b.try_acquire().unwrap_err();
-    assert_eq!(full.reason(), breaker::RejectReason::Bulkhead);
+    assert_eq!(full.reason(), breakerbox::RejectReason::Bulkhead);
     let text = scrape(&prometheus);
     let lines = samples(&text, "name=\"metrics::policy\"");
     for expected in [
@@ -344,7 +344,7 @@ async fn the_call_policy_the_bulkhead_and_a_shadow_have_their_series() {
 #[test]
 fn transitions_are_counted_by_reason_a_manual_open_period_among_them() {
     let mut prometheus = prometheus_client::registry::Registry::default();
-    breaker::metrics::register(&mut prometheus);
+    breakerbox::metrics::register(&mut prometheus);
     let clock = ManualClock::new();
     let b = registered("metrics::reasons", &clock);
     b.open_for(Duration::from_secs(30));

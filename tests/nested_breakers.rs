@@ -6,7 +6,7 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use breaker::{circuit_breaker, registry, Breaker, Classify, Outcome, State};
+use breakerbox::{circuit_breaker, registry, Breaker, Classify, Outcome, State};
 use tonic::{Code, Status};
 
 const CALLS: u64 = 20;
@@ -108,7 +108,7 @@ async fn a_forced_open_inner_breaker_never_opens_the_outer_one_through_http_resp
 /// server that sheds load is judged as any `UNAVAILABLE` is.
 #[test]
 fn a_rejection_that_crossed_the_network_is_judged_by_its_code() {
-    let b = Breaker::new("nested::wire", breaker::Config::default());
+    let b = Breaker::new("nested::wire", breakerbox::Config::default());
     b.force_open();
     let sent = Status::from(b.try_acquire().unwrap_err());
     assert_eq!(sent.classify(), Outcome::Ignored);
@@ -126,20 +126,20 @@ fn a_rejection_that_crossed_the_network_is_judged_by_its_code() {
 /// A breaker of `window` calls judged from `window` calls, opening at half of them failed,
 /// for 5 s of a clock that never moves.
 fn tower_breaker(name: &str, window: u32) -> std::sync::Arc<Breaker> {
-    let config = breaker::Config::builder()
+    let config = breakerbox::Config::builder()
         .count_window(window)
         .min_calls(window)
         .failure_rate(0.5)
         .open_for(std::time::Duration::from_secs(5))
         .build()
         .unwrap();
-    let clock = breaker::clock::ManualClock::new();
+    let clock = breakerbox::clock::ManualClock::new();
     std::sync::Arc::new(Breaker::with_clock(name, config, clock))
 }
 
 #[tokio::test]
 async fn an_inner_tower_layers_rejection_boxed_on_its_way_up_never_opens_the_outer_one() {
-    use breaker::tower::{BreakerError, CircuitBreakerLayer};
+    use breakerbox::tower::{BreakerError, CircuitBreakerLayer};
     use tower::{service_fn, BoxError, Service, ServiceBuilder, ServiceExt};
 
     let inner = tower_breaker("nested::tower::inner", 4);

@@ -1,12 +1,12 @@
-//! `breaker::overrides` (feature `overrides`): operator settings from TOML, checked whole
+//! `breakerbox::overrides` (feature `overrides`): operator settings from TOML, checked whole
 //! before anything changes.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use breaker::overrides::Overrides;
-use breaker::{
+use breakerbox::overrides::Overrides;
+use breakerbox::{
     circuit_breaker, registry, Breaker, Classify, Config, Outcome, Rejected, State, Window,
 };
 
@@ -393,8 +393,8 @@ fn a_forced_open_family_admits_no_call_on_a_new_key_even_at_its_birth() {
     assert_eq!(rejected.load(Ordering::Relaxed), 2 * KEYS as usize);
 }
 
-impl From<breaker::TimedOut> for Down {
-    fn from(_: breaker::TimedOut) -> Self {
+impl From<breakerbox::TimedOut> for Down {
+    fn from(_: breakerbox::TimedOut) -> Self {
         Down
     }
 }

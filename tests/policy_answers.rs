@@ -11,7 +11,7 @@ use axum::http::{header, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use breaker::{Breaker, CallError, Config, TimedOut};
+use breakerbox::{Breaker, CallError, Config, TimedOut};
 use tonic::{Code, Status};
 use tower::ServiceExt;
 

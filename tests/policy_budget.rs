@@ -5,8 +5,8 @@ use std::cell::RefCell;
 use std::io;
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, CallError, Config, ConfigBuilder, RejectReason};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, CallError, Config, ConfigBuilder, RejectReason};
 use tokio::time::{sleep, Instant};
 
 /// A breaker whose window never trips in these tests.

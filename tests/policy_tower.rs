@@ -1,4 +1,4 @@
-//! `breaker::tower::RetryFailures` under tower's `Retry`, outside the breaker's layer: every
+//! `breakerbox::tower::RetryFailures` under tower's `Retry`, outside the breaker's layer: every
 //! attempt asks the breaker, failures are retried within the budget, rejections never.
 
 use std::convert::Infallible;
@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use breaker::tower::{BreakerError, CircuitBreakerLayer, RetryFailures};
-use breaker::{Breaker, Config, ConfigBuilder, RejectReason, State};
+use breakerbox::tower::{BreakerError, CircuitBreakerLayer, RetryFailures};
+use breakerbox::{Breaker, Config, ConfigBuilder, RejectReason, State};
 use http::Response;
 use tower::retry::RetryLayer;
 use tower::timeout::TimeoutLayer;

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected, State};
+use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected, State};
 
 #[derive(Debug)]
 enum StockError {

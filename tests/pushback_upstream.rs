@@ -14,9 +14,9 @@ use axum::extract::State as AxumState;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::routing::get;
 use axum::Router;
-use breaker::clock::ManualClock;
-use breaker::tower::CircuitBreakerLayer;
-use breaker::{
+use breakerbox::clock::ManualClock;
+use breakerbox::tower::CircuitBreakerLayer;
+use breakerbox::{
     Breaker, CallError, Config, Event, RejectReason, State, StatusClassifier, TransitionReason,
 };
 use tonic::body::Body;

@@ -6,7 +6,7 @@ mod logs;
 
 use std::time::Duration;
 
-use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 
 #[derive(Debug)]
 enum StockError {
@@ -68,13 +68,13 @@ async fn each_ramp_step_is_logged_and_a_held_step_warns() {
 
     let who = r#"breaker="recovery::logged" key="""#;
     let expected = [
-        format!(" WARN breaker::trace: circuit breaker opened {who} from=closed to=open reason=failure_rate failure_rate=0.5 calls=2"),
-        format!(" INFO breaker::trace: circuit breaker state changed {who} from=open to=half_open reason=open_elapsed"),
-        format!(" INFO breaker::trace: circuit breaker ramp step {who} step=0 percent=50"),
+        format!(" WARN breakerbox::trace: circuit breaker opened {who} from=closed to=open reason=failure_rate failure_rate=0.5 calls=2"),
+        format!(" INFO breakerbox::trace: circuit breaker state changed {who} from=open to=half_open reason=open_elapsed"),
+        format!(" INFO breakerbox::trace: circuit breaker ramp step {who} step=0 percent=50"),
         // The p99s are the upper bounds of their histogram buckets.
-        format!(" WARN breaker::trace: circuit breaker ramp step held by the latency guard {who} step=0 percent=50 p99=100.663296ms baseline=10.48576ms"),
-        format!(" INFO breaker::trace: circuit breaker ramp step {who} step=1 percent=100"),
-        format!(" INFO breaker::trace: circuit breaker closed {who} from=half_open to=closed reason=ramp_completed"),
+        format!(" WARN breakerbox::trace: circuit breaker ramp step held by the latency guard {who} step=0 percent=50 p99=100.663296ms baseline=10.48576ms"),
+        format!(" INFO breakerbox::trace: circuit breaker ramp step {who} step=1 percent=100"),
+        format!(" INFO breakerbox::trace: circuit breaker closed {who} from=half_open to=closed reason=ramp_completed"),
     ];
     assert_eq!(captured.lines(), expected);
 }

@@ -1,8 +1,8 @@
 //! The shipped trace `docs/trace.csv` is the recovery simulation's, and a recording
 //! round-trips through its CSV file.
 
-use breaker::recording::Recording;
 use breaker_workspace::simulation::{classic, record, Scenario};
+use breakerbox::recording::Recording;
 
 #[test]
 fn a_recording_round_trips_through_its_csv_file() {

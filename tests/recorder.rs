@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::recording::{CallOutcome, RecordedCall, Recording};
-use breaker::{Breaker, Config, Outcome, RejectReason, State};
+use breakerbox::clock::ManualClock;
+use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
+use breakerbox::{Breaker, Config, Outcome, RejectReason, State};
 
 fn breaker(clock: &ManualClock) -> Breaker {
     let config = Config::builder()
@@ -151,19 +151,19 @@ fn a_shadow_breaker_records_the_real_outcome_of_the_calls_it_would_reject() {
 #[derive(Debug)]
 struct Down;
 
-impl breaker::Classify for Down {
+impl breakerbox::Classify for Down {
     fn classify(&self) -> Outcome {
         Outcome::Failure
     }
 }
 
-impl From<breaker::Rejected> for Down {
-    fn from(_: breaker::Rejected) -> Self {
+impl From<breakerbox::Rejected> for Down {
+    fn from(_: breakerbox::Rejected) -> Self {
         Down
     }
 }
 
-#[breaker::circuit_breaker(name = "recorder::attribute", record = 2)]
+#[breakerbox::circuit_breaker(name = "recorder::attribute", record = 2)]
 async fn recorded(up: bool) -> Result<(), Down> {
     if up {
         Ok(())
@@ -177,7 +177,7 @@ async fn the_attribute_records_the_last_calls_from_the_first() {
     for up in [true, false, true] {
         let _ = recorded(up).await;
     }
-    let b = breaker::registry().get("recorder::attribute").unwrap();
+    let b = breakerbox::registry().get("recorder::attribute").unwrap();
     let outcomes: Vec<_> = b.recording().calls().iter().map(|c| c.outcome).collect();
     assert_eq!(outcomes, [FAILURE, SUCCESS]);
 }
@@ -186,7 +186,7 @@ async fn the_attribute_records_the_last_calls_from_the_first() {
 fn an_absurd_capacity_is_an_error_and_records_nothing() {
     let clock = ManualClock::new();
     let b = breaker(&clock);
-    for capacity in [0, breaker::recording::MAX_CAPACITY + 1, usize::MAX] {
+    for capacity in [0, breakerbox::recording::MAX_CAPACITY + 1, usize::MAX] {
         let err = b.record(capacity).unwrap_err();
         assert_eq!(err.capacity(), capacity);
         assert_eq!(

@@ -1,8 +1,8 @@
 //! The recovery simulation: on the same scenario and seed, the progressive breaker re-opens
 //! fewer times and overloads the restarting downstream less than the classic one.
 
-use breaker::State;
 use breaker_workspace::simulation::{classic, progressive, run, Scenario};
+use breakerbox::State;
 
 #[test]
 fn progressive_recovery_spares_a_cold_downstream() {

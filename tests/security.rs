@@ -1,6 +1,6 @@
 //! What an attacker controls cannot hurt the breaker: business errors never open it.
 
-use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected, State};
+use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected, State};
 
 /// A gRPC-like status: only a sick downstream is a failure.
 #[derive(Debug, Clone, Copy, PartialEq)]

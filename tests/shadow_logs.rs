@@ -6,8 +6,8 @@ mod logs;
 
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config};
 
 #[test]
 fn a_shadow_breaker_logs_that_it_would_open_and_close() {
@@ -32,9 +32,9 @@ fn a_shadow_breaker_logs_that_it_would_open_and_close() {
     assert_eq!(
         captured.lines(),
         [
-            format!(" INFO breaker::trace: circuit breaker would open (shadow: calls still admitted) {who} from=closed to=open reason=failure_rate shadow=true failure_rate=0.75 calls=4"),
-            format!(" INFO breaker::trace: circuit breaker would change state (shadow) {who} from=open to=half_open reason=open_elapsed shadow=true"),
-            format!(" INFO breaker::trace: circuit breaker would close (shadow) {who} from=half_open to=closed reason=trial_passed shadow=true"),
+            format!(" INFO breakerbox::trace: circuit breaker would open (shadow: calls still admitted) {who} from=closed to=open reason=failure_rate shadow=true failure_rate=0.75 calls=4"),
+            format!(" INFO breakerbox::trace: circuit breaker would change state (shadow) {who} from=open to=half_open reason=open_elapsed shadow=true"),
+            format!(" INFO breakerbox::trace: circuit breaker would close (shadow) {who} from=half_open to=closed reason=trial_passed shadow=true"),
         ]
     );
 }

@@ -5,11 +5,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::overrides::Overrides;
-use breaker::{
+use breaker_workspace::pricing::{self, PriceError};
+use breakerbox::overrides::Overrides;
+use breakerbox::{
     circuit_breaker, registry, Classify, Config, Event, Outcome, Rejected, State, Window,
 };
-use breaker_workspace::pricing::{self, PriceError};
 
 #[derive(Debug, PartialEq)]
 enum Down {
@@ -192,7 +192,7 @@ async fn quiet() -> Result<(), Down> {
 
 #[test]
 fn the_first_scrape_has_the_series_of_a_function_never_called() {
-    let text = breaker::metrics::text();
+    let text = breakerbox::metrics::text();
     let name = "name=\"static_registration::quiet\"";
     for line in [
         format!("circuitbreaker_state{{{name}}} 0"),

@@ -18,8 +18,8 @@ use std::sync::{Arc, Once};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{
+use breakerbox::clock::ManualClock;
+use breakerbox::{
     circuit_breaker, registry, Breaker, CallTotals, Classify, Config, Event, Outcome, RejectReason,
     Rejected, State,
 };

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use breaker::{Breaker, Config, State};
+use breakerbox::{Breaker, Config, State};
 
 #[tokio::test(start_paused = true)]
 async fn paused_tokio_time_drives_the_default_clock() {

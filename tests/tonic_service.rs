@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{circuit_breaker, registry, Breaker, Config, Rejected, State};
+use breakerbox::clock::ManualClock;
+use breakerbox::{circuit_breaker, registry, Breaker, Config, Rejected, State};
 use tonic::body::Body;
 use tonic::client::Grpc;
 use tonic::transport::server::TcpIncoming;

@@ -1,4 +1,4 @@
-//! `breaker::tower::CircuitBreakerLayer` around real `tower` services.
+//! `breakerbox::tower::CircuitBreakerLayer` around real `tower` services.
 
 use std::convert::Infallible;
 use std::future::{ready, Ready};
@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::tower::{BreakerError, CircuitBreakerLayer};
-use breaker::{Breaker, Config, Outcome, RejectReason, State, StatusClassifier};
+use breakerbox::clock::ManualClock;
+use breakerbox::tower::{BreakerError, CircuitBreakerLayer};
+use breakerbox::{Breaker, Config, Outcome, RejectReason, State, StatusClassifier};
 use http::{Response, StatusCode};
 use tower::{service_fn, Layer, Service, ServiceExt};
 
@@ -276,8 +276,8 @@ async fn the_breaker_is_freed_with_its_last_layer_service_and_call() {
 
 #[tokio::test(start_paused = true)]
 async fn keyed_layer_gives_each_upstream_its_own_bounded_breaker() {
-    use breaker::registry;
-    use breaker::tower::KeyedCircuitBreakerLayer;
+    use breakerbox::registry;
+    use breakerbox::tower::KeyedCircuitBreakerLayer;
 
     let config = Config::builder()
         .count_window(4)

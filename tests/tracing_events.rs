@@ -6,7 +6,7 @@ mod logs;
 
 use std::time::Duration;
 
-use breaker::{circuit_breaker, Outcome};
+use breakerbox::{circuit_breaker, Outcome};
 
 #[derive(Debug)]
 enum Failed {
@@ -14,7 +14,7 @@ enum Failed {
     Rejected,
 }
 
-impl breaker::Classify for Failed {
+impl breakerbox::Classify for Failed {
     fn classify(&self) -> Outcome {
         match self {
             Failed::Down => Outcome::Failure,
@@ -23,8 +23,8 @@ impl breaker::Classify for Failed {
     }
 }
 
-impl From<breaker::Rejected> for Failed {
-    fn from(_: breaker::Rejected) -> Self {
+impl From<breakerbox::Rejected> for Failed {
+    fn from(_: breakerbox::Rejected) -> Self {
         Failed::Rejected
     }
 }
@@ -55,9 +55,9 @@ async fn transitions_are_logged_with_name_key_and_rate() {
 
     let who = r#"breaker="tracing::inventory[10.0.0.1:7000]" key="10.0.0.1:7000""#;
     let expected = [
-        format!(" WARN breaker::trace: circuit breaker opened {who} from=closed to=open reason=failure_rate failure_rate=0.75 calls=4"),
-        format!(" INFO breaker::trace: circuit breaker state changed {who} from=open to=half_open reason=open_elapsed"),
-        format!(" INFO breaker::trace: circuit breaker closed {who} from=half_open to=closed reason=trial_passed"),
+        format!(" WARN breakerbox::trace: circuit breaker opened {who} from=closed to=open reason=failure_rate failure_rate=0.75 calls=4"),
+        format!(" INFO breakerbox::trace: circuit breaker state changed {who} from=open to=half_open reason=open_elapsed"),
+        format!(" INFO breakerbox::trace: circuit breaker closed {who} from=half_open to=closed reason=trial_passed"),
     ];
     assert_eq!(captured.lines(), expected);
 }

@@ -6,8 +6,8 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use breaker::clock::MonotonicClock;
-use breaker::{Breaker, Classify, Config, Outcome, Rejected};
+use breakerbox::clock::MonotonicClock;
+use breakerbox::{Breaker, Classify, Config, Outcome, Rejected};
 
 pub const WINDOW: u32 = 20;
 pub const MIN_CALLS: u32 = 10;

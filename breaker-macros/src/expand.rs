@@ -5,7 +5,7 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 use syn::{AttrStyle, Attribute, FnArg, ItemFn, LitStr, Pat, ReturnType, Signature, Token, Type};
 
-use breaker_rules::{Settings, Window};
+use breakerbox_rules::{Settings, Window};
 
 use crate::args::{self, Args};
 use crate::keys::DEFAULT_MAX_KEYS;
@@ -449,14 +449,30 @@ fn outer_signature(args: &Args, mut sig: Signature) -> Signature {
     sig
 }
 
-/// `::breaker::__private`, or its path under the renamed runtime crate.
+/// The runtime's `__private` module: under the `crate = "..."` path when one is given, else
+/// under the name the user's manifest gives the `breakerbox` dependency (`breakerbox`,
+/// `breaker = { package = "breakerbox" }`, ...), else `::breakerbox`.
 fn private_path(args: &Args) -> TokenStream {
     match &args.krate {
         Some(krate) => {
             let krate = &krate.value;
             quote!(#krate::__private)
         }
-        None => quote!(::breaker::__private),
+        None => {
+            let krate = Ident::new(&runtime_name(), Span::call_site());
+            quote!(::#krate::__private)
+        }
+    }
+}
+
+/// The name the manifest of the crate being compiled gives the runtime. The runtime itself
+/// (its unit and doc tests) is `breakerbox` too: its root has `extern crate self as breakerbox`.
+/// Outside Cargo, or where the runtime is reached through a crate that re-exports it, the
+/// manifest names no such dependency: `::breakerbox`, or the `crate` key says where it is.
+fn runtime_name() -> String {
+    match proc_macro_crate::crate_name("breakerbox") {
+        Ok(proc_macro_crate::FoundCrate::Name(name)) => name,
+        Ok(proc_macro_crate::FoundCrate::Itself) | Err(_) => "breakerbox".to_owned(),
     }
 }
 

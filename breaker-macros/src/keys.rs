@@ -1,7 +1,7 @@
-//! The attribute's keys: the configuration keys of `breaker-rules`' table, then the keys only
+//! The attribute's keys: the configuration keys of `breakerbox-rules`' table, then the keys only
 //! the attribute has.
 
-pub(crate) use breaker_rules::{KEYS as CONFIG_KEYS, TIME_WINDOW};
+pub(crate) use breakerbox_rules::{KEYS as CONFIG_KEYS, TIME_WINDOW};
 
 /// Bound on keyed breakers when `max_keys` is not given.
 pub(crate) const DEFAULT_MAX_KEYS: usize = 1024;
@@ -29,7 +29,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use breaker_rules::ConfigKey;
+    use breakerbox_rules::ConfigKey;
 
     #[test]
     fn attribute_only_keys_are_no_configuration_keys() {

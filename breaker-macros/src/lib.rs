@@ -1,4 +1,4 @@
-//! Procedural macros of the `breaker` crate. Use them through `breaker`, not directly.
+//! Procedural macros of the `breakerbox` crate. Use them through `breakerbox`, not directly.
 
 #![forbid(unsafe_code)]
 
@@ -13,7 +13,7 @@ use proc_macro::TokenStream;
 /// Guards an `async fn` with a circuit breaker.
 ///
 /// ```
-/// use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 ///
 /// #[derive(Debug, PartialEq)]
 /// enum LibError {
@@ -62,7 +62,7 @@ use proc_macro::TokenStream;
 ///
 /// Every key is optional; an unwritten key keeps its value in `Config::default()`. Values are
 /// checked while the attribute expands, by the rules `ConfigBuilder::build` and the overrides
-/// use (one definition, the `breaker-rules` crate), and a broken rule is one compile error at
+/// use (one definition, the `breakerbox-rules` crate), and a broken rule is one compile error at
 /// the value that breaks it, in the attribute's words: `rate = 1.5: must be in (0, 1]`.
 ///
 /// | key | value | meaning |
@@ -80,7 +80,7 @@ use proc_macro::TokenStream;
 /// | `ramp` | list of integers | after the probes succeed, admit these percentages of calls step by step, e.g. `[10, 30, 60, 100]`; strictly rising, ending at 100 |
 /// | `ramp_step` | duration string | how long each ramp step lasts (default 5s); needs `ramp` |
 /// | `ramp_guard` | number | hold the ramp while the step's p99 latency exceeds this factor (above 1) of the closed-state p99; needs `ramp` |
-/// | `timeout` | duration string | each attempt running longer is cancelled and counts as a failure; the caller gets `E::from(breaker::TimedOut)` (greater than zero) |
+/// | `timeout` | duration string | each attempt running longer is cancelled and counts as a failure; the caller gets `E::from(breakerbox::TimedOut)` (greater than zero) |
 /// | `retries` | integer | attempts after a failed first one, at most 10, each admitted by the breaker again (default 0) |
 /// | `retry_backoff` | duration string | base delay before a retry, at most 60s: retry `n` waits a random time in `[0, min(retry_backoff_max, base * 2^(n-1))]` (default 20ms); needs `retries` |
 /// | `retry_backoff_max` | duration string | longest wait before a retry, at least `retry_backoff` (default 10s, or `retry_backoff` if longer); needs `retries` |
@@ -89,7 +89,7 @@ use proc_macro::TokenStream;
 /// | `max_concurrent` | integer | bulkhead: at most this many calls in flight (at least 1); the next is rejected at once |
 /// | `probe_timeout` | duration string | a half-open probe still running after this counts as failed (default: `timeout` if written, else 60s) |
 /// | `shadow` | `true` or `false` | watch only: the breaker judges every call but admits them all (default `false`) |
-/// | `fleet` | `true` or `false` | share judgement with the service's other instances through the fleet (`breaker::fleet`, feature `fleet`): publish this breaker's own OPENs, and open when a quorum of peers hold it OPEN (default `false`); the store is set at start-up with `breaker::fleet::connect`, never here |
+/// | `fleet` | `true` or `false` | share judgement with the service's other instances through the fleet (`breakerbox::fleet`, feature `fleet`): publish this breaker's own OPENs, and open when a quorum of peers hold it OPEN (default `false`); the store is set at start-up with `breakerbox::fleet::connect`, never here |
 /// | `fleet_quorum` | integer | how many live peers must hold the breaker OPEN before it opens for them, at least 2 (default 2); needs `fleet` |
 /// | `pushback_max` | duration string | a failure carrying the downstream's pushback (`Retry-After`, `grpc-retry-pushback-ms`) opens the breaker for that long, at most this (default 5m; `"0s"` turns pushback off) |
 /// | `fallback` | path | async fn called, instead of returning an error, when the breaker rejects the call |
@@ -99,7 +99,7 @@ use proc_macro::TokenStream;
 /// | `max_keys` | integer | bound on the breakers of `key` (default 1024) |
 /// | `record` | integer | the breaker records its last N calls from its first, for the replay tuner (`Breaker::recording`; feature `recording` of `breaker`); not with `key` |
 /// | `name` | string | registry name (default: module path and function name) |
-/// | `crate` | string | path of the runtime crate if it was renamed (default `::breaker`) |
+/// | `crate` | string | path of the runtime crate, for a crate that re-exports it or a build without Cargo (default: the name your `Cargo.toml` gives the `breakerbox` dependency) |
 ///
 /// Durations are [humantime](https://docs.rs/humantime) strings: `"250ms"`, `"5s"`,
 /// `"1m 30s"`.
@@ -110,7 +110,7 @@ use proc_macro::TokenStream;
 /// in that span, forgotten one bucket (`span / buckets`) at a time.
 ///
 /// ```
-/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
@@ -131,7 +131,7 @@ use proc_macro::TokenStream;
 /// calls in the window reaches `slow_rate`, even if they all succeed.
 ///
 /// ```
-/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
@@ -148,7 +148,7 @@ use proc_macro::TokenStream;
 /// close it.
 ///
 /// ```
-/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
@@ -174,7 +174,7 @@ use proc_macro::TokenStream;
 /// throttled by recovery; any failure during the ramp reopens at once, with the backoff.
 ///
 /// ```
-/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
@@ -201,10 +201,10 @@ use proc_macro::TokenStream;
 /// starts (a call dropped in its backoff, or whose retry is rejected, gives it back).
 ///
 /// A timed-out attempt is dropped, counts as a failure (as slow too, if `slow` is written),
-/// and its caller gets `E::from(breaker::TimedOut)`, so with `timeout` the error type needs
-/// `From<breaker::TimedOut>`. A function with `retries` and no `timeout` never times out, not
+/// and its caller gets `E::from(breakerbox::TimedOut)`, so with `timeout` the error type needs
+/// `From<breakerbox::TimedOut>`. A function with `retries` and no `timeout` never times out, not
 /// even when its breaker's configuration has a timeout (shared by name with a timed
-/// function), and needs no `From<breaker::TimedOut>`.
+/// function), and needs no `From<breakerbox::TimedOut>`.
 ///
 /// With `retries`, each attempt runs the body anew: the receiver must be `&self`, and every
 /// other argument is passed to each attempt as a copy (`Clone`; references are copied as
@@ -212,7 +212,7 @@ use proc_macro::TokenStream;
 /// argument. These keys need the `policy` feature of `breaker` (on by default).
 ///
 /// ```
-/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected, TimedOut};
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected, TimedOut};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
@@ -246,7 +246,7 @@ use proc_macro::TokenStream;
 /// have rejected are counted.
 ///
 /// ```
-/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
@@ -266,10 +266,10 @@ use proc_macro::TokenStream;
 /// A path to an async fn taking the same arguments, receiver included, plus the
 /// [`Rejected`](../breaker/struct.Rejected.html), and returning the same type. Without a
 /// fallback, a rejected call returns `Err(E::from(rejected))`, so the return type must be
-/// `Result<T, E>` with `E: From<breaker::Rejected>`.
+/// `Result<T, E>` with `E: From<breakerbox::Rejected>`.
 ///
 /// ```
-/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// struct Library {
@@ -298,7 +298,7 @@ use proc_macro::TokenStream;
 /// (as with `retries`), so that the fallback still has them.
 ///
 /// ```
-/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 /// #[derive(Debug, PartialEq)]
 /// enum LibError { NotFound, Unavailable, Rejected }
 /// # impl Classify for LibError {
@@ -328,7 +328,7 @@ use proc_macro::TokenStream;
 /// type you don't own or a call site that sees it differently.
 ///
 /// ```
-/// # use breaker::{circuit_breaker, Outcome, Rejected};
+/// # use breakerbox::{circuit_breaker, Outcome, Rejected};
 /// fn server_errors(status: &u16) -> Outcome {
 ///     if *status >= 500 { Outcome::Failure } else { Outcome::Success }
 /// }
@@ -354,7 +354,7 @@ use proc_macro::TokenStream;
 /// finds it by the key's `Display` text.
 ///
 /// ```
-/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
@@ -369,7 +369,7 @@ use proc_macro::TokenStream;
 /// ## `name`
 ///
 /// Each annotated function has its own breaker, registered in
-/// [`breaker::registry()`](../breaker/fn.registry.html) under
+/// [`breakerbox::registry()`](../breaker/fn.registry.html) under
 /// `module_path!()::function`; for a method with a receiver, under the type of its `impl`
 /// block (its path, generic arguments and references left out) and the method, e.g.
 /// `app::client::Client::get`. An explicit `name` replaces it, and functions with one name
@@ -379,7 +379,7 @@ use proc_macro::TokenStream;
 /// The breaker is registered before anything calls the function: at the registry's first
 /// access, for every annotated function linked into the program, in a library crate or an
 /// integration test as well (the `inventory` crate gathers them at link time; see
-/// [`breaker::registry()`](../breaker/fn.registry.html) for the targets, and the fallback to
+/// [`breakerbox::registry()`](../breaker/fn.registry.html) for the targets, and the fallback to
 /// the first call elsewhere). So listeners, metrics and overrides reach it before traffic.
 /// Its configuration is a constant the compiler computed from the keys, whose rules were
 /// checked while compiling: registering builds nothing that could fail. A keyed family
@@ -388,7 +388,7 @@ use proc_macro::TokenStream;
 /// function's.
 ///
 /// ```
-/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
@@ -405,7 +405,7 @@ use proc_macro::TokenStream;
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// get_book("978-1").await.unwrap();
 /// put_book("978-1").await.unwrap();
-/// assert_eq!(breaker::registry().get("libraryd").unwrap().snapshot().calls, 2);
+/// assert_eq!(breakerbox::registry().get("libraryd").unwrap().snapshot().calls, 2);
 /// # });
 /// ```
 ///
@@ -414,8 +414,14 @@ use proc_macro::TokenStream;
 ///
 /// ## `crate`
 ///
+/// The expansion names the runtime under the name your `Cargo.toml` gives it, read from the
+/// manifest at expansion: `breakerbox = "0.1"` expands to `::breakerbox::__private::…`,
+/// `breaker = { package = "breakerbox", version = "0.1" }` to `::breakerbox::__private::…`. Only a
+/// crate that reaches the runtime through another crate's re-export, or a build without Cargo,
+/// says where it is:
+///
 /// ```
-/// # extern crate breaker as resilience;
+/// # extern crate breakerbox as resilience;
 /// # use resilience::{Classify, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
@@ -449,7 +455,7 @@ use proc_macro::TokenStream;
 /// see without the attribute.
 ///
 /// ```
-/// # use breaker::{Breaker, Classify, Config, Outcome, Rejected};
+/// # use breakerbox::{Breaker, Classify, Config, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # async fn degraded(isbn: &str, rejected: Rejected) -> Result<String, LibError> { Ok(String::new()) }
@@ -469,7 +475,7 @@ use proc_macro::TokenStream;
 ///                 .build()
 ///                 .expect("checked at compile time");
 ///             let name = concat!(module_path!(), "::get_book");
-///             breaker::registry().register(Arc::new(Breaker::new(name, config)))
+///             breakerbox::registry().register(Arc::new(Breaker::new(name, config)))
 ///         })
 ///     };
 ///     match breaker.try_acquire() {
@@ -491,7 +497,7 @@ use proc_macro::TokenStream;
 /// each attempt gets its own copy of the arguments:
 ///
 /// ```
-/// # use breaker::{Breaker, CallError, Classify, Config, Outcome, Rejected, TimedOut};
+/// # use breakerbox::{Breaker, CallError, Classify, Config, Outcome, Rejected, TimedOut};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<TimedOut> for LibError { fn from(_: TimedOut) -> Self { LibError } }
@@ -534,7 +540,7 @@ use proc_macro::TokenStream;
 /// the fallback with its error:
 ///
 /// ```
-/// # use breaker::{Breaker, Classify, Config, Outcome, Rejected};
+/// # use breakerbox::{Breaker, Classify, Config, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
@@ -587,7 +593,7 @@ use proc_macro::TokenStream;
 /// a function that is not `async`, a fallback of the wrong signature (for `fallback_on =
 /// "failure"`, one whose last argument is not the function's error), `fallback_on` without
 /// `fallback` or with another value than `"rejection"` or `"failure"`, an error type without
-/// `From<breaker::Rejected>` and no fallback (or without `From<breaker::TimedOut>` and a
+/// `From<breakerbox::Rejected>` and no fallback (or without `From<breakerbox::TimedOut>` and a
 /// `timeout`), a return type without `Classify` and no `classify`, and with `retries` a
 /// receiver other than `&self`, a `&mut` argument or one that is not `Clone`, `timeout` or
 /// `retries` without the runtime's `policy` feature, and `record` without its `recording`
@@ -596,7 +602,7 @@ use proc_macro::TokenStream;
 /// is still defined as written, so its callers show no errors of their own.
 ///
 /// ```compile_fail
-/// # use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }

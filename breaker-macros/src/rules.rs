@@ -1,10 +1,10 @@
 //! The attribute's configuration as the runtime will build it, judged at expansion by the
-//! runtime's own rules (`breaker-rules`): each broken rule is one error at the value that
+//! runtime's own rules (`breakerbox-rules`): each broken rule is one error at the value that
 //! breaks it, in the attribute's words (`rate = 1.5: must be in (0, 1]`).
 
 use std::time::Duration;
 
-use breaker_rules::{
+use breakerbox_rules::{
     Backoff, ConfigKey, Field, RampUp, Settings, SlowCalls, Value, Violation, DEFAULT_BUCKETS,
     DEFAULT_RAMP_STEP, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_FLOOR,
     DEFAULT_SLOW_RATE, TIME_WINDOW,
@@ -20,8 +20,8 @@ pub(crate) fn settings(args: &Args) -> Settings {
     let mut s = Settings::DEFAULT;
     if let Some(window) = &args.window {
         s.window = match window.value {
-            Window::Count(calls) => breaker_rules::Window::Count(calls),
-            Window::Time(span) => breaker_rules::Window::Time {
+            Window::Count(calls) => breakerbox_rules::Window::Count(calls),
+            Window::Time(span) => breakerbox_rules::Window::Time {
                 span,
                 buckets: args.buckets.as_ref().map_or(DEFAULT_BUCKETS, |b| b.value),
             },

@@ -2,7 +2,7 @@
 //! function's signature.
 //!
 //! Rules on configuration values (`rate` in (0, 1], `min` at most `window`, ...) are not
-//! written here: `rules.rs` checks them with the runtime's own rules, from `breaker-rules`.
+//! written here: `rules.rs` checks them with the runtime's own rules, from `breakerbox-rules`.
 
 use syn::{Error, FnArg, ItemFn, Pat, PatType, Type};
 
@@ -43,14 +43,14 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
     if let Some(record) = args
         .record
         .as_ref()
-        .filter(|r| r.value > breaker_rules::MAX_RECORD)
+        .filter(|r| r.value > breakerbox_rules::MAX_RECORD)
     {
         errors.push(Error::new(
             record.span,
             format!(
                 "record = {}: must be at most {} calls",
                 record.value,
-                breaker_rules::MAX_RECORD
+                breakerbox_rules::MAX_RECORD
             ),
         ));
     }
@@ -64,7 +64,7 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
         errors.push(Error::new(
             record.key_span,
             "`record` records one breaker, and `key` makes one per key: record a key's \
-             breaker with `breaker::registry().get_keyed(name, key)` and `Breaker::record`",
+             breaker with `breakerbox::registry().get_keyed(name, key)` and `Breaker::record`",
         ));
     }
     if let (Some(max_keys), None) = (&args.max_keys, &args.key) {

@@ -14,7 +14,7 @@
 //! runtime. Users do not need it: `breaker` re-exports what it shares.
 //!
 //! ```
-//! use breaker_rules::{Field, Settings, KEYS};
+//! use breakerbox_rules::{Field, Settings, KEYS};
 //!
 //! let settings = Settings { failure_rate: 1.5, ..Settings::DEFAULT };
 //! let broken = settings.check_all().unwrap_err();

@@ -24,7 +24,7 @@ impl Settings {
     /// belongs to the field that breaks it, so that each broken rule is told at its key.
     ///
     /// ```
-    /// use breaker_rules::{Field, Settings, Window};
+    /// use breakerbox_rules::{Field, Settings, Window};
     ///
     /// let settings = Settings { window: Window::Count(20), min_calls: Some(30), ..Settings::DEFAULT };
     /// assert!(settings.check(Field::Window).is_ok());

@@ -74,7 +74,7 @@ impl RampUp {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breaker_rules::RampUp;
+    /// use breakerbox_rules::RampUp;
     ///
     /// let ramp = RampUp::new(&[10, 50, 100], Duration::from_secs(5));
     /// assert_eq!((ramp.percents(), ramp.percent(1), ramp.percent(3)), (&[10, 50, 100][..], Some(50), None));

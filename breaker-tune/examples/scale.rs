@@ -3,9 +3,9 @@
 //! (default 10,000, 100,000 and 1,000,000).
 //!
 //! ```text
-//! cargo run --release -p breaker-tune --example scale -- 10000 100000 1000000
-//! cargo run --release -p breaker-tune --example scale -- --timeouts 1000000
-//! cargo run --release -p breaker-tune --example scale -- --timeouts --slow-successes 1000000
+//! cargo run --release -p breakerbox-tune --example scale -- 10000 100000 1000000
+//! cargo run --release -p breakerbox-tune --example scale -- --timeouts 1000000
+//! cargo run --release -p breakerbox-tune --example scale -- --timeouts --slow-successes 1000000
 //! ```
 //!
 //! The sick calls fail fast (20 ms), so no call reaches the slow-call thresholds of the grid
@@ -23,10 +23,10 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use breaker::recording::{CallOutcome, RecordedCall, Recording};
-use breaker::Outcome;
-use breaker_tune::search::Spec;
-use breaker_tune::{tune_with, Options};
+use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
+use breakerbox::Outcome;
+use breakerbox_tune::search::Spec;
+use breakerbox_tune::{tune_with, Options};
 
 /// `n` calls at 1,000 a second, 10 to 20 ms, 1% failing; failing in 20 ms (1 s with
 /// `timeouts`) from 5 s to 10 s of every 10 s, but one in 100 succeeding in 1 s with
@@ -99,7 +99,11 @@ fn main() {
                 (true, false) => " (1 s timeouts)",
                 _ => "",
             },
-            breaker_tune::report::plural(tuning.health.outages.len() as u64, "outage", "outages"),
+            breakerbox_tune::report::plural(
+                tuning.health.outages.len() as u64,
+                "outage",
+                "outages"
+            ),
             tuning.specs.len(),
             tuning.robustness.candidates.len() + 1,
             tuning.robustness.perturbations,

@@ -6,8 +6,8 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use breaker::recording::{CallOutcome, RecordedCall};
-use breaker::Outcome;
+use breakerbox::recording::{CallOutcome, RecordedCall};
+use breakerbox::Outcome;
 
 /// A stretch is sick from this failure rate up.
 pub const SICK_RATE: f64 = 0.3;
@@ -231,7 +231,7 @@ mod tests {
 
     const OK: CallOutcome = CallOutcome::Completed(Outcome::Success);
     const FAIL: CallOutcome = CallOutcome::Completed(Outcome::Failure);
-    const REJECTED: CallOutcome = CallOutcome::Rejected(breaker::RejectReason::Open);
+    const REJECTED: CallOutcome = CallOutcome::Rejected(breakerbox::RejectReason::Open);
 
     fn estimate(calls: Vec<RecordedCall>) -> Health {
         let mut calls = calls;

@@ -4,24 +4,24 @@
 //! It estimates the downstream's health over time from the recorded outcomes and latencies
 //! ([`health`]), gives every call the downstream's answer at its time
 //! ([`replay::answers`]), replays the calls through the rules of each candidate
-//! configuration ([`replay`], on [`breaker::replay`], which decides every call as the
+//! configuration ([`replay`], on [`breakerbox::replay`], which decides every call as the
 //! `Breaker` does), scores each replay ([`score`]), searches a grid of candidates on all
 //! cores ([`search`]), and picks among the leading ones by their scores on perturbed copies
 //! of the trace ([`robust`]). [`report`] writes what it found, [`plot`] draws it; the
-//! `breaker-tune` binary does both:
+//! `breakerbox-tune` binary does both:
 //!
 //! ```text
 //! cargo install --path breaker-tune
-//! breaker-tune trace.csv
+//! breakerbox-tune trace.csv
 //! ```
 //!
 //! A library user tunes a recording in code:
 //!
 //! ```
 //! use std::time::Duration;
-//! use breaker::recording::{CallOutcome, RecordedCall, Recording};
-//! use breaker::Outcome;
-//! use breaker_tune::search::Spec;
+//! use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
+//! use breakerbox::Outcome;
+//! use breakerbox_tune::search::Spec;
 //!
 //! // 40 s of a call every 20 ms, failing from 10 s to 20 s.
 //! let recording: Recording = (0..2000u64)
@@ -35,7 +35,7 @@
 //!         }),
 //!     })
 //!     .collect();
-//! let tuning = breaker_tune::tune(&recording, Spec::DEFAULT);
+//! let tuning = breakerbox_tune::tune(&recording, Spec::DEFAULT);
 //! assert_eq!(tuning.health.outages, [Duration::from_secs(10)..Duration::from_secs(20)]);
 //! let pick = tuning.recommended_scores();
 //! // It stops calling the sick downstream sooner, at no more cost than the defaults.
@@ -58,7 +58,7 @@ pub mod search;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use breaker::recording::{CallOutcome, RecordedCall, Recording};
+use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
 
 use self::health::Health;
 use self::replay::{Answer, Run, Schedule};
@@ -248,7 +248,7 @@ fn rebase(calls: &[RecordedCall]) -> (Duration, Vec<RecordedCall>) {
 pub(crate) mod tests {
     use std::time::Duration;
 
-    use breaker::recording::{CallOutcome, RecordedCall};
+    use breakerbox::recording::{CallOutcome, RecordedCall};
 
     /// A call that starts at `ms` and takes `latency_ms`.
     pub(crate) fn call(ms: u64, latency_ms: u64, outcome: CallOutcome) -> RecordedCall {

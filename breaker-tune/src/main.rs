@@ -1,24 +1,24 @@
-//! `breaker-tune`: recommends a circuit breaker configuration from a recording of real calls.
+//! `breakerbox-tune`: recommends a circuit breaker configuration from a recording of real calls.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use breaker::recording::Recording;
-use breaker_tune::search::Spec;
-use breaker_tune::{plot, report, tune_with, Options};
+use breakerbox::recording::Recording;
+use breakerbox_tune::search::Spec;
+use breakerbox_tune::{plot, report, tune_with, Options};
 use clap::Parser;
 
 /// Recommends a circuit breaker configuration from a recording of real calls.
 ///
-/// Reads a trace in the CSV format of `breaker::recording` (`t_ms,latency_ms,outcome`, one
+/// Reads a trace in the CSV format of `breakerbox::recording` (`t_ms,latency_ms,outcome`, one
 /// call a line, as `Breaker::recording().write_csv(..)` writes it), replays it through every
 /// configuration of the grid and through the defaults, picks the configuration of least
 /// cost over the trace and perturbed copies of it, prints it as an attribute line and as an
 /// override block, and draws the timeline as SVG.
 #[derive(Debug, Parser)]
-#[command(name = "breaker-tune", version)]
+#[command(name = "breakerbox-tune", version)]
 struct Args {
-    /// The trace: a CSV file in the format of `breaker::recording`.
+    /// The trace: a CSV file in the format of `breakerbox::recording`.
     trace: PathBuf,
 
     /// The breaker's registry name, for the override block [default: the name in the

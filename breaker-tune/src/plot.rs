@@ -4,7 +4,7 @@
 use std::error::Error;
 use std::path::Path;
 
-use breaker::State;
+use breakerbox::State;
 use plotters::prelude::*;
 
 use super::replay::Run;

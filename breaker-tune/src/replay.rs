@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use breaker::recording::{CallOutcome, RecordedCall};
-use breaker::replay::{Replay, ReplayPermit};
-use breaker::{Config, Outcome, State};
+use breakerbox::recording::{CallOutcome, RecordedCall};
+use breakerbox::replay::{Replay, ReplayPermit};
+use breakerbox::{Config, Outcome, State};
 
 use super::health::Health;
 
@@ -197,7 +197,7 @@ impl Run {
 }
 
 /// Replays the calls through the rules of a breaker configured with `config`
-/// ([`breaker::replay`], which decides as the `Breaker` does): calls start at their
+/// ([`breakerbox::replay`], which decides as the `Breaker` does): calls start at their
 /// recorded time and end `latency` later, so calls overlap as they did.
 pub fn replay(answers: &[Answer], schedule: &Schedule, config: Config) -> Run {
     let mut breaker = Replay::new(config);

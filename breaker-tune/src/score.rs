@@ -3,7 +3,7 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use breaker::State;
+use breakerbox::State;
 
 use super::health::Health;
 use super::replay::{Answer, Run};
@@ -202,7 +202,7 @@ pub fn score(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use breaker::Outcome;
+    use breakerbox::Outcome;
 
     fn health(outages: &[(u64, u64)], end: u64) -> Health {
         let outages: Vec<_> = outages

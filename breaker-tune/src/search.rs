@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use breaker::{Config, Outcome};
+use breakerbox::{Config, Outcome};
 
 use super::health::Health;
 use super::replay::{replay, Answer, Schedule};
@@ -338,7 +338,7 @@ pub fn pareto(scores: &[Scores]) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::replay::{answers, replay};
-    use breaker::recording::{CallOutcome, RecordedCall};
+    use breakerbox::recording::{CallOutcome, RecordedCall};
 
     /// A minute of calls every 20 ms, 5 to 15 ms long, 1% failing, except from 20 s to 40 s:
     /// every call fails, in `sick` (slower than every slow-call threshold).

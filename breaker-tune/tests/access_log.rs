@@ -1,4 +1,4 @@
-//! The `awk` recipe of `breaker::recording`'s docs, run on a sample nginx access log
+//! The `awk` recipe of `breakerbox::recording`'s docs, run on a sample nginx access log
 //! (`$msec $request_time $status`), writes a trace the tuner reads: every start at 0 or
 //! later although nginx logs a request when it ends, and the log's outage found.
 
@@ -6,11 +6,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use breaker::recording::{CallOutcome, Recording};
-use breaker::Outcome;
-use breaker_tune::search::Spec;
+use breakerbox::recording::{CallOutcome, Recording};
+use breakerbox::Outcome;
+use breakerbox_tune::search::Spec;
 
-/// The recipe, as the docs of `breaker::recording` print it.
+/// The recipe, as the docs of `breakerbox::recording` print it.
 fn recipe() -> String {
     let docs = include_str!("../../breaker/src/recording.rs");
     let start = docs.find("//! awk '").expect("the docs hold the recipe");
@@ -56,7 +56,7 @@ fn the_docs_awk_recipe_turns_an_nginx_log_into_a_trace_the_tuner_reads() {
         .count();
     assert_eq!(failures, 10);
 
-    let tuning = breaker_tune::tune(&recording, Spec::DEFAULT);
+    let tuning = breakerbox_tune::tune(&recording, Spec::DEFAULT);
     assert_eq!(tuning.offset, Duration::ZERO);
     assert_eq!(
         tuning.health.outages,

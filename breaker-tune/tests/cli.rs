@@ -1,11 +1,11 @@
-//! The `breaker-tune` binary: its help, its errors as sentences, and the name it takes from
+//! The `breakerbox-tune` binary: its help, its errors as sentences, and the name it takes from
 //! the trace.
 
 use std::path::Path;
 use std::process::Command;
 
 fn tool() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_breaker-tune"))
+    Command::new(env!("CARGO_BIN_EXE_breakerbox-tune"))
 }
 
 fn dir() -> &'static Path {
@@ -20,7 +20,7 @@ fn help_names_the_trace_and_every_option() {
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
     for word in [
-        "Usage: breaker-tune [OPTIONS] <TRACE>",
+        "Usage: breakerbox-tune [OPTIONS] <TRACE>",
         "--name",
         "--svg",
         "--perturbations",

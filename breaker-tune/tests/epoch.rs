@@ -2,9 +2,9 @@
 //! converting a log) is tuned in memory proportional to its calls: times are taken from the
 //! first call, and seconds without a call take no memory.
 
-use breaker::recording::Recording;
-use breaker_tune::search::Spec;
-use breaker_tune::{tune_with, Options};
+use breakerbox::recording::Recording;
+use breakerbox_tune::search::Spec;
+use breakerbox_tune::{tune_with, Options};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -29,7 +29,7 @@ fn an_epoch_millisecond_trace_is_rebased_to_its_first_call_in_bounded_memory() {
     assert_eq!(tuning.offset.as_millis(), 1_733_000_000_000);
     assert_eq!(tuning.health.buckets.len(), 2);
     assert_eq!(tuning.health.end.as_millis(), 31_536_000_000);
-    let text = breaker_tune::report::report(&tuning, "epoch.csv", "a");
+    let text = breakerbox_tune::report::report(&tuning, "epoch.csv", "a");
     assert!(
         text.contains("times are from the first call, at t_ms = 1733000000000.000"),
         "{text}"

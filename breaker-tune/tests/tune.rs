@@ -6,12 +6,12 @@ use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use breaker::overrides::Overrides;
-use breaker::recording::{CallOutcome, RecordedCall, Recording};
-use breaker::{Breaker, Config, Outcome, Registry, RejectReason};
-use breaker_tune::report::report;
-use breaker_tune::search::{Spec, WindowSpec};
-use breaker_tune::{tune, Tuning};
+use breakerbox::overrides::Overrides;
+use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
+use breakerbox::{Breaker, Config, Outcome, Registry, RejectReason};
+use breakerbox_tune::report::report;
+use breakerbox_tune::search::{Spec, WindowSpec};
+use breakerbox_tune::{tune, Tuning};
 
 const RATE: u64 = 50;
 
@@ -102,7 +102,7 @@ fn the_recommendation_detects_a_known_outage_within_a_window_and_never_opens_whi
     // copies (on the recorded trace alone the defaults' 5 s open may happen to fit).
     let k = tuning.recommended_row().unwrap();
     let r = &tuning.robustness;
-    let mean = |s: &[breaker_tune::score::Scores]| breaker_tune::robust::Spread::of(s).mean;
+    let mean = |s: &[breakerbox_tune::score::Scores]| breakerbox_tune::robust::Spread::of(s).mean;
     assert!(mean(&r.scores[k]) < mean(&r.baseline), "{spec}");
     // The front is sorted by cost.
     let costs: Vec<_> = tuning
@@ -274,7 +274,7 @@ fn the_tuner_beats_the_defaults_on_the_shipped_trace() {
     assert_eq!((scores.missed, scores.false_opens), (0, 0));
     let k = tuning.recommended_row().unwrap();
     let r = &tuning.robustness;
-    let mean = |s: &[breaker_tune::score::Scores]| breaker_tune::robust::Spread::of(s).mean;
+    let mean = |s: &[breakerbox_tune::score::Scores]| breakerbox_tune::robust::Spread::of(s).mean;
     assert!(mean(&r.scores[k]) < mean(&r.baseline));
     assert!(scores.flaps <= tuning.baseline_scores.flaps, "{scores:?}");
 }

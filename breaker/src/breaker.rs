@@ -38,8 +38,8 @@ use shared::{Shared, CLOSED, LIMITED, STATE_MASK, TIMED};
 ///
 /// ```
 /// use std::time::Duration;
-/// use breaker::{Breaker, Config, State};
-/// use breaker::clock::ManualClock;
+/// use breakerbox::{Breaker, Config, State};
+/// use breakerbox::clock::ManualClock;
 ///
 /// let config = Config::builder().count_window(4).min_calls(4).probes(1).build()?;
 /// let clock = ManualClock::new();
@@ -57,7 +57,7 @@ use shared::{Shared, CLOSED, LIMITED, STATE_MASK, TIMED};
 /// clock.advance(Duration::from_secs(5));
 /// b.try_acquire().unwrap().success(); // the first call after 5s is a probe
 /// assert_eq!(b.state(), State::Closed);
-/// # Ok::<(), breaker::ConfigError>(())
+/// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
 ///
 /// # Costs
@@ -213,14 +213,14 @@ impl Breaker {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breaker::{Breaker, Config, State};
+    /// use breakerbox::{Breaker, Config, State};
     ///
     /// let b = Breaker::new("libraryd", Config::default());
     /// b.reconfigure(Config::builder().count_window(1).min_calls(1).build()?);
     /// b.try_acquire().unwrap().failure();
     /// assert_eq!(b.state(), State::Open);
     /// assert_eq!(b.config().min_calls(), 1);
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub fn reconfigure(&self, config: Config) {
         let mut now = LazyNow::new(self.clock());
@@ -239,13 +239,13 @@ impl Breaker {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use breaker::{Breaker, Config};
+    /// use breakerbox::{Breaker, Config};
     ///
     /// let b = Arc::new(Breaker::new("libraryd", Config::default()));
     /// let permit = b.try_acquire_owned()?;
     /// permit.success();
     /// assert_eq!(b.snapshot().calls, 1);
-    /// # Ok::<(), breaker::Rejected>(())
+    /// # Ok::<(), breakerbox::Rejected>(())
     /// ```
     pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit, Rejected> {
         self.try_acquire()
@@ -267,13 +267,13 @@ impl Breaker {
     /// its result takes the packed window's full path rather than the one swap.
     ///
     /// ```
-    /// use breaker::{Breaker, Config};
+    /// use breakerbox::{Breaker, Config};
     ///
     /// let b = Breaker::new("libraryd", Config::builder().count_window(1).build()?);
     /// b.try_acquire().expect("closed").failure();
     /// let rejected = b.try_acquire().unwrap_err();
     /// assert_eq!(rejected.to_string(), "circuit 'libraryd' is open; retry in 5.0s");
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
@@ -295,7 +295,7 @@ impl Breaker {
     ///
     /// ```
     /// use std::io;
-    /// use breaker::{Breaker, Config};
+    /// use breakerbox::{Breaker, Config};
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let b = Breaker::new("libraryd", Config::default());
@@ -319,7 +319,7 @@ impl Breaker {
     /// [`Classify`] impl.
     ///
     /// ```
-    /// use breaker::{Breaker, Config, Outcome};
+    /// use breakerbox::{Breaker, Config, Outcome};
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let b = Breaker::new("statusd", Config::default());
@@ -365,8 +365,8 @@ impl Breaker {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breaker::clock::ManualClock;
-    /// use breaker::{Breaker, Config, State};
+    /// use breakerbox::clock::ManualClock;
+    /// use breakerbox::{Breaker, Config, State};
     ///
     /// let clock = ManualClock::new();
     /// let config = Config::builder().probes(1).build()?;
@@ -379,7 +379,7 @@ impl Breaker {
     /// clock.advance(Duration::from_secs(10));
     /// b.try_acquire().unwrap().success(); // a probe
     /// assert_eq!(b.state(), State::Closed);
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub fn open_for(&self, duration: Duration) {
         self.open_because(duration, TransitionReason::ManualOpen);
@@ -392,8 +392,8 @@ impl Breaker {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breaker::clock::{Clock, ManualClock};
-    /// use breaker::{Breaker, Config, State};
+    /// use breakerbox::clock::{Clock, ManualClock};
+    /// use breakerbox::{Breaker, Config, State};
     ///
     /// let clock = ManualClock::new();
     /// let b = Breaker::with_clock("libraryd", Config::default(), clock.clone());
@@ -431,7 +431,7 @@ impl Breaker {
     /// Back to CLOSED with an empty window; results of calls admitted before are discarded.
     ///
     /// ```
-    /// use breaker::{Breaker, Config, State};
+    /// use breakerbox::{Breaker, Config, State};
     ///
     /// let b = Breaker::new("libraryd", Config::default());
     /// b.disable();

@@ -11,8 +11,8 @@ use crate::RejectReason;
 /// ```
 /// use std::sync::{Arc, Mutex};
 /// use std::time::Duration;
-/// use breaker::clock::ManualClock;
-/// use breaker::{Breaker, CallEnding, CallEvent, Config, RejectReason};
+/// use breakerbox::clock::ManualClock;
+/// use breakerbox::{Breaker, CallEnding, CallEvent, Config, RejectReason};
 ///
 /// let clock = ManualClock::new();
 /// let b = Breaker::with_clock("libraryd", Config::default(), clock.clone());
@@ -52,7 +52,7 @@ pub struct CallEvent {
 /// How a call ended: a field of [`CallEvent`].
 ///
 /// ```
-/// use breaker::{CallEnding, RejectReason};
+/// use breakerbox::{CallEnding, RejectReason};
 ///
 /// assert_eq!(CallEnding::Ignored.as_str(), "ignored");
 /// assert_eq!(CallEnding::Rejected(RejectReason::Open).as_str(), "rejected");

@@ -31,7 +31,7 @@ pub enum Outcome {
 /// for [`std::io::Error`] and for [`Outcome`] itself.
 ///
 /// ```
-/// use breaker::{Classify, Outcome};
+/// use breakerbox::{Classify, Outcome};
 ///
 /// enum LibError {
 ///     NotFound,
@@ -53,8 +53,8 @@ pub enum Outcome {
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not tell the breaker whether the downstream failed",
-    label = "`breaker::Classify` is not implemented for `{Self}`",
-    note = "implement `breaker::Classify` for `{Self}` (which errors are downstream failures), \
+    label = "`breakerbox::Classify` is not implemented for `{Self}`",
+    note = "implement `breakerbox::Classify` for `{Self}` (which errors are downstream failures), \
             or pass `classify = path::to::fn` to `#[circuit_breaker]`"
 )]
 pub trait Classify {
@@ -73,8 +73,8 @@ pub trait Classify {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breaker::clock::ManualClock;
-    /// use breaker::{Breaker, Classify, Config, Outcome, State};
+    /// use breakerbox::clock::ManualClock;
+    /// use breakerbox::{Breaker, Classify, Config, Outcome, State};
     ///
     /// enum StockError {
     ///     Overloaded { retry_in: Duration },

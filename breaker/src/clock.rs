@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 ///
 /// ```
 /// use std::time::Instant;
-/// use breaker::clock::Clock;
+/// use breakerbox::clock::Clock;
 ///
 /// #[derive(Debug)]
 /// struct Wall;
@@ -80,7 +80,7 @@ impl Clock for DefaultClock {
 /// a fifth of a second.
 ///
 /// ```
-/// use breaker::clock::{Clock, MonotonicClock};
+/// use breakerbox::clock::{Clock, MonotonicClock};
 ///
 /// let a = MonotonicClock.now();
 /// assert!(MonotonicClock.now() >= a);
@@ -128,7 +128,7 @@ impl Counter {
 ///
 /// ```
 /// use std::time::Duration;
-/// use breaker::clock::{Clock, ManualClock};
+/// use breakerbox::clock::{Clock, ManualClock};
 ///
 /// let clock = ManualClock::new();
 /// let start = clock.now();

@@ -1,7 +1,7 @@
 //! Breaker configuration: the validated `Config` and what it is made of; the builder is in
 //! `builder.rs`.
 //!
-//! The fields, the table of keys, the defaults and every rule live in the `breaker-rules`
+//! The fields, the table of keys, the defaults and every rule live in the `breakerbox-rules`
 //! crate, which the `#[circuit_breaker]` attribute uses too: the builder, the overrides and
 //! the attribute judge a configuration by the same rules, written once.
 
@@ -14,12 +14,12 @@ use std::time::Duration;
 pub use self::builder::ConfigBuilder;
 pub use self::error::ConfigError;
 pub use self::policy::Policy;
-pub(crate) use breaker_rules::Field;
+pub(crate) use breakerbox_rules::Field;
 #[cfg(feature = "overrides")]
-pub(crate) use breaker_rules::{
+pub(crate) use breakerbox_rules::{
     key_names, ConfigKey, DEFAULT_BUCKETS, DEFAULT_RAMP_STEP, DEFAULT_SLOW_RATE, KEYS,
 };
-pub use breaker_rules::{
+pub use breakerbox_rules::{
     Backoff, RampUp, SlowCalls, Window, MAX_BUCKETS, MAX_COUNT_WINDOW, MAX_RAMP_STEPS, MAX_RETRIES,
     MAX_RETRY_BACKOFF,
 };
@@ -33,7 +33,7 @@ use self::policy::DEFAULT_PROBE_TIMEOUT;
 ///
 /// ```
 /// use std::time::Duration;
-/// use breaker::Config;
+/// use breakerbox::Config;
 ///
 /// let config = Config::builder()
 ///     .count_window(20)
@@ -44,7 +44,7 @@ use self::policy::DEFAULT_PROBE_TIMEOUT;
 ///     .probes(3)
 ///     .build()?;
 /// assert_eq!(config.min_calls(), 10);
-/// # Ok::<(), breaker::ConfigError>(())
+/// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -81,14 +81,14 @@ impl Config {
     /// builder.
     ///
     /// ```
-    /// use breaker::Config;
+    /// use breakerbox::Config;
     ///
     /// let tighter = Config::default().to_builder().failure_rate(0.25).build()?;
     /// assert_eq!((tighter.min_calls(), tighter.failure_rate()), (10, 0.25));
     ///
     /// let fewer_probes = Config::default().to_builder().probes(2).build()?;
     /// assert_eq!(fewer_probes.successes(), 2);
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub const fn to_builder(&self) -> ConfigBuilder {
         ConfigBuilder {

@@ -361,7 +361,7 @@ mod tests {
         }
         assert_eq!(
             method_name(Probe.nested_path(), "nested_path"),
-            "breaker::declared::tests::a_method_of_this_crate_is_named_as_the_attribute_names_it::Probe::nested_path"
+            "breakerbox::declared::tests::a_method_of_this_crate_is_named_as_the_attribute_names_it::Probe::nested_path"
         );
     }
 }

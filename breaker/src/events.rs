@@ -12,7 +12,7 @@ use crate::{State, TransitionReason};
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
-/// use breaker::{Breaker, Config, Event, State};
+/// use breakerbox::{Breaker, Config, Event, State};
 ///
 /// let b = Breaker::new("libraryd", Config::default());
 /// let seen = Arc::new(Mutex::new(Vec::new()));
@@ -51,8 +51,8 @@ pub enum Event {
     /// ```
     /// use std::sync::{Arc, Mutex};
     /// use std::time::Duration;
-    /// use breaker::clock::ManualClock;
-    /// use breaker::{Breaker, Config, Event};
+    /// use breakerbox::clock::ManualClock;
+    /// use breakerbox::{Breaker, Config, Event};
     ///
     /// let config = Config::builder()
     ///     .count_window(2)
@@ -76,7 +76,7 @@ pub enum Event {
     /// clock.advance(Duration::from_secs(10));
     /// let _ = b.try_acquire(); // the next call after the step's length climbs
     /// assert_eq!(*steps.lock().unwrap(), [25, 100]);
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     RampStep {
         /// The step's index in the ramp's percentages, from 0.

@@ -15,10 +15,10 @@
 //! unreachable leaves every call to local judgement; a [`FleetEvent`] and a log line say so.
 //!
 //! ```no_run
-//! # async fn start() -> Result<(), breaker::fleet::FleetError> {
+//! # async fn start() -> Result<(), breakerbox::fleet::FleetError> {
 //! // At start-up, inside a tokio runtime: every breaker configured with `fleet = true`
 //! // joins the fleet, those registered later too.
-//! let fleet = breaker::fleet::connect("redis://127.0.0.1:6379")?;
+//! let fleet = breakerbox::fleet::connect("redis://127.0.0.1:6379")?;
 //! fleet.on_event(|event| eprintln!("{event}"));
 //! # Ok(()) }
 //! ```
@@ -148,7 +148,7 @@ impl Fleet {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breaker::fleet::Fleet;
+    /// use breakerbox::fleet::Fleet;
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let fleet = Fleet::builder("redis://127.0.0.1:6379")
@@ -158,7 +158,7 @@ impl Fleet {
     /// assert_eq!(fleet.instance(), "web-7");
     /// let bad = Fleet::builder("redis://127.0.0.1:6379").ttl(Duration::from_millis(10)).start();
     /// assert_eq!(bad.err().unwrap().to_string(), "fleet: ttl must be at least 100ms, got 10ms");
-    /// # Ok::<(), breaker::fleet::FleetError>(())
+    /// # Ok::<(), breakerbox::fleet::FleetError>(())
     /// # }).unwrap();
     /// ```
     pub fn builder(url: impl Into<String>) -> FleetBuilder {
@@ -203,15 +203,15 @@ impl Fleet {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use breaker::fleet::Fleet;
-    /// use breaker::{Breaker, Config};
+    /// use breakerbox::fleet::Fleet;
+    /// use breakerbox::{Breaker, Config};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let fleet = Fleet::builder("redis://127.0.0.1:6379").start()?;
     /// let b = Arc::new(Breaker::new("inventory", Config::builder().fleet(true).build().unwrap()));
     /// fleet.join(&b, 2);
     /// fleet.leave(&b);
-    /// # Ok::<(), breaker::fleet::FleetError>(())
+    /// # Ok::<(), breakerbox::fleet::FleetError>(())
     /// # }).unwrap();
     /// ```
     pub fn leave(&self, breaker: &Arc<Breaker>) {

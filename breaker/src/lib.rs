@@ -6,8 +6,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use breaker::{Breaker, Config, State};
-//! use breaker::clock::ManualClock;
+//! use breakerbox::{Breaker, Config, State};
+//! use breakerbox::clock::ManualClock;
 //!
 //! let config = Config::builder()
 //!     .count_window(20)
@@ -30,7 +30,7 @@
 //! assert!(b.try_acquire().is_err(), "at most 3 probes at once");
 //! probes.into_iter().for_each(|p| p.success());
 //! assert_eq!(b.state(), State::Closed);
-//! # Ok::<(), breaker::ConfigError>(())
+//! # Ok::<(), breakerbox::ConfigError>(())
 //! ```
 //!
 //! # The attribute
@@ -40,14 +40,14 @@
 //! [`registry()`] for metrics and operators.
 //!
 //! ```
-//! use breaker::{circuit_breaker, registry, Rejected};
+//! use breakerbox::{circuit_breaker, registry, Rejected};
 //!
 //! #[derive(Debug)]
 //! struct Refused;
 //!
-//! impl breaker::Classify for Refused {
-//!     fn classify(&self) -> breaker::Outcome {
-//!         breaker::Outcome::Failure
+//! impl breakerbox::Classify for Refused {
+//!     fn classify(&self) -> breakerbox::Outcome {
+//!         breakerbox::Outcome::Failure
 //!     }
 //! }
 //!
@@ -84,7 +84,7 @@
 //! ```
 //! use std::io;
 //! use std::time::Duration;
-//! use breaker::{Breaker, CallError, Config};
+//! use breakerbox::{Breaker, CallError, Config};
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
 //! #     .build().unwrap().block_on(async {
@@ -102,7 +102,7 @@
 //! assert_eq!(timed_out.to_string(), "call to 'libraryd' timed out after 800ms");
 //! let totals = b.snapshot().totals;
 //! assert_eq!((totals.failure, totals.retries), (3, 2));
-//! # Ok::<(), breaker::ConfigError>(())
+//! # Ok::<(), breakerbox::ConfigError>(())
 //! # }).unwrap();
 //! ```
 //!
@@ -158,6 +158,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]
 
+// The attribute names the runtime `::breakerbox` wherever it expands, this crate's own tests
+// and doc tests included.
+extern crate self as breakerbox;
+
 mod breaker;
 mod call_events;
 mod call_site;
@@ -212,7 +216,7 @@ pub use crate::rejected::{RejectReason, Rejected};
 pub use crate::state::{Snapshot, State, Trial};
 pub use crate::tally::{CallTotals, RejectedBy};
 pub use crate::transition::TransitionReason;
-pub use breaker_macros::circuit_breaker;
+pub use breakerbox_macros::circuit_breaker;
 
 #[doc(hidden)]
 #[path = "private.rs"]

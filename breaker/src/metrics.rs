@@ -34,7 +34,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use breaker::{registry, Breaker, Config};
+//! use breakerbox::{registry, Breaker, Config};
 //!
 //! let b = registry().register(Arc::new(Breaker::new("docs::metrics", Config::default())));
 //! b.try_acquire().unwrap().success();
@@ -42,7 +42,7 @@
 //! let _ = b.try_acquire();
 //!
 //! let mut prometheus = prometheus_client::registry::Registry::default();
-//! breaker::metrics::register(&mut prometheus);
+//! breakerbox::metrics::register(&mut prometheus);
 //! let mut text = String::new();
 //! prometheus_client::encoding::text::encode(&mut text, &prometheus).unwrap();
 //! assert!(text.contains("circuitbreaker_state{name=\"docs::metrics\"} 3\n"));
@@ -76,7 +76,7 @@ use crate::{Breaker, CallTotals, Entry, Event, State, TransitionReason, Trial};
 ///
 /// ```
 /// let mut prometheus = prometheus_client::registry::Registry::default();
-/// breaker::metrics::register(&mut prometheus);
+/// breakerbox::metrics::register(&mut prometheus);
 /// let mut text = String::new();
 /// prometheus_client::encoding::text::encode(&mut text, &prometheus).unwrap();
 /// assert!(text.contains("# TYPE circuitbreaker_state gauge\n"));
@@ -89,7 +89,7 @@ pub fn register(prometheus: &mut Registry) {
 /// `/metrics` endpoint that serves nothing else.
 ///
 /// ```
-/// let text = breaker::metrics::text();
+/// let text = breakerbox::metrics::text();
 /// assert!(text.ends_with("# EOF\n"));
 /// ```
 pub fn text() -> String {
@@ -105,7 +105,7 @@ pub fn text() -> String {
 ///
 /// ```
 /// let mut prometheus = prometheus_client::registry::Registry::default();
-/// prometheus.register_collector(Box::new(breaker::metrics::BreakerCollector::new()));
+/// prometheus.register_collector(Box::new(breakerbox::metrics::BreakerCollector::new()));
 /// ```
 #[derive(Debug)]
 pub struct BreakerCollector {
@@ -126,8 +126,8 @@ impl BreakerCollector {
     ///
     /// ```
     /// use std::sync::{Arc, OnceLock};
-    /// use breaker::metrics::BreakerCollector;
-    /// use breaker::{Breaker, Config, Registry};
+    /// use breakerbox::metrics::BreakerCollector;
+    /// use breakerbox::{Breaker, Config, Registry};
     ///
     /// static OWN: OnceLock<Registry> = OnceLock::new();
     /// let own = OWN.get_or_init(Registry::default);
@@ -163,8 +163,8 @@ impl BreakerCollector {
     ///
     /// ```
     /// use std::sync::{Arc, OnceLock};
-    /// use breaker::metrics::BreakerCollector;
-    /// use breaker::{Breaker, Config, Registry};
+    /// use breakerbox::metrics::BreakerCollector;
+    /// use breakerbox::{Breaker, Config, Registry};
     ///
     /// static OWN: OnceLock<Registry> = OnceLock::new();
     /// let own = OWN.get_or_init(Registry::default);

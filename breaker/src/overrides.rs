@@ -32,8 +32,8 @@
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Duration;
-//! use breaker::overrides::Overrides;
-//! use breaker::{registry, Breaker, Config, State};
+//! use breakerbox::overrides::Overrides;
+//! use breakerbox::{registry, Breaker, Config, State};
 //!
 //! let b = registry().register(Arc::new(Breaker::new("docs::get_book", Config::default())));
 //! let overrides: Overrides = r#"
@@ -49,7 +49,7 @@
 //! let err = registry().apply(&bad).unwrap_err();
 //! assert_eq!(err.to_string(), "(string):2: breaker \"docs::get_book\": rate must be in (0, 1], got 1.5");
 //! assert_eq!((b.config().failure_rate(), b.state()), (0.25, State::Closed)); // untouched
-//! # Ok::<(), breaker::overrides::OverridesError>(())
+//! # Ok::<(), breakerbox::overrides::OverridesError>(())
 //! ```
 
 mod parse;
@@ -69,18 +69,18 @@ use self::parse::Override;
 /// The configuration keys an override may set: the names of `#[circuit_breaker]`'s keys.
 ///
 /// ```
-/// assert!(breaker::overrides::CONFIG_KEYS.contains(&"rate"));
+/// assert!(breakerbox::overrides::CONFIG_KEYS.contains(&"rate"));
 /// ```
 pub const CONFIG_KEYS: [&str; crate::config::KEYS.len()] = crate::config::key_names();
 
 /// Overrides of breakers by name, loaded from TOML; apply them with [`Registry::apply`].
 ///
 /// ```
-/// use breaker::overrides::Overrides;
+/// use breakerbox::overrides::Overrides;
 ///
 /// let overrides: Overrides = "[\"app::get_book\"]\naction = \"disable\"\n".parse()?;
 /// assert_eq!(overrides.names().collect::<Vec<_>>(), ["app::get_book"]);
-/// # Ok::<(), breaker::overrides::OverridesError>(())
+/// # Ok::<(), breakerbox::overrides::OverridesError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Overrides {
@@ -92,7 +92,7 @@ impl Overrides {
     /// Reads and parses the TOML file at `path`; errors name the file as `path` shows.
     ///
     /// ```
-    /// use breaker::overrides::Overrides;
+    /// use breakerbox::overrides::Overrides;
     ///
     /// let err = Overrides::from_path("no/such/overrides.toml").unwrap_err();
     /// assert!(err.to_string().starts_with("no/such/overrides.toml: cannot read the file: "));
@@ -113,7 +113,7 @@ impl Overrides {
     /// Parses `text`; errors name its source as `name` (a file name, say).
     ///
     /// ```
-    /// use breaker::overrides::Overrides;
+    /// use breakerbox::overrides::Overrides;
     ///
     /// let err = Overrides::from_toml("ops.toml", "[\"app::get_book\"]\nratee = 0.5\n").unwrap_err();
     /// assert!(err.to_string().starts_with("ops.toml:2: unknown field `ratee`"));
@@ -182,7 +182,7 @@ impl Action {
 /// file and line.
 ///
 /// ```
-/// use breaker::overrides::Overrides;
+/// use breakerbox::overrides::Overrides;
 ///
 /// let err = Overrides::from_toml("ops.toml", "[\"a\"]\nprobes = -1\n").unwrap_err();
 /// let problem = &err.problems()[0];
@@ -285,8 +285,8 @@ impl Registry {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use breaker::overrides::Overrides;
-    /// use breaker::{registry, Breaker, Config, State};
+    /// use breakerbox::overrides::Overrides;
+    /// use breakerbox::{registry, Breaker, Config, State};
     ///
     /// let b = registry().register(Arc::new(Breaker::new("docs::stock", Config::default())));
     /// registry().apply(&"[\"docs::stock\"]\naction = \"force_open\"\n".parse()?)?;
@@ -303,7 +303,7 @@ impl Registry {
     ///     "(string):3: no breaker is registered as \"docs::stok\"; did you mean \"docs::stock\"?"
     /// );
     /// assert_eq!(b.state(), State::ForcedOpen);
-    /// # Ok::<(), breaker::overrides::OverridesError>(())
+    /// # Ok::<(), breakerbox::overrides::OverridesError>(())
     /// ```
     pub fn apply(&self, overrides: &Overrides) -> Result<(), OverridesError> {
         // One at a time: an override changes the keys it writes from the values it checked

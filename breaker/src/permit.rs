@@ -26,7 +26,7 @@ use crate::{Breaker, Classify, Outcome};
 /// say) is yours to settle with [`failure`](Permit::failure), or it counts as cancelled.
 ///
 /// ```
-/// use breaker::{Breaker, Config};
+/// use breakerbox::{Breaker, Config};
 ///
 /// let b = Breaker::new("libraryd", Config::default());
 /// match b.try_acquire() {
@@ -39,7 +39,7 @@ use crate::{Breaker, Classify, Outcome};
 pub struct Permit<'a> {
     breaker: &'a Breaker,
     /// The generation admitted in, as the admission word of an untimed CLOSED shows it (see
-    /// `breaker::stamp`).
+    /// `breakerbox::stamp`).
     stamp: u64,
     admission: Admission,
     started: Option<Instant>,
@@ -93,7 +93,7 @@ impl<'a> Permit<'a> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breaker::{Breaker, Config, RejectReason, State};
+    /// use breakerbox::{Breaker, Config, RejectReason, State};
     ///
     /// let b = Breaker::new("libraryd", Config::default());
     /// b.try_acquire().unwrap().failure_with_pushback(Duration::from_secs(30));
@@ -117,7 +117,7 @@ impl<'a> Permit<'a> {
     ///
     /// ```
     /// use std::io;
-    /// use breaker::{Breaker, Config};
+    /// use breakerbox::{Breaker, Config};
     ///
     /// let b = Breaker::new("libraryd", Config::default());
     /// let output: Result<u32, io::Error> = Err(io::ErrorKind::TimedOut.into());
@@ -184,7 +184,7 @@ impl Permit<'_> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use breaker::{Breaker, Config};
+/// use breakerbox::{Breaker, Config};
 ///
 /// let b = Arc::new(Breaker::new("libraryd", Config::default()));
 /// let permit = b.try_acquire_owned().expect("closed");

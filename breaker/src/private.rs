@@ -14,7 +14,7 @@ pub use crate::{Breaker, CallError, Classify, Config, Outcome, Permit, Rejected,
 pub use inventory::submit;
 
 /// The configuration of the attribute's builder, whose every rule the attribute checked at
-/// expansion with this crate's own rules (`breaker-rules`, of the same version), reporting a
+/// expansion with this crate's own rules (`breakerbox-rules`, of the same version), reporting a
 /// broken one at its key: nothing is left to refuse here.
 pub const fn config(builder: ConfigBuilder) -> Config {
     builder.build_checked()
@@ -75,8 +75,8 @@ impl<T: ?Sized> OwnedKey for &KeyArg<'_, T> {
 /// The value returned for a rejected call when there is no fallback.
 #[diagnostic::on_unimplemented(
     message = "a rejected call cannot be returned as `{Self}`",
-    label = "this return type cannot carry `breaker::Rejected`",
-    note = "return `Result<T, E>` and add `impl From<breaker::Rejected> for E`, \
+    label = "this return type cannot carry `breakerbox::Rejected`",
+    note = "return `Result<T, E>` and add `impl From<breakerbox::Rejected> for E`, \
             or pass `fallback = path::to::async_fn` to `#[circuit_breaker]`"
 )]
 pub trait FromRejected {
@@ -97,7 +97,7 @@ impl<T, E: From<Rejected>> FromRejected for Result<T, E> {
 #[diagnostic::on_unimplemented(
     message = "with `fallback_on = \"failure\"`, the function must return `Result<T, E>`, not `{Self}`",
     label = "the fallback gets the `E` of this return type",
-    note = "return `Result<T, E>`, or leave `fallback_on` out: the fallback then gets the `breaker::Rejected` of rejected calls"
+    note = "return `Result<T, E>`, or leave `fallback_on` out: the fallback then gets the `breakerbox::Rejected` of rejected calls"
 )]
 pub trait FailureFallback: Sized {
     type Error;
@@ -180,9 +180,9 @@ where
 
 /// The value returned for an attempt that timed out.
 #[diagnostic::on_unimplemented(
-    message = "a timed-out call cannot be returned as `{Self}`: with `timeout`, its error type needs `From<breaker::TimedOut>`",
-    label = "this return type cannot carry `breaker::TimedOut`",
-    note = "return `Result<T, E>` and add `impl From<breaker::TimedOut> for E`"
+    message = "a timed-out call cannot be returned as `{Self}`: with `timeout`, its error type needs `From<breakerbox::TimedOut>`",
+    label = "this return type cannot carry `breakerbox::TimedOut`",
+    note = "return `Result<T, E>` and add `impl From<breakerbox::TimedOut> for E`"
 )]
 pub trait FromTimedOut {
     fn from_timed_out(timed_out: TimedOut) -> Self;

@@ -120,8 +120,8 @@ pub struct RecordedCall {
 ///
 /// ```
 /// use std::time::Duration;
-/// use breaker::recording::{CallOutcome, RecordedCall, Recording};
-/// use breaker::Outcome;
+/// use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
+/// use breakerbox::Outcome;
 ///
 /// let mut recording = Recording::new();
 /// recording.push(RecordedCall {
@@ -133,7 +133,7 @@ pub struct RecordedCall {
 /// recording.write_csv_to(&mut csv)?;
 /// assert_eq!(String::from_utf8(csv.clone()).unwrap(), "t_ms,latency_ms,outcome\n5,12.5,success\n");
 /// assert_eq!(Recording::read_csv_from(&csv[..])?, recording);
-/// # Ok::<(), breaker::recording::RecordingError>(())
+/// # Ok::<(), breakerbox::recording::RecordingError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Recording {
@@ -154,7 +154,7 @@ impl Recording {
     /// recording does, and a CSV file carries it in a `# breaker: NAME` comment line.
     ///
     /// ```
-    /// use breaker::recording::Recording;
+    /// use breakerbox::recording::Recording;
     ///
     /// let text = "# breaker: app::get_book\nt_ms,latency_ms,outcome\n0,12.5,success\n";
     /// let recording = Recording::read_csv_from(text.as_bytes())?;
@@ -162,7 +162,7 @@ impl Recording {
     /// let mut csv = Vec::new();
     /// recording.write_csv_to(&mut csv)?;
     /// assert_eq!(String::from_utf8(csv).unwrap(), text);
-    /// # Ok::<(), breaker::recording::RecordingError>(())
+    /// # Ok::<(), breakerbox::recording::RecordingError>(())
     /// ```
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
@@ -306,13 +306,13 @@ fn millis(text: &str, field: &str, line: u64) -> Result<Duration, RecordingError
 
 /// The most calls [`Breaker::record`](crate::Breaker::record) keeps: 10 million, 400 MB of
 /// ring.
-pub const MAX_CAPACITY: usize = breaker_rules::MAX_RECORD;
+pub const MAX_CAPACITY: usize = breakerbox_rules::MAX_RECORD;
 
 /// [`Breaker::record`](crate::Breaker::record) was asked for a ring it cannot keep: no
 /// call, more than [`MAX_CAPACITY`], or more than the allocator could give.
 ///
 /// ```
-/// use breaker::{Breaker, Config};
+/// use breakerbox::{Breaker, Config};
 ///
 /// let b = Breaker::new("libraryd", Config::default());
 /// let err = b.record(usize::MAX).unwrap_err();
@@ -372,7 +372,7 @@ impl std::error::Error for CapacityError {}
 /// A recording could not be read or written: where, and why.
 ///
 /// ```
-/// use breaker::recording::Recording;
+/// use breakerbox::recording::Recording;
 ///
 /// let err = Recording::read_csv_from("t_ms,latency_ms,outcome\n0,-1,success\n".as_bytes()).unwrap_err();
 /// assert_eq!(err.to_string(), "line 2: latency_ms must be a number of milliseconds from 0 to below 1e15, got \"-1\"");

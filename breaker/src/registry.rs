@@ -65,7 +65,7 @@ impl Watchers {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use breaker::{registry, Breaker, Config, State};
+/// use breakerbox::{registry, Breaker, Config, State};
 ///
 /// let b = registry().register(Arc::new(Breaker::new("docs::inventory", Config::default())));
 /// b.force_open();
@@ -94,7 +94,7 @@ pub fn registry() -> &'static Registry {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use breaker::{registry, Breaker, Config, Registry};
+/// use breakerbox::{registry, Breaker, Config, Registry};
 ///
 /// let own = Registry::default();
 /// own.register(Arc::new(Breaker::new("docs::own", Config::default())));
@@ -145,7 +145,7 @@ impl Registry {
     /// The breaker of the keyed family `name` whose key displays as `key`.
     ///
     /// ```
-    /// use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected};
+    /// use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected};
     ///
     /// #[derive(Debug)]
     /// struct Down;
@@ -211,7 +211,7 @@ impl Registry {
     /// key.
     ///
     /// ```
-    /// use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected};
+    /// use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected};
     ///
     /// #[derive(Debug)]
     /// struct Down;
@@ -234,7 +234,7 @@ impl Registry {
     /// // Never called: the family is registered, with no member yet.
     /// assert!(registry().names().iter().any(|n| n == "docs::shard"));
     /// assert!(registry().list().iter().all(|e| e.name() != "docs::shard"));
-    /// assert_eq!(registry().family_config("docs::shard").unwrap().window(), breaker::Window::Count(20));
+    /// assert_eq!(registry().family_config("docs::shard").unwrap().window(), breakerbox::Window::Count(20));
     /// ```
     pub fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = {
@@ -266,7 +266,7 @@ impl Registry {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use breaker::{registry, Breaker, Config};
+    /// use breakerbox::{registry, Breaker, Config};
     ///
     /// let old = registry().register(Arc::new(Breaker::new("docs::retired", Config::default())));
     /// let removed = registry().remove("docs::retired").expect("registered above");
@@ -286,7 +286,7 @@ impl Registry {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use breaker::{circuit_breaker, registry, Classify, Outcome, Rejected};
+    /// use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected};
     ///
     /// #[derive(Debug)]
     /// struct Down;

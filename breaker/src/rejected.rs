@@ -29,8 +29,8 @@ pub enum RejectReason {
 ///
 /// ```
 /// use std::time::Duration;
-/// use breaker::{Breaker, Config, RejectReason};
-/// use breaker::clock::ManualClock;
+/// use breakerbox::{Breaker, Config, RejectReason};
+/// use breakerbox::clock::ManualClock;
 ///
 /// let clock = ManualClock::new();
 /// let b = Breaker::with_clock("libraryd", Config::default(), clock.clone());
@@ -193,7 +193,7 @@ impl std::error::Error for Rejected {}
 /// So an error type of yours classifies its rejection variant by asking it:
 ///
 /// ```
-/// use breaker::{Breaker, Classify, Config, Outcome, Rejected};
+/// use breakerbox::{Breaker, Classify, Config, Outcome, Rejected};
 ///
 /// enum LibError {
 ///     Unavailable,

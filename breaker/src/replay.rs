@@ -11,8 +11,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use breaker::replay::Replay;
-//! use breaker::{Config, Outcome, RejectReason, State};
+//! use breakerbox::replay::Replay;
+//! use breakerbox::{Config, Outcome, RejectReason, State};
 //!
 //! let config = Config::builder()
 //!     .count_window(4)

@@ -82,7 +82,7 @@ impl fmt::Display for State {
 /// [`totals`](Self::totals).
 ///
 /// ```
-/// use breaker::{Breaker, Config, State};
+/// use breakerbox::{Breaker, Config, State};
 ///
 /// let b = Breaker::new("libraryd", Config::builder().count_window(4).min_calls(2).build()?);
 /// b.try_acquire().unwrap().success();
@@ -91,7 +91,7 @@ impl fmt::Display for State {
 /// b.try_acquire().unwrap().success();
 /// assert_eq!(b.snapshot().failure_rate, Some(0.0));
 /// assert_eq!(b.snapshot().trial, None);
-/// # Ok::<(), breaker::ConfigError>(())
+/// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
@@ -128,8 +128,8 @@ pub struct Snapshot {
 ///
 /// ```
 /// use std::time::Duration;
-/// use breaker::clock::ManualClock;
-/// use breaker::{Breaker, Config, State};
+/// use breakerbox::clock::ManualClock;
+/// use breakerbox::{Breaker, Config, State};
 ///
 /// let config = Config::builder().count_window(2).min_calls(2).probes(3).successes(2).build()?;
 /// let clock = ManualClock::new();
@@ -150,7 +150,7 @@ pub struct Snapshot {
 ///
 /// second.success(); // the second success closes it
 /// assert_eq!((b.state(), b.snapshot().trial), (State::Closed, None));
-/// # Ok::<(), breaker::ConfigError>(())
+/// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -91,7 +91,7 @@ impl From<Outcome> for Ending {
 /// calls while disabled) are still counted here: they were made.
 ///
 /// ```
-/// use breaker::{Breaker, Config};
+/// use breakerbox::{Breaker, Config};
 ///
 /// let b = Breaker::new("libraryd", Config::builder().count_window(3).min_calls(3).build()?);
 /// b.try_acquire().unwrap().success();
@@ -105,7 +105,7 @@ impl From<Outcome> for Ending {
 /// assert_eq!((t.success, t.failure, t.ignored, t.cancelled, t.rejected), (1, 2, 1, 1, 1));
 /// assert_eq!((t.rejected_by.open, t.rejected_by.bulkhead), (1, 0));
 /// assert_eq!(t.admitted(), 5);
-/// # Ok::<(), breaker::ConfigError>(())
+/// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -145,7 +145,7 @@ impl CallTotals {
 /// forced_open + throttled + bulkhead` is `CallTotals::rejected`.
 ///
 /// ```
-/// use breaker::{Breaker, Config};
+/// use breakerbox::{Breaker, Config};
 ///
 /// let b = Breaker::new("libraryd", Config::builder().max_concurrent(1).build()?);
 /// let held = b.try_acquire().unwrap();
@@ -156,7 +156,7 @@ impl CallTotals {
 ///
 /// let t = b.snapshot().totals;
 /// assert_eq!((t.rejected_by.bulkhead, t.rejected_by.forced_open, t.rejected), (1, 1, 2));
-/// # Ok::<(), breaker::ConfigError>(())
+/// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -9,8 +9,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use breaker::tower::{BreakerError, CircuitBreakerLayer};
-//! use breaker::{Breaker, Config, State};
+//! use breakerbox::tower::{BreakerError, CircuitBreakerLayer};
+//! use breakerbox::{Breaker, Config, State};
 //! use tower::{service_fn, Layer, ServiceExt};
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -24,7 +24,7 @@
 //! assert_eq!(answer.status(), 503); // the response is returned as is, and counted as a failure
 //! assert_eq!(upstream.state(), State::Open);
 //! assert!(matches!(svc.oneshot(()).await, Err(BreakerError::Rejected(_))));
-//! # Ok::<(), breaker::ConfigError>(())
+//! # Ok::<(), breakerbox::ConfigError>(())
 //! # }).unwrap();
 //! ```
 //!

@@ -14,7 +14,7 @@ use std::fmt;
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
-/// use breaker::{Breaker, Config, Event, State, TransitionReason};
+/// use breakerbox::{Breaker, Config, Event, State, TransitionReason};
 ///
 /// let b = Breaker::new("libraryd", Config::builder().count_window(2).min_calls(2).build()?);
 /// let seen = Arc::new(Mutex::new(Vec::new()));
@@ -35,7 +35,7 @@ use std::fmt;
 ///     ]
 /// );
 /// assert_eq!(TransitionReason::FailureRate.as_str(), "failure_rate");
-/// # Ok::<(), breaker::ConfigError>(())
+/// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]

@@ -9,8 +9,8 @@ use std::sync::{Arc, Once};
 use std::task::{Context, Waker};
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, RejectReason, State};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config, RejectReason, State};
 
 fn limited(calls: u32) -> Config {
     Config::builder().max_concurrent(calls).build().unwrap()
@@ -60,9 +60,9 @@ fn bulkhead_rejects_the_65th_concurrent_call_with_64_in_flight() {
 fn a_slot_is_freed_when_its_call_records_a_result() {
     let (b, _clock) = breaker(limited(1));
     for (i, end) in [
-        |p: breaker::Permit<'_>| p.success(),
-        |p: breaker::Permit<'_>| p.failure(),
-        |p: breaker::Permit<'_>| p.ignore(),
+        |p: breakerbox::Permit<'_>| p.success(),
+        |p: breakerbox::Permit<'_>| p.failure(),
+        |p: breakerbox::Permit<'_>| p.ignore(),
     ]
     .into_iter()
     .enumerate()
@@ -380,7 +380,7 @@ fn a_limited_breaker_counts_its_window_as_an_unlimited_one() {
 
 #[test]
 fn each_key_of_a_family_has_a_bulkhead_of_its_own() {
-    use breaker::__private::Keyed;
+    use breakerbox::__private::Keyed;
 
     let family = Keyed::new(Arc::from("bulkhead::replicas"), limited(1), 8);
     let first = family.breaker("10.0.0.1:7000");
@@ -402,7 +402,7 @@ fn each_key_of_a_family_has_a_bulkhead_of_its_own() {
 #[cfg(feature = "tower")]
 #[tokio::test]
 async fn the_keyed_tower_layer_limits_each_key_apart() {
-    use breaker::tower::{BreakerError, KeyedCircuitBreakerLayer};
+    use breakerbox::tower::{BreakerError, KeyedCircuitBreakerLayer};
     use tower::{service_fn, Layer, Service, ServiceExt};
 
     let layer = KeyedCircuitBreakerLayer::new("bulkhead::hosts", limited(1), 8, |host: &String| {

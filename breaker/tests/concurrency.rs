@@ -9,8 +9,8 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, Event, Permit, RejectReason, State};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config, Event, Permit, RejectReason, State};
 
 /// `Breaker` can be shared between threads (rule 11), checked at compile time.
 const _: () = {

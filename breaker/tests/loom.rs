@@ -22,8 +22,8 @@
 
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, CallTotals, Config, Event, Outcome, Permit, RejectReason, State};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, CallTotals, Config, Event, Outcome, Permit, RejectReason, State};
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
@@ -840,7 +840,7 @@ fn totals_count_every_ending_exactly_once() {
 
 // 8. Keyed families: a member is born in its family's state.
 
-use breaker::__private::{FamilyAction, Keyed};
+use breakerbox::__private::{FamilyAction, Keyed};
 
 const REPLICA: &str = "10.0.0.1:7000";
 

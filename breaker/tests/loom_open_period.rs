@@ -11,8 +11,8 @@
 
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, Event, Permit, State, TransitionReason};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config, Event, Permit, State, TransitionReason};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 

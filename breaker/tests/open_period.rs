@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use breaker::clock::{Clock, ManualClock};
-use breaker::{Breaker, Config, RejectReason, State, TransitionReason};
+use breakerbox::clock::{Clock, ManualClock};
+use breakerbox::{Breaker, Config, RejectReason, State, TransitionReason};
 
 const NANO: Duration = Duration::from_nanos(1);
 const SEC: Duration = Duration::from_secs(1);

@@ -7,8 +7,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, ConfigBuilder, Event, RejectReason, State};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config, ConfigBuilder, Event, RejectReason, State};
 
 const OPEN_FOR: Duration = Duration::from_secs(5);
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -109,7 +109,7 @@ fn a_hung_probes_own_late_result_reopens_the_breaker() {
     for (ending, end) in [
         (
             "success",
-            (|p: breaker::Permit<'_>| p.success()) as fn(breaker::Permit<'_>),
+            (|p: breakerbox::Permit<'_>| p.success()) as fn(breakerbox::Permit<'_>),
         ),
         ("ignored", |p| p.ignore()),
         ("cancelled", |p| drop(p)),

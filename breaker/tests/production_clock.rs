@@ -8,8 +8,8 @@
 
 use std::time::{Duration, Instant};
 
-use breaker::clock::MonotonicClock;
-use breaker::{Breaker, Config, RejectReason, State};
+use breakerbox::clock::MonotonicClock;
+use breakerbox::{Breaker, Config, RejectReason, State};
 
 fn config(open_for: Duration) -> Config {
     Config::builder()

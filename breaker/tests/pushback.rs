@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{
+use breakerbox::clock::ManualClock;
+use breakerbox::{
     Breaker, Classify, Config, ConfigBuilder, Outcome, RejectReason, State, TransitionReason,
 };
 

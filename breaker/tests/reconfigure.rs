@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, ConfigBuilder, Event, OwnedPermit, State};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config, ConfigBuilder, Event, OwnedPermit, State};
 
 fn opened(config: Config) -> Breaker {
     let b = Breaker::with_clock("libraryd", config, ManualClock::new());

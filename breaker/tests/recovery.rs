@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, ConfigBuilder, Event, RejectReason, State, TransitionReason};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config, ConfigBuilder, Event, RejectReason, State, TransitionReason};
 
 const SEC: Duration = Duration::from_secs(1);
 

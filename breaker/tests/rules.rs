@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, Event, Outcome, RejectReason, State};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config, Event, Outcome, RejectReason, State};
 
 fn breaker(config: Config) -> (Breaker, ManualClock) {
     let clock = ManualClock::new();
@@ -621,9 +621,9 @@ fn panicking_listener_does_not_break_the_breaker() {
 fn breaker_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Breaker>();
-    assert_send_sync::<breaker::Rejected>();
+    assert_send_sync::<breakerbox::Rejected>();
     fn assert_send<T: Send>() {}
-    assert_send::<breaker::Permit<'static>>();
+    assert_send::<breakerbox::Permit<'static>>();
 }
 
 #[test]

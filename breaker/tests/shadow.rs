@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, Event, RejectReason, State, TransitionReason};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config, Event, RejectReason, State, TransitionReason};
 
 fn config(shadow: bool) -> Config {
     Config::builder()

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, ConfigBuilder, State, TransitionReason};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config, ConfigBuilder, State, TransitionReason};
 
 use TransitionReason::*;
 

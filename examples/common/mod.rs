@@ -1,6 +1,6 @@
 //! What the examples that draw a breaker's states share.
 
-use breaker::State;
+use breakerbox::State;
 use plotters::prelude::*;
 
 /// A state's band behind a timeline: green closed, amber half-open, red open.

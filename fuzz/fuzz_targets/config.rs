@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use arbitrary::Arbitrary;
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, State};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config, State};
 use libfuzzer_sys::fuzz_target;
 
 /// A duration as a caller could write it.
@@ -67,7 +67,7 @@ struct Input {
     steps: Vec<Step>,
 }
 
-fn config(input: &Input) -> Result<Config, breaker::ConfigError> {
+fn config(input: &Input) -> Result<Config, breakerbox::ConfigError> {
     let mut b = Config::builder();
     match &input.window {
         Some(RawWindow::Count(n)) => b = b.count_window(*n),

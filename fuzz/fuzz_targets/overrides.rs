@@ -8,8 +8,8 @@
 use std::sync::{Arc, OnceLock};
 
 use arbitrary::Arbitrary;
-use breaker::overrides::{Overrides, CONFIG_KEYS};
-use breaker::{registry, Breaker, Config, State};
+use breakerbox::overrides::{Overrides, CONFIG_KEYS};
+use breakerbox::{registry, Breaker, Config, State};
 use libfuzzer_sys::fuzz_target;
 
 const NAME: &str = "fuzz::target";

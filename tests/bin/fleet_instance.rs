@@ -14,8 +14,8 @@ use std::io::Read;
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::fleet::Fleet;
-use breaker::{Breaker, Config};
+use breakerbox::fleet::Fleet;
+use breakerbox::{Breaker, Config};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -6,9 +6,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::fleet::{Fleet, FleetEvent};
-use breaker::{Breaker, Config};
 use breaker_workspace::redis_server::RedisServer;
+use breakerbox::fleet::{Fleet, FleetEvent};
+use breakerbox::{Breaker, Config};
 
 /// Opinions live 600 ms unless renewed (every 200 ms); the store gets 100 ms to answer.
 pub const TTL: Duration = Duration::from_millis(600);

@@ -37,7 +37,7 @@ fn example(key: &str) -> &'static str {
 }
 
 /// The key a key needs, written with its example value; empty if it needs none.
-fn needed(key: &breaker_rules::ConfigKey) -> String {
+fn needed(key: &breakerbox_rules::ConfigKey) -> String {
     match key.needs.as_ref().map(|n| n.what) {
         Some(TIME_WINDOW) => "window = \"10s\"".to_owned(),
         Some(other) => format!("{other} = {}", example(other)),
@@ -53,7 +53,7 @@ fn parsed(text: &str) -> (Args, Vec<syn::Error>) {
 
 #[test]
 fn every_configuration_key_is_parsed_and_reaches_the_builder() {
-    let p = quote!(::breaker::__private);
+    let p = quote!(::breakerbox::__private);
     for key in &CONFIG_KEYS {
         let base = needed(key);
         let text = format!("{base}, {} = {}", key.name, example(key.name));

@@ -2,8 +2,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use breaker::clock::Clock;
-use breaker::{Breaker, Event, Permit, RejectReason};
+use breakerbox::clock::Clock;
+use breakerbox::{Breaker, Event, Permit, RejectReason};
 
 use super::*;
 use crate::robust::perturb;

@@ -99,7 +99,7 @@ impl Breaker {
     /// in flight counted until they end.
     ///
     /// ```
-    /// use breaker::{Breaker, Config, RejectReason};
+    /// use breakerbox::{Breaker, Config, RejectReason};
     ///
     /// let b = Breaker::new("libraryd", Config::builder().max_concurrent(2).build()?);
     /// let first = b.try_acquire().unwrap();
@@ -113,7 +113,7 @@ impl Breaker {
     /// first.success();
     /// drop(second); // cancelled: its slot is freed too
     /// assert_eq!(b.in_flight(), 0);
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub fn in_flight(&self) -> u32 {
         self.shared.in_flight().load(Ordering::Relaxed)

@@ -32,7 +32,7 @@ impl Breaker {
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
-    /// use breaker::{Breaker, CallEnding, Config};
+    /// use breakerbox::{Breaker, CallEnding, Config};
     ///
     /// let b = Breaker::new("libraryd", Config::default());
     /// let endings = Arc::new(Mutex::new(Vec::new()));

@@ -126,9 +126,9 @@ impl Breaker {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breaker::clock::ManualClock;
-    /// use breaker::recording::CallOutcome;
-    /// use breaker::{Breaker, Config, Outcome, RejectReason};
+    /// use breakerbox::clock::ManualClock;
+    /// use breakerbox::recording::CallOutcome;
+    /// use breakerbox::{Breaker, Config, Outcome, RejectReason};
     ///
     /// let clock = ManualClock::new();
     /// let b = Breaker::with_clock("libraryd", Config::builder().count_window(1).build()?, clock.clone());

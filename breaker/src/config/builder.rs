@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use breaker_rules::{Settings, LEAST_MIN_CALLS};
+use breakerbox_rules::{Settings, LEAST_MIN_CALLS};
 
 use super::{Backoff, Config, ConfigError, Policy, RampUp, SlowCalls, Window};
 
@@ -14,14 +14,14 @@ use super::{Backoff, Config, ConfigError, Policy, RampUp, SlowCalls, Window};
 ///
 /// ```
 /// use std::time::Duration;
-/// use breaker::Config;
+/// use breakerbox::Config;
 ///
 /// let config = Config::builder().time_window(Duration::from_secs(10), 10).build()?;
 /// assert_eq!(config.min_calls(), 10);
 ///
 /// let err = Config::builder().failure_rate(1.5).build().unwrap_err();
 /// assert_eq!(err.to_string(), "failure_rate must be in (0, 1], got 1.5");
-/// # Ok::<(), breaker::ConfigError>(())
+/// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
@@ -92,12 +92,12 @@ impl ConfigBuilder {
     /// one call never decides, unless the count window holds only 1.
     ///
     /// ```
-    /// use breaker::Config;
+    /// use breakerbox::Config;
     ///
     /// let err = Config::builder().min_calls(1).build().unwrap_err();
     /// assert_eq!(err.to_string(), "min_calls must be at least 2, got 1");
     /// assert_eq!(Config::builder().count_window(1).min_calls(1).build()?.min_calls(), 1);
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub const fn min_calls(mut self, calls: u32) -> Self {
         self.min_calls = Some(calls);
@@ -134,7 +134,7 @@ impl ConfigBuilder {
     /// ([`Config::to_builder`]). Any probe failure still reopens at once.
     ///
     /// ```
-    /// use breaker::Config;
+    /// use breakerbox::Config;
     ///
     /// let config = Config::builder().probes(5).successes(2).build()?;
     /// assert_eq!((config.probes(), config.successes()), (5, 2));
@@ -143,7 +143,7 @@ impl ConfigBuilder {
     ///
     /// let err = Config::builder().probes(2).successes(3).build().unwrap_err();
     /// assert_eq!(err.to_string(), "successes must be at most probes, got 3 with 2 probes");
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub const fn successes(mut self, successes: u32) -> Self {
         self.successes = Some(successes);
@@ -164,14 +164,14 @@ impl ConfigBuilder {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breaker::Config;
+    /// use breakerbox::Config;
     ///
     /// let config = Config::builder().ramp_up(&[10, 30, 60, 100], Duration::from_secs(5)).build()?;
     /// assert_eq!(config.ramp_up().unwrap().percents(), [10, 30, 60, 100]);
     ///
     /// let err = Config::builder().ramp_up(&[10, 50], Duration::from_secs(5)).build().unwrap_err();
     /// assert_eq!(err.to_string(), "ramp_up must end at 100, got [10, 50]");
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub const fn ramp_up(mut self, percents: &[u32], step: Duration) -> Self {
         self.ramp_up = Some(RampUp::new(percents, step));
@@ -221,7 +221,7 @@ impl ConfigBuilder {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breaker::Config;
+    /// use breakerbox::Config;
     ///
     /// let policy = Config::builder().retries(10).retry_backoff(Duration::from_secs(1)).build()?;
     /// assert_eq!(policy.policy().retry_backoff_max(), Duration::from_secs(10));
@@ -236,7 +236,7 @@ impl ConfigBuilder {
     ///     err.to_string(),
     ///     "retry_backoff_max must be at least retry_backoff, got 1s with retry_backoff 2s"
     /// );
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub const fn retry_backoff_max(mut self, max: Duration) -> Self {
         self.policy.backoff_max = Some(max);
@@ -281,7 +281,7 @@ impl ConfigBuilder {
     }
 
     /// Share judgement with the other instances of the service through the fleet (module
-    /// `breaker::fleet`, feature `fleet`): this breaker publishes its own OPENs, and opens
+    /// `breakerbox::fleet`, feature `fleet`): this breaker publishes its own OPENs, and opens
     /// when a quorum of its peers hold its name OPEN. Takes effect once the process
     /// connects a fleet (the `fleet` feature); without one the breaker judges alone. An
     /// override (`Registry::apply`) that turns it on or off joins a running breaker to the
@@ -296,7 +296,7 @@ impl ConfigBuilder {
     /// least 2 (the default), so that one sick or lying instance never opens the fleet.
     ///
     /// ```
-    /// use breaker::Config;
+    /// use breakerbox::Config;
     ///
     /// let err = Config::builder().fleet(true).fleet_quorum(1).build().unwrap_err();
     /// assert_eq!(
@@ -304,7 +304,7 @@ impl ConfigBuilder {
     ///     "fleet_quorum must be at least 2, so that one instance never opens the fleet, got 1"
     /// );
     /// assert_eq!(Config::builder().fleet(true).build()?.fleet_quorum(), 2);
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub const fn fleet_quorum(mut self, peers: u32) -> Self {
         self.fleet_quorum = Some(peers);
@@ -320,12 +320,12 @@ impl ConfigBuilder {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breaker::Config;
+    /// use breakerbox::Config;
     ///
     /// let config = Config::builder().pushback_max(Duration::from_secs(60)).build()?;
     /// assert_eq!(config.pushback_max(), Duration::from_secs(60));
     /// assert_eq!(Config::default().pushback_max(), Duration::from_secs(300));
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub const fn pushback_max(mut self, max: Duration) -> Self {
         self.pushback_max = max;
@@ -369,7 +369,7 @@ impl ConfigBuilder {
     }
 
     /// The configuration, whose rules were checked: by [`build`](Self::build), or by the
-    /// `#[circuit_breaker]` attribute at expansion, with the same rules (`breaker-rules`).
+    /// `#[circuit_breaker]` attribute at expansion, with the same rules (`breakerbox-rules`).
     pub(crate) const fn build_checked(self) -> Config {
         Config {
             window: self.window,
@@ -389,7 +389,7 @@ impl ConfigBuilder {
             fleet: self.fleet,
             fleet_quorum: match self.fleet_quorum {
                 Some(quorum) => quorum,
-                None => breaker_rules::DEFAULT_FLEET_QUORUM,
+                None => breakerbox_rules::DEFAULT_FLEET_QUORUM,
             },
             pushback_max: self.pushback_max,
         }

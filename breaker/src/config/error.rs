@@ -2,12 +2,12 @@
 
 use std::fmt;
 
-use breaker_rules::{Field, Violation};
+use breakerbox_rules::{Field, Violation};
 
 /// A configuration broke a rule: names the field, the rule and the value.
 ///
 /// ```
-/// use breaker::Config;
+/// use breakerbox::Config;
 ///
 /// let err = Config::builder().count_window(20).min_calls(30).build().unwrap_err();
 /// assert_eq!(err.field(), "min_calls");

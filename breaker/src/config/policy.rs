@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use breaker_rules::{Settings, DEFAULT_RETRY_BACKOFF_MAX};
+use breakerbox_rules::{Settings, DEFAULT_RETRY_BACKOFF_MAX};
 
 /// How long a half-open probe may run when neither `probe_timeout` nor `timeout` is given.
 pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -19,7 +19,7 @@ pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 ///
 /// ```
 /// use std::time::Duration;
-/// use breaker::Config;
+/// use breakerbox::Config;
 ///
 /// let config = Config::builder().timeout(Duration::from_millis(800)).retries(2).build()?;
 /// let policy = config.policy();
@@ -29,7 +29,7 @@ pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// assert_eq!(policy.retry_backoff_max(), Duration::from_secs(10));
 /// assert_eq!(policy.retry_budget(), 0.2);
 /// assert_eq!(policy.retry_floor(), 10);
-/// # Ok::<(), breaker::ConfigError>(())
+/// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Policy {

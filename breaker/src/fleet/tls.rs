@@ -115,7 +115,7 @@ impl FleetBuilder {
     /// CA, as most Redis deployments with TLS have. Feature `fleet-tls`.
     ///
     /// ```
-    /// use breaker::fleet::Fleet;
+    /// use breakerbox::fleet::Fleet;
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let not_pem = Fleet::builder("rediss://127.0.0.1:6380").tls_ca("no certificate here").start();

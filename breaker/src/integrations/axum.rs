@@ -17,8 +17,8 @@ use crate::{CallError, Rejected, TimedOut};
 /// ```
 /// use std::time::Duration;
 /// use axum_core::response::IntoResponse;
-/// use breaker::clock::ManualClock;
-/// use breaker::{Breaker, Config, Rejected};
+/// use breakerbox::clock::ManualClock;
+/// use breakerbox::{Breaker, Config, Rejected};
 ///
 /// let clock = ManualClock::new();
 /// let b = Breaker::with_clock("libraryd", Config::builder().count_window(1).build()?, clock.clone());
@@ -29,7 +29,7 @@ use crate::{CallError, Rejected, TimedOut};
 /// assert_eq!(response.status(), 503);
 /// assert_eq!(response.headers()["retry-after"], "4");
 /// assert!(response.extensions().get::<Rejected>().is_some());
-/// # Ok::<(), breaker::ConfigError>(())
+/// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
 impl IntoResponse for Rejected {
     fn into_response(self) -> Response {
@@ -53,7 +53,7 @@ impl IntoResponse for Rejected {
 ///
 /// ```
 /// use axum_core::response::{IntoResponse, Response};
-/// use breaker::circuit_breaker;
+/// use breakerbox::circuit_breaker;
 /// use http::StatusCode;
 ///
 /// #[circuit_breaker(name = "docs::stock", window = 2, min = 2)]
@@ -83,7 +83,7 @@ impl From<Rejected> for Response {
 /// ```
 /// use std::time::Duration;
 /// use axum_core::response::IntoResponse;
-/// use breaker::TimedOut;
+/// use breakerbox::TimedOut;
 ///
 /// let response = TimedOut::new("libraryd", Duration::from_millis(800)).into_response();
 /// assert_eq!(response.status(), 504);
@@ -105,7 +105,7 @@ impl IntoResponse for TimedOut {
 /// ```
 /// use std::time::Duration;
 /// use axum_core::response::Response;
-/// use breaker::TimedOut;
+/// use breakerbox::TimedOut;
 ///
 /// let response = Response::from(TimedOut::new("libraryd", Duration::from_secs(5)));
 /// assert_eq!(response.status(), 504);
@@ -122,7 +122,7 @@ impl From<TimedOut> for Response {
 /// ```
 /// use std::time::Duration;
 /// use axum_core::response::IntoResponse;
-/// use breaker::{CallError, TimedOut};
+/// use breakerbox::{CallError, TimedOut};
 ///
 /// let timed_out = CallError::from(TimedOut::new("libraryd", Duration::from_secs(5)));
 /// assert_eq!(timed_out.into_response().status(), 504);

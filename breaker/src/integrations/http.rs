@@ -12,7 +12,7 @@ use crate::{Classify, Outcome, Rejected};
 /// answer too, unless a [`StatusClassifier`] says otherwise.
 ///
 /// ```
-/// use breaker::{Classify, Outcome};
+/// use breakerbox::{Classify, Outcome};
 /// use http::StatusCode;
 ///
 /// assert_eq!(StatusCode::SERVICE_UNAVAILABLE.classify(), Outcome::Failure);
@@ -39,7 +39,7 @@ impl Classify for StatusCode {
 ///
 /// ```
 /// use std::time::Duration;
-/// use breaker::{Classify, Outcome};
+/// use breakerbox::{Classify, Outcome};
 ///
 /// let response = http::Response::builder().status(502).body(()).unwrap();
 /// assert_eq!(response.classify(), Outcome::Failure);
@@ -84,7 +84,7 @@ pub(crate) fn retry_after(status: StatusCode, headers: &HeaderMap) -> Option<Dur
 /// wrong; so it counts only when configured.
 ///
 /// ```
-/// use breaker::{Outcome, StatusClassifier};
+/// use breakerbox::{Outcome, StatusClassifier};
 /// use http::StatusCode;
 ///
 /// let strict = StatusClassifier::SERVER_ERRORS.with_too_many_requests();
@@ -98,8 +98,8 @@ pub(crate) fn retry_after(status: StatusCode, headers: &HeaderMap) -> Option<Dur
 /// ```
 /// # #[cfg(feature = "tower")] {
 /// use std::sync::Arc;
-/// use breaker::tower::CircuitBreakerLayer;
-/// use breaker::{Breaker, Config, StatusClassifier};
+/// use breakerbox::tower::CircuitBreakerLayer;
+/// use breakerbox::{Breaker, Config, StatusClassifier};
 ///
 /// let layer = CircuitBreakerLayer::new(Arc::new(Breaker::new("docs::throttled", Config::default())))
 ///     .classify_with(StatusClassifier::SERVER_ERRORS.with_too_many_requests());

@@ -9,7 +9,7 @@ use crate::{Classify, Outcome, StatusClassifier};
 /// a body that arrived but did not decode, or too many redirects, are answers.
 ///
 /// ```
-/// use breaker::{Classify, Outcome};
+/// use breakerbox::{Classify, Outcome};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let unbuilt = reqwest::Client::new().get("not a url").send().await.unwrap_err();
@@ -23,7 +23,7 @@ use crate::{Classify, Outcome, StatusClassifier};
 /// `impl From<Rejected>`):
 ///
 /// ```
-/// use breaker::{circuit_breaker, Rejected};
+/// use breakerbox::{circuit_breaker, Rejected};
 ///
 /// #[circuit_breaker(name = "docs::catalog", fallback = cached_title)]
 /// async fn title(client: &reqwest::Client, isbn: &str) -> Result<String, reqwest::Error> {
@@ -46,7 +46,7 @@ use crate::{Classify, Outcome, StatusClassifier};
 ///
 /// ```
 /// use std::time::Duration;
-/// use breaker::{Classify, Outcome};
+/// use breakerbox::{Classify, Outcome};
 ///
 /// let restarting = http::Response::builder()
 ///     .status(503)

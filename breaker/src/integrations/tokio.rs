@@ -8,7 +8,7 @@ use crate::{Classify, Outcome};
 ///
 /// ```
 /// use std::time::Duration;
-/// use breaker::{Classify, Outcome};
+/// use breakerbox::{Classify, Outcome};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
 /// let late = tokio::time::timeout(Duration::from_millis(10), std::future::pending::<()>()).await;

@@ -14,7 +14,7 @@ super::grpc::status_impls!(
         /// over the network carries no source and is judged by its code.
         ///
         /// ```
-        /// use breaker::{Breaker, Classify, Config, Outcome};
+        /// use breakerbox::{Breaker, Classify, Config, Outcome};
         /// use tonic::Status;
         ///
         /// assert_eq!(Status::unavailable("restarting").classify(), Outcome::Failure);
@@ -38,8 +38,8 @@ super::grpc::status_impls!(
         /// ```
         /// use std::error::Error;
         /// use std::time::Duration;
-        /// use breaker::clock::ManualClock;
-        /// use breaker::{Breaker, Config, Rejected};
+        /// use breakerbox::clock::ManualClock;
+        /// use breakerbox::{Breaker, Config, Rejected};
         /// use tonic::{Code, Status};
         ///
         /// let clock = ManualClock::new();
@@ -52,7 +52,7 @@ super::grpc::status_impls!(
         /// assert_eq!(status.message(), "circuit 'libraryd' is open; retry in 3.5s");
         /// assert_eq!(status.metadata().get("grpc-retry-pushback-ms").unwrap(), "3500");
         /// assert!(status.source().unwrap().downcast_ref::<Rejected>().is_some());
-        /// # Ok::<(), breaker::ConfigError>(())
+        /// # Ok::<(), breakerbox::ConfigError>(())
         /// ```
     }
     timed_out {
@@ -65,7 +65,7 @@ super::grpc::status_impls!(
         /// ```
         /// use std::error::Error;
         /// use std::time::Duration;
-        /// use breaker::TimedOut;
+        /// use breakerbox::TimedOut;
         /// use tonic::{Code, Status};
         ///
         /// let status = Status::from(TimedOut::new("libraryd", Duration::from_millis(800)));

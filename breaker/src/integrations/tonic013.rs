@@ -9,7 +9,7 @@ super::grpc::status_impls!(
         /// [`Rejected`](crate::Rejected) in this process is ignored.
         ///
         /// ```
-        /// use breaker::{Classify, Outcome};
+        /// use breakerbox::{Classify, Outcome};
         /// use tonic013::Status;
         ///
         /// assert_eq!(Status::unavailable("restarting").classify(), Outcome::Failure);
@@ -22,8 +22,8 @@ super::grpc::status_impls!(
         ///
         /// ```
         /// use std::time::Duration;
-        /// use breaker::clock::ManualClock;
-        /// use breaker::{Breaker, Config};
+        /// use breakerbox::clock::ManualClock;
+        /// use breakerbox::{Breaker, Config};
         /// use tonic013::{Code, Status};
         ///
         /// let clock = ManualClock::new();
@@ -34,7 +34,7 @@ super::grpc::status_impls!(
         /// let status = Status::from(b.try_acquire().unwrap_err());
         /// assert_eq!(status.code(), Code::Unavailable);
         /// assert_eq!(status.metadata().get("grpc-retry-pushback-ms").unwrap(), "3500");
-        /// # Ok::<(), breaker::ConfigError>(())
+        /// # Ok::<(), breakerbox::ConfigError>(())
         /// ```
     }
     timed_out {
@@ -43,7 +43,7 @@ super::grpc::status_impls!(
         ///
         /// ```
         /// use std::time::Duration;
-        /// use breaker::TimedOut;
+        /// use breakerbox::TimedOut;
         /// use tonic013::{Code, Status};
         ///
         /// let status = Status::from(TimedOut::new("libraryd", Duration::from_millis(800)));

@@ -24,7 +24,7 @@ use crate::{Breaker, CallEnding, CallEvent, Config};
 /// and above 10 s is `+Inf`, which no client waits for.
 ///
 /// ```
-/// use breaker::metrics::CALL_DURATION_BUCKETS;
+/// use breakerbox::metrics::CALL_DURATION_BUCKETS;
 ///
 /// assert_eq!(CALL_DURATION_BUCKETS.first(), Some(&0.001));
 /// assert_eq!(CALL_DURATION_BUCKETS.last(), Some(&10.0));

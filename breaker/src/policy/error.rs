@@ -11,7 +11,7 @@ use crate::{Rejected, TimedOut};
 ///
 /// ```
 /// use std::time::Duration;
-/// use breaker::{CallError, Rejected, TimedOut};
+/// use breakerbox::{CallError, Rejected, TimedOut};
 ///
 /// let err = CallError::from(TimedOut::new("libraryd", Duration::from_millis(800)));
 /// assert_eq!(err.to_string(), "call to 'libraryd' timed out after 800ms");

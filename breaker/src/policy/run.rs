@@ -194,7 +194,7 @@ impl Breaker {
     /// use std::io;
     /// use std::sync::atomic::{AtomicU32, Ordering};
     /// use std::time::Duration;
-    /// use breaker::{Breaker, Config};
+    /// use breakerbox::{Breaker, Config};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
     /// #     .build().unwrap().block_on(async {
@@ -230,7 +230,7 @@ impl Breaker {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breaker::{Breaker, CallError, Config, Outcome};
+    /// use breakerbox::{Breaker, CallError, Config, Outcome};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
     /// #     .build().unwrap().block_on(async {

@@ -12,8 +12,8 @@ use crate::{Classify, Outcome, Rejected};
 /// `Fn(&Result<Res, E>) -> Outcome`.
 ///
 /// ```
-/// use breaker::tower::ClassifyResponse;
-/// use breaker::Outcome;
+/// use breakerbox::tower::ClassifyResponse;
+/// use breakerbox::Outcome;
 ///
 /// // A JSON API that reports overload in a 200 body.
 /// let overloaded = |r: &Result<String, std::io::Error>| match r {
@@ -25,8 +25,8 @@ use crate::{Classify, Outcome, Rejected};
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot judge a `Result<{Res}, {E}>` for the breaker",
-    note = "implement `breaker::Classify` for `{Res}` to use the default classifier, or pass \
-            a `Fn(&Result<{Res}, {E}>) -> breaker::Outcome` to `classify_with`"
+    note = "implement `breakerbox::Classify` for `{Res}` to use the default classifier, or pass \
+            a `Fn(&Result<{Res}, {E}>) -> breakerbox::Outcome` to `classify_with`"
 )]
 pub trait ClassifyResponse<Res, E> {
     /// The outcome this result means for the breaker.
@@ -65,8 +65,8 @@ where
 /// two, or use [`ErrorClassifier`] or a classifier of your own.)
 ///
 /// ```
-/// use breaker::tower::{ClassifyResponse, DefaultClassifier};
-/// use breaker::Outcome;
+/// use breakerbox::tower::{ClassifyResponse, DefaultClassifier};
+/// use breakerbox::Outcome;
 ///
 /// let ok = http::Response::builder().status(404).body(()).unwrap();
 /// assert_eq!(DefaultClassifier.classify(&Ok::<_, ()>(ok)), Outcome::Success);
@@ -76,9 +76,9 @@ where
 /// );
 ///
 /// // An inner breaker layer's rejection, boxed on its way up.
-/// let b = std::sync::Arc::new(breaker::Breaker::new("docs::inner", breaker::Config::default()));
+/// let b = std::sync::Arc::new(breakerbox::Breaker::new("docs::inner", breakerbox::Config::default()));
 /// b.force_open();
-/// let rejected = breaker::tower::BreakerError::<std::io::Error>::from(b.try_acquire().unwrap_err());
+/// let rejected = breakerbox::tower::BreakerError::<std::io::Error>::from(b.try_acquire().unwrap_err());
 /// let boxed: Result<http::Response<()>, tower::BoxError> = Err(rejected.into());
 /// assert_eq!(DefaultClassifier.classify(&boxed), Outcome::Ignored);
 /// ```
@@ -128,8 +128,8 @@ fn is_rejection<E: 'static>(error: &E) -> bool {
 /// whose errors tell answers from failures, e.g. a gRPC client returning `tonic::Status`.
 ///
 /// ```
-/// use breaker::tower::{ClassifyResponse, ErrorClassifier};
-/// use breaker::Outcome;
+/// use breakerbox::tower::{ClassifyResponse, ErrorClassifier};
+/// use breakerbox::Outcome;
 ///
 /// let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
 /// let not_found = std::io::Error::from(std::io::ErrorKind::NotFound);

@@ -9,8 +9,8 @@ use crate::Rejected;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use breaker::tower::{BreakerError, CircuitBreakerLayer};
-/// use breaker::{Breaker, Config};
+/// use breakerbox::tower::{BreakerError, CircuitBreakerLayer};
+/// use breakerbox::{Breaker, Config};
 /// use tower::{service_fn, Layer, ServiceExt};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {

@@ -19,8 +19,8 @@ use crate::{Breaker, Config};
 /// exists already is found without allocating beyond what the key function does.
 ///
 /// ```
-/// use breaker::tower::KeyedCircuitBreakerLayer;
-/// use breaker::{registry, Config};
+/// use breakerbox::tower::KeyedCircuitBreakerLayer;
+/// use breakerbox::{registry, Config};
 /// use tower::{service_fn, Layer, Service, ServiceExt};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -58,8 +58,8 @@ impl<F, C> KeyedCircuitBreakerLayer<F, C> {
     /// that key gets a new breaker. The layer's services share the family.
     ///
     /// ```
-    /// use breaker::tower::KeyedCircuitBreakerLayer;
-    /// use breaker::{registry, Config};
+    /// use breakerbox::tower::KeyedCircuitBreakerLayer;
+    /// use breakerbox::{registry, Config};
     /// use tower::{service_fn, Layer, Service, ServiceExt};
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {

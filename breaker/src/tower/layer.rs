@@ -14,8 +14,8 @@ use crate::Breaker;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use breaker::tower::CircuitBreakerLayer;
-/// use breaker::{Breaker, Config};
+/// use breakerbox::tower::CircuitBreakerLayer;
+/// use breakerbox::{Breaker, Config};
 /// use tower::{service_fn, Layer};
 ///
 /// let layer = CircuitBreakerLayer::new(Arc::new(Breaker::new("docs::shared", Config::default())));
@@ -44,8 +44,8 @@ impl<C> CircuitBreakerLayer<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use breaker::tower::CircuitBreakerLayer;
-    /// use breaker::{Breaker, Config, Outcome};
+    /// use breakerbox::tower::CircuitBreakerLayer;
+    /// use breakerbox::{Breaker, Config, Outcome};
     ///
     /// let layer = CircuitBreakerLayer::new(Arc::new(Breaker::new("docs::custom", Config::default())))
     ///     .classify_with(|r: &Result<u16, std::io::Error>| match r {

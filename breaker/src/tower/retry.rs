@@ -36,8 +36,8 @@ use crate::{Breaker, Classify, Outcome};
 /// use std::sync::atomic::{AtomicU32, Ordering};
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use breaker::tower::{CircuitBreakerLayer, RetryFailures};
-/// use breaker::{Breaker, Config};
+/// use breakerbox::tower::{CircuitBreakerLayer, RetryFailures};
+/// use breakerbox::{Breaker, Config};
 /// use tower::retry::RetryLayer;
 /// use tower::timeout::TimeoutLayer;
 /// use tower::{service_fn, ServiceBuilder, ServiceExt};
@@ -64,7 +64,7 @@ use crate::{Breaker, Classify, Outcome};
 /// assert_eq!(response.status(), 200); // the 503 was retried
 /// assert_eq!(hits.load(Ordering::SeqCst), 2);
 /// assert_eq!(b.snapshot().totals.retries, 1);
-/// # Ok::<(), breaker::ConfigError>(())
+/// # Ok::<(), breakerbox::ConfigError>(())
 /// # }).unwrap();
 /// ```
 pub struct RetryFailures<C = DefaultClassifier> {
@@ -138,13 +138,13 @@ impl<C> RetryFailures<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use breaker::tower::{ErrorClassifier, RetryFailures};
-    /// use breaker::{Breaker, Config};
+    /// use breakerbox::tower::{ErrorClassifier, RetryFailures};
+    /// use breakerbox::{Breaker, Config};
     ///
     /// let b = Arc::new(Breaker::new("docs::grpc", Config::builder().retries(1).build()?));
     /// let policy = RetryFailures::new(b).classify_with(ErrorClassifier);
     /// assert_eq!(policy.breaker().name(), "docs::grpc");
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub fn classify_with<D>(self, classifier: D) -> RetryFailures<D> {
         RetryFailures {
@@ -219,8 +219,8 @@ where
 /// A rejection says nothing about the downstream; an inner error as its own impl says.
 ///
 /// ```
-/// use breaker::tower::BreakerError;
-/// use breaker::{Breaker, Classify, Config, Outcome};
+/// use breakerbox::tower::BreakerError;
+/// use breakerbox::{Breaker, Classify, Config, Outcome};
 ///
 /// let b = Breaker::new("docs::classify", Config::default());
 /// b.force_open();

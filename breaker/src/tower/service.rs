@@ -23,8 +23,8 @@ impl<S, C> CircuitBreakerService<S, C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use breaker::tower::CircuitBreakerLayer;
-    /// use breaker::{Breaker, Config, State};
+    /// use breakerbox::tower::CircuitBreakerLayer;
+    /// use breakerbox::{Breaker, Config, State};
     /// use tower::{service_fn, Layer};
     ///
     /// let layer = CircuitBreakerLayer::new(Arc::new(Breaker::new("docs::svc", Config::default())));

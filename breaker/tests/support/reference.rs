@@ -56,10 +56,10 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 use std::time::Duration;
 
-use breaker::clock::{Clock, ManualClock};
+use breakerbox::clock::{Clock, ManualClock};
 use std::sync::{Arc, Mutex};
 
-use breaker::{
+use breakerbox::{
     Breaker, Config, ConfigError, Event, Permit, RejectReason, RejectedBy, State, TransitionReason,
 };
 

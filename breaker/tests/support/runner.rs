@@ -26,8 +26,8 @@ use std::rc::Rc;
 use std::task::Poll;
 use std::time::Duration;
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, CallError, Outcome};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, CallError, Outcome};
 
 use crate::reference::{observe_as, Ended, Model, ModelPermit, Refusal, Spec, Verdict};
 

@@ -3,8 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use breaker::clock::ManualClock;
-use breaker::{Breaker, Config, Event, State, TransitionReason};
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config, Event, State, TransitionReason};
 
 /// Every transition the breaker made, in order: from, to, why.
 pub type Seen = Arc<Mutex<Vec<(State, State, TransitionReason)>>>;

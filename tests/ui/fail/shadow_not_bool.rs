@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 
 #[derive(Debug)]
 pub struct Down;

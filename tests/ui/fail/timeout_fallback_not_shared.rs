@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, Classify, Outcome, Rejected};
+use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
 
 #[derive(Debug)]
 pub struct Down;
@@ -15,8 +15,8 @@ impl From<Rejected> for Down {
     }
 }
 
-impl From<breaker::TimedOut> for Down {
-    fn from(_: breaker::TimedOut) -> Self {
+impl From<breakerbox::TimedOut> for Down {
+    fn from(_: breakerbox::TimedOut) -> Self {
         Down
     }
 }

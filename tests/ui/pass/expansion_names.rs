@@ -3,7 +3,7 @@
 
 #![allow(non_upper_case_globals, non_snake_case, clippy::too_many_arguments)]
 
-use breaker::{circuit_breaker, Rejected};
+use breakerbox::{circuit_breaker, Rejected};
 
 const BREAKER: u32 = 7;
 static BREAKER_CONFIG: &str = "mine";
@@ -11,9 +11,9 @@ static BREAKER_CONFIG: &str = "mine";
 #[derive(Debug, PartialEq)]
 struct Down;
 
-impl breaker::Classify for Down {
-    fn classify(&self) -> breaker::Outcome {
-        breaker::Outcome::Failure
+impl breakerbox::Classify for Down {
+    fn classify(&self) -> breakerbox::Outcome {
+        breakerbox::Outcome::Failure
     }
 }
 
@@ -23,8 +23,8 @@ impl From<Rejected> for Down {
     }
 }
 
-impl From<breaker::TimedOut> for Down {
-    fn from(_: breaker::TimedOut) -> Self {
+impl From<breakerbox::TimedOut> for Down {
+    fn from(_: breakerbox::TimedOut) -> Self {
         Down
     }
 }

@@ -4,19 +4,19 @@
 use std::fmt::Display;
 use std::io;
 
-use breaker::{circuit_breaker, Classify, Outcome};
+use breakerbox::{circuit_breaker, Classify, Outcome};
 
 #[derive(Debug)]
 struct Down;
 
-impl breaker::Classify for Down {
-    fn classify(&self) -> breaker::Outcome {
-        breaker::Outcome::Failure
+impl breakerbox::Classify for Down {
+    fn classify(&self) -> breakerbox::Outcome {
+        breakerbox::Outcome::Failure
     }
 }
 
-impl From<breaker::Rejected> for Down {
-    fn from(_: breaker::Rejected) -> Self {
+impl From<breakerbox::Rejected> for Down {
+    fn from(_: breakerbox::Rejected) -> Self {
         Down
     }
 }
@@ -76,7 +76,7 @@ fn classify_u32(_: &u32) -> Outcome {
     Outcome::Success
 }
 
-async fn zero(_input: u32, _rejected: breaker::Rejected) -> u32 {
+async fn zero(_input: u32, _rejected: breakerbox::Rejected) -> u32 {
     0
 }
 
@@ -97,7 +97,7 @@ impl Classify for Status {
     }
 }
 
-async fn unavailable(_rejected: breaker::Rejected) -> Status {
+async fn unavailable(_rejected: breakerbox::Rejected) -> Status {
     Status(503)
 }
 

@@ -1,4 +1,4 @@
-//! The expansion names only absolute paths: local `core`, `std` and `breaker` modules, and
+//! The expansion names only absolute paths: local `core`, `std`, `breaker` and `breakerbox` modules, and
 //! local items named like the expansion's, change nothing.
 
 #![allow(dead_code, non_camel_case_types)]
@@ -6,6 +6,7 @@
 mod core {}
 mod std {}
 mod breaker {}
+mod breakerbox {}
 
 struct Result;
 struct Ok;
@@ -18,19 +19,19 @@ const BREAKER_CONFIG: () = ();
 #[derive(Debug)]
 struct Down;
 
-impl ::breaker::Classify for Down {
-    fn classify(&self) -> ::breaker::Outcome {
-        ::breaker::Outcome::Failure
+impl ::breakerbox::Classify for Down {
+    fn classify(&self) -> ::breakerbox::Outcome {
+        ::breakerbox::Outcome::Failure
     }
 }
 
-impl ::std::convert::From<::breaker::Rejected> for Down {
-    fn from(_: ::breaker::Rejected) -> Self {
+impl ::std::convert::From<::breakerbox::Rejected> for Down {
+    fn from(_: ::breakerbox::Rejected) -> Self {
         Down
     }
 }
 
-#[::breaker::circuit_breaker(window = 4, key = id)]
+#[::breakerbox::circuit_breaker(window = 4, key = id)]
 async fn get(id: u32, breaker: u32, permit: u32, out: u32) -> ::core::result::Result<u32, Down> {
     let rejected = breaker + permit + out;
     ::core::result::Result::Ok(id + rejected)

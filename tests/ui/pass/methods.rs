@@ -4,19 +4,19 @@
 use std::io;
 use std::sync::Arc;
 
-use breaker::{circuit_breaker, Rejected};
+use breakerbox::{circuit_breaker, Rejected};
 
 #[derive(Debug)]
 struct Down;
 
-impl breaker::Classify for Down {
-    fn classify(&self) -> breaker::Outcome {
-        breaker::Outcome::Failure
+impl breakerbox::Classify for Down {
+    fn classify(&self) -> breakerbox::Outcome {
+        breakerbox::Outcome::Failure
     }
 }
 
-impl From<breaker::Rejected> for Down {
-    fn from(_: breaker::Rejected) -> Self {
+impl From<breakerbox::Rejected> for Down {
+    fn from(_: breakerbox::Rejected) -> Self {
         Down
     }
 }

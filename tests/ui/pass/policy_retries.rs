@@ -5,12 +5,12 @@ use std::fmt::Display;
 use std::future::Future;
 use std::sync::Arc;
 
-use breaker::{circuit_breaker, Outcome, Rejected, TimedOut};
+use breakerbox::{circuit_breaker, Outcome, Rejected, TimedOut};
 
 #[derive(Debug)]
 struct Down;
 
-impl breaker::Classify for Down {
+impl breakerbox::Classify for Down {
     fn classify(&self) -> Outcome {
         Outcome::Failure
     }
@@ -35,7 +35,7 @@ type Res<T> = Result<T, Down>;
 #[derive(Debug)]
 struct Refused;
 
-impl breaker::Classify for Refused {
+impl breakerbox::Classify for Refused {
     fn classify(&self) -> Outcome {
         Outcome::Failure
     }

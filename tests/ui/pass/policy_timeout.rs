@@ -6,12 +6,12 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::sync::Arc;
 
-use breaker::{circuit_breaker, Outcome, Rejected, TimedOut};
+use breakerbox::{circuit_breaker, Outcome, Rejected, TimedOut};
 
 #[derive(Debug)]
 struct Down;
 
-impl breaker::Classify for Down {
+impl breakerbox::Classify for Down {
     fn classify(&self) -> Outcome {
         Outcome::Failure
     }

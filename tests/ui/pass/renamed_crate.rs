@@ -1,6 +1,6 @@
 //! `crate = "..."` names the runtime when it is renamed.
 
-extern crate breaker as resilience;
+extern crate breakerbox as resilience;
 
 use std::io;
 

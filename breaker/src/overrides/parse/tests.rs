@@ -89,7 +89,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
 
 #[test]
 fn keys_left_out_take_the_defaults_of_the_table() {
-    use breaker_rules::KeyDefault;
+    use breakerbox_rules::KeyDefault;
     fn buckets(c: &Config) -> KeyDefault {
         match c.window() {
             Window::Time { buckets, .. } => KeyDefault::Count(buckets),
