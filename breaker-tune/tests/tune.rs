@@ -257,24 +257,3 @@ fn a_trace_recorded_behind_an_enforcing_breaker_is_flagged_censored() {
     assert_eq!(shadow.health.censored, [false]);
     assert!(!report(shadow, "s.csv", "a").contains("shadow mode"));
 }
-
-#[test]
-fn the_tuner_beats_the_defaults_on_the_shipped_trace() {
-    let shipped =
-        Recording::read_csv(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/trace.csv")).unwrap();
-    assert_eq!(shipped.name(), Some("app::get_book"));
-    let tuning = tuned(&shipped);
-    assert_eq!(
-        tuning.health.outages,
-        [Duration::from_secs(20)..Duration::from_secs(40)]
-    );
-    // Recorded through the defaults: the breaker's rejections censor the outage.
-    assert_eq!(tuning.health.censored, [true]);
-    let scores = tuning.recommended_scores();
-    assert_eq!((scores.missed, scores.false_opens), (0, 0));
-    let k = tuning.recommended_row().unwrap();
-    let r = &tuning.robustness;
-    let mean = |s: &[breakerbox_tune::score::Scores]| breakerbox_tune::robust::Spread::of(s).mean;
-    assert!(mean(&r.scores[k]) < mean(&r.baseline));
-    assert!(scores.flaps <= tuning.baseline_scores.flaps, "{scores:?}");
-}
