@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use breakerbox::{
-    circuit_breaker, registry, Breaker, Classify, Outcome, Rejected, State, TimedOut,
+    circuit_breaker, registry, Breaker, CallFailure, Classify, Outcome, Rejected, State, TimedOut,
 };
 use tokio::time::{sleep, Instant};
 
@@ -260,4 +260,47 @@ async fn with_retries_and_a_timeout_the_fallback_answers_only_what_the_retries_d
     assert_eq!((ATTEMPTS.made(), FALLBACKS.made()), (9, 2));
     let t = breaker_of("fallback_on_failure::lookup").snapshot().totals;
     assert_eq!((t.success, t.failure, t.retries), (2, 7, 5));
+}
+
+/// The integration a user reaches for first: an HTTP call returning `reqwest::Error`, which no
+/// user can give a `From<Rejected>` or `From<TimedOut>`. The fallback takes a `CallFailure`.
+#[circuit_breaker(
+    window = 4, min = 2, rate = 0.5, open = "5s",
+    timeout = "1s", fallback = cached, fallback_on = "failure",
+)]
+async fn get_page(delay_ms: u64) -> Result<String, reqwest::Error> {
+    sleep(Duration::from_millis(delay_ms)).await;
+    Ok("fresh".to_owned())
+}
+
+async fn cached(
+    delay_ms: u64,
+    failure: CallFailure<reqwest::Error>,
+) -> Result<String, reqwest::Error> {
+    let _ = delay_ms;
+    Ok(match failure {
+        CallFailure::Rejected(r) => format!("cached: {r}"),
+        CallFailure::TimedOut(t) => format!("cached: {t}"),
+        CallFailure::Error(e) => format!("cached: {e}"),
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fallback_taking_a_call_failure_answers_timeouts_and_rejections_of_a_foreign_error() {
+    assert_eq!(get_page(10).await.unwrap(), "fresh");
+    let start = Instant::now();
+    assert_eq!(
+        get_page(5_000).await.unwrap(),
+        "cached: call to 'fallback_on_failure::get_page' timed out after 1s"
+    );
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+    // One timeout in two completed calls reaches the rate: the breaker opened.
+    let b = breaker_of("fallback_on_failure::get_page");
+    assert_eq!(b.state(), State::Open);
+    assert_eq!(
+        get_page(10).await.unwrap(),
+        "cached: circuit 'fallback_on_failure::get_page' is open; retry in 5.0s"
+    );
+    let t = b.snapshot().totals;
+    assert_eq!((t.success, t.failure, t.rejected), (1, 1, 1));
 }

@@ -151,28 +151,62 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
         Some(call) if !on_failure => call,
         _ => from_rejected.clone(),
     };
-    // With `fallback_on = "failure"`: `out` and whether the call failed in, the answer out.
-    let failed = Ident::new("failed", Span::mixed_site());
+    // With `fallback_on = "failure"`: `answer` in, the output or the fallback's answer out.
+    // `answer` is `Ok(output)` for an output the fallback does not answer, else `Err` of how
+    // the call ended, which the fallback takes as a `CallFailure` or as the function's error.
+    let answer = Ident::new("answer", Span::mixed_site());
     let error = Ident::new("error", Span::mixed_site());
+    let failed = Ident::new("failed", Span::mixed_site());
+    let timed = args.timeout.is_some();
     let fall_back = on_failure
         .then(|| fallback_call(&error))
         .flatten()
         .map(|call| {
-            let into_error = match &ret_ty {
-                Some(ty) => quote_spanned!(ret_span=> <#ty as #p::FailureFallback>::into_error),
-                None => quote_spanned!(ret_span=> #p::FailureFallback::into_error),
+            let span = args
+                .fallback
+                .as_ref()
+                .map_or(ret_span, |f| path_span(&f.value));
+            let convert = if timed {
+                quote_spanned!(span=> #p::FromTimedFailure::from_timed_failure)
+            } else {
+                quote_spanned!(span=> #p::FromUntimedFailure::from_untimed_failure)
             };
+            // Located at the fallback, so that a last argument it cannot take is reported there.
+            let failed = Ident::new(&failed.to_string(), Span::mixed_site().located_at(span));
             quote! {
-                if #failed {
-                    match #into_error(#out) {
-                        ::core::result::Result::Ok(#error) => #call,
-                        ::core::result::Result::Err(#out) => #out,
+                match #answer {
+                    ::core::result::Result::Ok(#out) => #out,
+                    ::core::result::Result::Err(#failed) => {
+                        let #error = #convert(#failed);
+                        #call
                     }
-                } else {
-                    #out
                 }
             }
         });
+    // The output as `answer`: `Ok` unless it is a failure the fallback answers.
+    let ending = if timed {
+        quote!(#p::CallFailure)
+    } else {
+        quote!(#p::UntimedFailure)
+    };
+    let into_error = match &ret_ty {
+        Some(ty) => quote_spanned!(ret_span=> <#ty as #p::FailureFallback>::into_error),
+        None => quote_spanned!(ret_span=> #p::FailureFallback::into_error),
+    };
+    let answer_of = |is_failure: TokenStream| {
+        quote! {
+            if #is_failure {
+                match #into_error(#out) {
+                    ::core::result::Result::Ok(#error) => {
+                        ::core::result::Result::Err(#ending::Error(#error))
+                    }
+                    ::core::result::Result::Err(#out) => ::core::result::Result::Ok(#out),
+                }
+            } else {
+                ::core::result::Result::Ok(#out)
+            }
+        }
+    };
     let failure = quote!(::core::matches!(#classify, #p::Outcome::Failure));
 
     // The body borrows `self` and gets its own copy of the other arguments.
@@ -243,13 +277,14 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
                 quote!(let #outcome = #record_output(#permit, &#out);)
             }
         };
+        let answer_failed = answer_of(quote!(::core::matches!(#outcome, #p::Outcome::Failure)));
         return quote! {
             #(#outer_attrs)*
             #vis #sig {
                 #(#inner_attrs)*
                 #acquire
                 let #admission = #breaker.try_acquire();
-                let (#out, #failed) = match #admission {
+                let #answer = match #admission {
                     ::core::result::Result::Ok(#permit) => {
                         let #out_binding = {
                             #(#copies)*
@@ -257,9 +292,11 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
                         }
                         .await;
                         #record_outcome
-                        (#out, ::core::matches!(#outcome, #p::Outcome::Failure))
+                        #answer_failed
                     }
-                    ::core::result::Result::Err(#rejected) => (#from_rejected, true),
+                    ::core::result::Result::Err(#rejected) => {
+                        ::core::result::Result::Err(#ending::Rejected(#rejected))
+                    }
                 };
                 #fall_back
             }
@@ -319,16 +356,18 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
     if let (Some(_), None) = (&args.retries, &args.timeout) {
         // Retried but never timed: no timer, so the error type needs no `From<TimedOut>`.
         let answer = match &fall_back {
-            Some(fall_back) => quote! {
-                let (#out, #failed) = match #result {
-                    ::core::result::Result::Ok(#out) => {
-                        let #failed = #failure;
-                        (#out, #failed)
-                    }
-                    ::core::result::Result::Err(#rejected) => (#from_rejected, true),
-                };
-                #fall_back
-            },
+            Some(fall_back) => {
+                let answer_failed = answer_of(failure.clone());
+                quote! {
+                    let #answer = match #result {
+                        ::core::result::Result::Ok(#out) => #answer_failed,
+                        ::core::result::Result::Err(#rejected) => {
+                            ::core::result::Result::Err(#ending::Rejected(#rejected))
+                        }
+                    };
+                    #fall_back
+                }
+            }
             None => quote! {
                 match #result {
                     ::core::result::Result::Ok(#out) => #out,
@@ -387,21 +426,19 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
         None => quote_spanned!(ret_span=> #p::FromTimedOut::from_timed_out(#timed_out)),
     };
     let answer = match &fall_back {
-        Some(fall_back) => quote! {
-            let (#out, #failed) = match #result {
-                ::core::result::Result::Ok(#out) => {
-                    let #failed = #failure;
-                    (#out, #failed)
-                }
-                ::core::result::Result::Err(#p::CallError::Rejected(#rejected)) => {
-                    (#from_rejected, true)
-                }
-                ::core::result::Result::Err(#p::CallError::TimedOut(#timed_out)) => {
-                    (#on_timed_out, true)
-                }
-            };
-            #fall_back
-        },
+        Some(fall_back) => {
+            let answer_failed = answer_of(failure.clone());
+            // Here the call is timed: the runner's error is a rejection or a timeout.
+            quote! {
+                let #answer = match #result {
+                    ::core::result::Result::Ok(#out) => #answer_failed,
+                    ::core::result::Result::Err(#error) => {
+                        ::core::result::Result::Err(#p::CallFailure::from(#error))
+                    }
+                };
+                #fall_back
+            }
+        }
         None => quote! {
             match #result {
                 ::core::result::Result::Ok(#out) => #out,

@@ -93,7 +93,7 @@ use proc_macro::TokenStream;
 /// | `fleet_quorum` | integer | how many live peers must hold the breaker OPEN before it opens for them, at least 2 (default 2); needs `fleet` |
 /// | `pushback_max` | duration string | a failure carrying the downstream's pushback (`Retry-After`, `grpc-retry-pushback-ms`) opens the breaker for that long, at most this (default 5m; `"0s"` turns pushback off) |
 /// | `fallback` | path | async fn called, instead of returning an error, when the breaker rejects the call |
-/// | `fallback_on` | `"rejection"` or `"failure"` | what the fallback answers: rejected calls, with the `Rejected` (default), or every call that ends in a rejection, a timeout or an error classified `Failure` (after the retries), with the function's error; needs `fallback` |
+/// | `fallback_on` | `"rejection"` or `"failure"` | what the fallback answers: rejected calls, with the `Rejected` (default), or every call that ends in a rejection, a timeout or an error classified `Failure` (after the retries), with a `CallFailure<E>` or the function's error `E`; needs `fallback` |
 /// | `classify` | path | `fn(&R) -> Outcome` used instead of the `Classify` impl of the return type `R` |
 /// | `key` | expression | one breaker per distinct key value |
 /// | `max_keys` | integer | bound on the breakers of `key` (default 1024) |
@@ -290,8 +290,11 @@ use proc_macro::TokenStream;
 ///
 /// With `fallback_on = "failure"` (as Polly, Resilience4j and Spring fall back), the fallback
 /// answers every call that ends in an error that is a rejection, a timeout or classified
-/// `Outcome::Failure`, after any retries, and its last argument is the function's own error
-/// `E` (a rejection made `E::from(rejected)`, a timeout `E::from(timed_out)`). A business error
+/// `Outcome::Failure`, after any retries. Its last argument says how the call ended: a
+/// [`CallFailure<E>`](../breakerbox/enum.CallFailure.html) (`Rejected`, `TimedOut` or the
+/// function's `Error`), which needs no conversion, so that `E` may be a type you cannot add
+/// impls to (`reqwest::Error`); or the function's own error `E`, a rejection made
+/// `E::from(rejected)` and a timeout `E::from(timed_out)`. A business error
 /// (classified `Success`) or an `Ignored` one is returned to the caller as it is, and so is an
 /// `Ok` value classified `Failure`: there is no error to hand over. The breaker counts the
 /// call before the fallback runs, as without it. The body gets its own copy of each argument
@@ -591,7 +594,7 @@ use proc_macro::TokenStream;
 /// `max_concurrent = 0`, `retry_backoff`, `retry_backoff_max`, `retry_budget` or
 /// `retry_floor` without `retries`),
 /// a function that is not `async`, a fallback of the wrong signature (for `fallback_on =
-/// "failure"`, one whose last argument is not the function's error), `fallback_on` without
+/// "failure"`, one whose last argument is neither a `CallFailure<E>` nor the function's error), `fallback_on` without
 /// `fallback` or with another value than `"rejection"` or `"failure"`, an error type without
 /// `From<breakerbox::Rejected>` and no fallback (or without `From<breakerbox::TimedOut>` and a
 /// `timeout`), a return type without `Classify` and no `classify`, and with `retries` a

@@ -210,7 +210,7 @@ pub use crate::events::Event;
 #[cfg(feature = "http")]
 pub use crate::integrations::http::StatusClassifier;
 pub use crate::permit::{OwnedPermit, Permit};
-pub use crate::policy::{CallError, TimedOut};
+pub use crate::policy::{CallError, CallFailure, TimedOut};
 pub use crate::registry::{registry, Entry, Registry};
 pub use crate::rejected::{RejectReason, Rejected};
 pub use crate::state::{Snapshot, State, Trial};

@@ -37,7 +37,7 @@ mod published;
 #[cfg(feature = "policy")]
 mod run;
 
-pub use self::error::CallError;
+pub use self::error::{CallError, CallFailure};
 #[cfg(feature = "policy")]
 pub(crate) use self::published::{Plan, PolicyState};
 #[cfg(feature = "policy")]

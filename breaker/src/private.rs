@@ -9,7 +9,9 @@ pub use crate::declared::{Declared, Name, StaticBreaker, StaticKeyed};
 pub use crate::keyed::{FamilyAction, Keyed};
 #[cfg(feature = "policy")]
 pub use crate::policy::{classified, plain, Classified, Judge, Plain};
-pub use crate::{Breaker, CallError, Classify, Config, Outcome, Permit, Rejected, TimedOut};
+pub use crate::{
+    Breaker, CallError, CallFailure, Classify, Config, Outcome, Permit, Rejected, TimedOut,
+};
 /// Submits an annotated function's [`Declared`] static to the list the registry reads at boot.
 pub use inventory::submit;
 
@@ -116,6 +118,77 @@ impl<T, E> FailureFallback for Result<T, E> {
     }
 }
 
+/// With `fallback_on = "failure"` and no `timeout`: how a call the fallback answers ended.
+#[derive(Debug)]
+pub enum UntimedFailure<E> {
+    Rejected(Rejected),
+    Error(E),
+}
+
+/// With `fallback_on = "failure"` and no `timeout`: the fallback's last argument, a
+/// [`CallFailure`] or the function's error itself.
+#[diagnostic::on_unimplemented(
+    message = "with `fallback_on = \"failure\"`, the fallback cannot take `{Self}` as its last argument",
+    label = "the fallback gets how the call ended: a rejection, or the function's error `{E}`",
+    note = "take `breakerbox::CallFailure<{E}>` (no `From` needed), \
+            or take `{E}` itself and add `impl From<breakerbox::Rejected> for {E}`"
+)]
+pub trait FromUntimedFailure<E>: Sized {
+    fn from_untimed_failure(failure: UntimedFailure<E>) -> Self;
+}
+
+impl<E> FromUntimedFailure<E> for CallFailure<E> {
+    #[inline]
+    fn from_untimed_failure(failure: UntimedFailure<E>) -> Self {
+        match failure {
+            UntimedFailure::Rejected(r) => CallFailure::Rejected(r),
+            UntimedFailure::Error(e) => CallFailure::Error(e),
+        }
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<Rejected>> FromUntimedFailure<E> for E {
+    #[inline]
+    fn from_untimed_failure(failure: UntimedFailure<E>) -> Self {
+        match failure {
+            UntimedFailure::Rejected(r) => E::from(r),
+            UntimedFailure::Error(e) => e,
+        }
+    }
+}
+
+/// With `fallback_on = "failure"` and `timeout`: the fallback's last argument, a
+/// [`CallFailure`] or the function's error itself.
+#[diagnostic::on_unimplemented(
+    message = "with `fallback_on = \"failure\"` and `timeout`, the fallback cannot take `{Self}` as its last argument",
+    label = "the fallback gets how the call ended: a rejection, a timeout, or the function's error `{E}`",
+    note = "take `breakerbox::CallFailure<{E}>` (no `From` needed), \
+            or take `{E}` itself and add `impl From<breakerbox::Rejected> for {E}` and `impl From<breakerbox::TimedOut> for {E}`"
+)]
+pub trait FromTimedFailure<E>: Sized {
+    fn from_timed_failure(failure: CallFailure<E>) -> Self;
+}
+
+impl<E> FromTimedFailure<E> for CallFailure<E> {
+    #[inline]
+    fn from_timed_failure(failure: CallFailure<E>) -> Self {
+        failure
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<Rejected> + From<TimedOut>> FromTimedFailure<E> for E {
+    #[inline]
+    fn from_timed_failure(failure: CallFailure<E>) -> Self {
+        match failure {
+            CallFailure::Rejected(r) => E::from(r),
+            CallFailure::TimedOut(t) => E::from(t),
+            CallFailure::Error(e) => e,
+        }
+    }
+}
+
 /// With `fallback_on = "failure"` and neither `timeout` nor `retries`: reports `output` as
 /// [`Permit::record_output`] does, with the pushback a failure carries, and returns its
 /// outcome, which decides whether the fallback answers.
@@ -182,7 +255,9 @@ where
 #[diagnostic::on_unimplemented(
     message = "a timed-out call cannot be returned as `{Self}`: with `timeout`, its error type needs `From<breakerbox::TimedOut>`",
     label = "this return type cannot carry `breakerbox::TimedOut`",
-    note = "return `Result<T, E>` and add `impl From<breakerbox::TimedOut> for E`"
+    note = "return `Result<T, E>` and add `impl From<breakerbox::TimedOut> for E`, \
+            or pass `fallback = path::to::async_fn` with `fallback_on = \"failure\"`: that fallback answers timeouts too, \
+            and takes `breakerbox::CallFailure<E>`, which needs no `From`"
 )]
 pub trait FromTimedOut {
     fn from_timed_out(timed_out: TimedOut) -> Self;

@@ -14,7 +14,8 @@ fn main() {
         .strip_prefix("renamed-as-")
         .expect("a package named renamed-as-<dependency>");
     let example = first_rust_block(&text).expect("the README has a ```rust block");
-    let out = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("readme_example.rs");
+    let out =
+        Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("readme_example.rs");
     fs::write(out, example.replace("breakerbox", dependency)).expect("OUT_DIR is writable");
 }
 

@@ -28,7 +28,12 @@ impl From<Rejected> for Down {
     }
 }
 
-#[facade::runtime::circuit_breaker(crate = "crate::facade::runtime", window = 4, min = 2, rate = 0.5)]
+#[facade::runtime::circuit_breaker(
+    crate = "crate::facade::runtime",
+    window = 4,
+    min = 2,
+    rate = 0.5
+)]
 async fn fetch(up: bool) -> Result<u32, Down> {
     if up {
         Ok(7)
