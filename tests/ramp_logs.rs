@@ -66,7 +66,7 @@ async fn each_ramp_step_is_logged_and_a_held_step_warns() {
     tokio::time::advance(Duration::from_secs(10)).await;
     logged_calls(1, 10).await; // closes
 
-    let who = r#"breaker="recovery::logged" key="""#;
+    let who = r#"breaker="recovery::logged""#;
     let expected = [
         format!(" WARN breakerbox::trace: circuit breaker opened {who} from=closed to=open reason=failure_rate failure_rate=0.5 calls=2"),
         format!(" INFO breakerbox::trace: circuit breaker state changed {who} from=open to=half_open reason=open_elapsed"),

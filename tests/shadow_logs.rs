@@ -28,7 +28,7 @@ fn a_shadow_breaker_logs_that_it_would_open_and_close() {
     clock.advance(Duration::from_secs(5));
     b.try_acquire().unwrap().success();
 
-    let who = r#"breaker="shadow::logged" key="""#;
+    let who = r#"breaker="shadow::logged""#;
     assert_eq!(
         captured.lines(),
         [

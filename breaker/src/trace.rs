@@ -1,5 +1,6 @@
 //! State transitions and the ramp-up as `tracing` events: a warning when a breaker opens or
-//! the latency guard holds a ramp step, info otherwise.
+//! the latency guard holds a ramp step, info otherwise. A breaker of a keyed family logs its
+//! `key`; a breaker without one logs no `key` field at all.
 
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ pub(crate) fn transition(
 ) {
     let s = breaker.snapshot();
     let name = breaker.name();
-    let key = breaker.key().unwrap_or("");
+    let key = breaker.key();
     if shadow {
         // A breaker that only watches tells what it would do, and changes nothing for the
         // calls: no warning.
@@ -52,6 +53,16 @@ pub(crate) fn transition(
         };
     }
     match to {
+        // Adopted from the fleet: its own window did not open it, so its rates say nothing.
+        State::Open if reason == TransitionReason::FleetOpen => tracing::warn!(
+            breaker = name,
+            key,
+            %from,
+            %to,
+            %reason,
+            quorum = breaker.config().fleet_quorum(),
+            "circuit breaker opened for its peers: a quorum of the fleet holds it open"
+        ),
         State::Open | State::ForcedOpen => tracing::warn!(
             breaker = name,
             key,
@@ -79,7 +90,7 @@ pub(crate) fn transition(
 
 /// The ramp entered a step: the first when the probes succeeded, then each it climbs.
 pub(crate) fn ramp_step(breaker: &Breaker, step: u32, percent: u32) {
-    let (name, key) = (breaker.name(), breaker.key().unwrap_or(""));
+    let (name, key) = (breaker.name(), breaker.key());
     tracing::info!(
         breaker = name,
         key,
@@ -97,7 +108,7 @@ pub(crate) fn ramp_held(
     p99: Duration,
     baseline: Duration,
 ) {
-    let (name, key) = (breaker.name(), breaker.key().unwrap_or(""));
+    let (name, key) = (breaker.name(), breaker.key());
     tracing::warn!(
         breaker = name,
         key,
