@@ -273,11 +273,7 @@ async fn get_page(delay_ms: u64) -> Result<String, reqwest::Error> {
     Ok("fresh".to_owned())
 }
 
-async fn cached(
-    delay_ms: u64,
-    failure: CallFailure<reqwest::Error>,
-) -> Result<String, reqwest::Error> {
-    let _ = delay_ms;
+async fn cached(failure: CallFailure<reqwest::Error>) -> Result<String, reqwest::Error> {
     Ok(match failure {
         CallFailure::Rejected(r) => format!("cached: {r}"),
         CallFailure::TimedOut(t) => format!("cached: {t}"),

@@ -247,3 +247,70 @@ async fn a_generic_fn_has_one_breaker_for_all_type_parameters() {
         State::Open
     );
 }
+
+/// A fallback may take the function's leading arguments only, or none of them, then the
+/// `Rejected`: it need not repeat what it does not use.
+struct Shelf {
+    name: &'static str,
+}
+
+impl Shelf {
+    #[circuit_breaker(window = 2, min = 2, rate = 0.5, open = "5s", fallback = Self::closed)]
+    async fn lend(&self, isbn: &str, copies: u32) -> Result<String, LibError> {
+        let _ = (isbn, copies);
+        Err(LibError::Unavailable)
+    }
+
+    async fn closed(&self, rejected: Rejected) -> Result<String, LibError> {
+        Ok(format!("{} is closed ({:?})", self.name, rejected.reason()))
+    }
+}
+
+#[circuit_breaker(window = 2, min = 2, rate = 0.5, open = "5s", fallback = by_isbn)]
+async fn search_catalogue(isbn: &str, copies: u32) -> Result<String, LibError> {
+    let _ = (isbn, copies);
+    Err(LibError::Unavailable)
+}
+
+async fn by_isbn(isbn: &str, rejected: Rejected) -> Result<String, LibError> {
+    Ok(format!("{isbn} from cache ({:?})", rejected.reason()))
+}
+
+#[circuit_breaker(window = 2, min = 2, rate = 0.5, open = "5s", fallback = nothing_taken)]
+async fn count(isbn: &str, copies: u32) -> Result<String, LibError> {
+    let _ = (isbn, copies);
+    Err(LibError::Unavailable)
+}
+
+async fn nothing_taken(rejected: Rejected) -> Result<String, LibError> {
+    Ok(format!("unknown ({:?})", rejected.reason()))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fallback_may_take_only_the_leading_arguments_or_none() {
+    let shelf = Shelf { name: "east" };
+    for _ in 0..2 {
+        assert_eq!(shelf.lend("978-1", 2).await, Err(LibError::Unavailable));
+        assert_eq!(
+            search_catalogue("978-1", 2).await,
+            Err(LibError::Unavailable)
+        );
+        assert_eq!(count("978-1", 2).await, Err(LibError::Unavailable));
+    }
+    assert_eq!(
+        shelf.lend("978-1", 2).await.unwrap(),
+        "east is closed (Open)"
+    );
+    assert_eq!(
+        search_catalogue("978-2", 2).await.unwrap(),
+        "978-2 from cache (Open)"
+    );
+    assert_eq!(count("978-3", 2).await.unwrap(), "unknown (Open)");
+    assert_eq!(
+        breaker_of("macro_calls::search_catalogue")
+            .snapshot()
+            .totals
+            .rejected,
+        1
+    );
+}

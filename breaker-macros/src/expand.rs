@@ -130,13 +130,22 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
                     other => other.to_token_stream(),
                 },
             });
-            let fallback_out = format_ident!("fallback_out", span = Span::mixed_site());
-            let binding = annotated(&fallback_out);
+            // Through `Fallback`, so that the fallback may take only the leading arguments,
+            // up to the runtime's impls; past them it takes them all.
+            let passed: Vec<TokenStream> = passed.collect();
             // Located at the fallback, so that a wrong signature is reported there.
             let last = Ident::new(&last.to_string(), Span::mixed_site().located_at(span));
+            let call = if passed.len() <= MAX_FALLBACK_ARGUMENTS {
+                let fallback = respan(quote!(#p::fallback), span);
+                quote_spanned!(span=> #fallback(#path, (#(#passed,)*), #last))
+            } else {
+                quote_spanned!(span=> #path(#(#passed,)* #last))
+            };
+            let fallback_out = format_ident!("fallback_out", span = Span::mixed_site());
+            let binding = annotated(&fallback_out);
             quote_spanned! {span=>
                 {
-                    let #binding = #path(#(#passed,)* #last).await;
+                    let #binding = #call.await;
                     #fallback_out
                 }
             }
@@ -485,6 +494,10 @@ fn outer_signature(args: &Args, mut sig: Signature) -> Signature {
     }
     sig
 }
+
+/// The most arguments a function may have for its fallback to take only the leading ones: the
+/// runtime's `__private::Fallback` has impls up to this many.
+const MAX_FALLBACK_ARGUMENTS: usize = 12;
 
 /// The runtime's `__private` module: under the `crate = "..."` path when one is given, else
 /// under the name the user's manifest gives the `breakerbox` dependency (`breakerbox`,

@@ -263,8 +263,10 @@ use proc_macro::TokenStream;
 ///
 /// ## `fallback`
 ///
-/// A path to an async fn taking the same arguments, receiver included, plus the
-/// [`Rejected`](../breaker/struct.Rejected.html), and returning the same type. Without a
+/// A path to an async fn taking the same arguments, receiver included, or only the leading
+/// ones (none at all included: `async fn degraded(rejected: Rejected)`), then the
+/// [`Rejected`](../breakerbox/struct.Rejected.html), and returning the same type. (A function
+/// of more than 12 arguments has a fallback that takes them all.) Without a
 /// fallback, a rejected call returns `Err(E::from(rejected))`, so the return type must be
 /// `Result<T, E>` with `E: From<breakerbox::Rejected>`.
 ///

@@ -74,6 +74,78 @@ impl<T: ?Sized> OwnedKey for &KeyArg<'_, T> {
     }
 }
 
+/// A fallback called with the function's arguments `Args` (a tuple) and `Last` (the
+/// `Rejected`, or how the call ended): it takes all of the arguments, or only the leading ones,
+/// or none, then `Last`. `Taken` (the tuple of the arguments it takes) tells the impls apart,
+/// and is inferred from the fallback's own signature.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be this function's fallback",
+    label = "not an async fn taking the function's arguments (all, the leading ones, or none), then the last argument",
+    note = "a fallback is an async fn (or a fn returning a future) taking the function's arguments, receiver included, \
+            or only the leading ones, then the `breakerbox::Rejected` (with `fallback_on = \"failure\"`, a \
+            `breakerbox::CallFailure<E>` or the function's error), and returning the function's type"
+)]
+pub trait Fallback<Args, Last, Taken> {
+    type Future;
+    fn call_fallback(self, args: Args, last: Last) -> Self::Future;
+}
+
+/// The marker of a [`Fallback`] impl: the types of the arguments it takes.
+pub struct Take<T>(std::marker::PhantomData<T>);
+
+/// Calls `fallback` with the arguments it takes, then `last`.
+#[inline]
+pub fn fallback<F, Args, Last, Taken>(fallback: F, args: Args, last: Last) -> F::Future
+where
+    F: Fallback<Args, Last, Taken>,
+{
+    fallback.call_fallback(args, last)
+}
+
+/// One impl of [`Fallback`]: the arguments `$t` taken, `$r` left.
+macro_rules! fallback_impl {
+    ([$($t:ident)*] [$($r:ident)*]) => {
+        #[diagnostic::do_not_recommend]
+        impl<F, Fut, Last, $($t,)* $($r,)*> Fallback<($($t,)* $($r,)*), Last, Take<($($t,)*)>> for F
+        where
+            F: FnOnce($($t,)* Last) -> Fut,
+        {
+            type Future = Fut;
+            #[inline]
+            #[allow(non_snake_case, clippy::unused_unit)]
+            fn call_fallback(self, ($($t,)* $($r,)*): ($($t,)* $($r,)*), last: Last) -> Fut {
+                let _ = ($($r,)*);
+                self($($t,)* last)
+            }
+        }
+    };
+}
+
+/// The impls of [`Fallback`] for each split of the arguments into taken and left.
+macro_rules! fallback_splits {
+    ([$($t:ident)*] []) => {
+        fallback_impl!([$($t)*] []);
+    };
+    ([$($t:ident)*] [$h:ident $($r:ident)*]) => {
+        fallback_impl!([$($t)*] [$h $($r)*]);
+        fallback_splits!([$($t)* $h] [$($r)*]);
+    };
+}
+
+fallback_splits!([] []);
+fallback_splits!([][A1]);
+fallback_splits!([] [A1 A2]);
+fallback_splits!([] [A1 A2 A3]);
+fallback_splits!([] [A1 A2 A3 A4]);
+fallback_splits!([] [A1 A2 A3 A4 A5]);
+fallback_splits!([] [A1 A2 A3 A4 A5 A6]);
+fallback_splits!([] [A1 A2 A3 A4 A5 A6 A7]);
+fallback_splits!([] [A1 A2 A3 A4 A5 A6 A7 A8]);
+fallback_splits!([] [A1 A2 A3 A4 A5 A6 A7 A8 A9]);
+fallback_splits!([] [A1 A2 A3 A4 A5 A6 A7 A8 A9 A10]);
+fallback_splits!([] [A1 A2 A3 A4 A5 A6 A7 A8 A9 A10 A11]);
+fallback_splits!([] [A1 A2 A3 A4 A5 A6 A7 A8 A9 A10 A11 A12]);
+
 /// The value returned for a rejected call when there is no fallback.
 #[diagnostic::on_unimplemented(
     message = "a rejected call cannot be returned as `{Self}`",

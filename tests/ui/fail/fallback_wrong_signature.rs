@@ -15,6 +15,7 @@ impl From<Rejected> for Down {
     }
 }
 
+// A fallback taking one argument takes none of the function's, then the `Rejected`: `&str` is not one.
 #[circuit_breaker(fallback = degraded)]
 async fn get_book(isbn: &str) -> Result<String, Down> {
     Ok(isbn.to_owned())
