@@ -91,6 +91,7 @@ pub trait Fallback<Args, Last, Taken> {
 }
 
 /// The marker of a [`Fallback`] impl: the types of the arguments it takes.
+#[derive(Debug)]
 pub struct Take<T>(std::marker::PhantomData<T>);
 
 /// Calls `fallback` with the arguments it takes, then `last`.
