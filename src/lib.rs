@@ -1,4 +1,4 @@
-//! The code the examples share with the tests of `breaker`: the recovery simulation, the
+//! The code the examples share with the tests of `breakerbox`: the recovery simulation, the
 //! pricing library of the boot example, and a `redis-server` for the fleet's tests.
 
 pub mod pricing;

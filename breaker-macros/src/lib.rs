@@ -97,7 +97,7 @@ use proc_macro::TokenStream;
 /// | `classify` | path | `fn(&R) -> Outcome` used instead of the `Classify` impl of the return type `R` |
 /// | `key` | expression | one breaker per distinct key value |
 /// | `max_keys` | integer | bound on the breakers of `key` (default 1024) |
-/// | `record` | integer | the breaker records its last N calls from its first, for the replay tuner (`Breaker::recording`; feature `recording` of `breaker`); not with `key` |
+/// | `record` | integer | the breaker records its last N calls from its first, for the replay tuner (`Breaker::recording`; feature `recording` of `breakerbox`); not with `key` |
 /// | `name` | string | registry name (default: module path and function name) |
 /// | `crate` | string | path of the runtime crate, for a crate that re-exports it or a build without Cargo (default: the name your `Cargo.toml` gives the `breakerbox` dependency) |
 ///
@@ -209,7 +209,7 @@ use proc_macro::TokenStream;
 /// With `retries`, each attempt runs the body anew: the receiver must be `&self`, and every
 /// other argument is passed to each attempt as a copy (`Clone`; references are copied as
 /// references), so an argument that is not `Clone` is a compile error, and so is a `&mut`
-/// argument. These keys need the `policy` feature of `breaker` (on by default).
+/// argument. These keys need the `policy` feature of `breakerbox` (on by default).
 ///
 /// ```
 /// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected, TimedOut};

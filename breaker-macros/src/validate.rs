@@ -97,7 +97,7 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
 }
 
 /// Keys that the runtime runs only with one of its features, refused at the key without it.
-/// `breaker` turns on the same feature of this crate.
+/// `breakerbox` turns on the same feature of this crate.
 fn runtime_features(args: &Args, errors: &mut Vec<Error>) {
     let policy = cfg!(feature = "policy");
     let recording = cfg!(feature = "recording");

@@ -1,4 +1,4 @@
-//! The replay tuner of [`breaker`]: recommends a circuit breaker configuration from a
+//! The replay tuner of [`breakerbox`]: recommends a circuit breaker configuration from a
 //! recording of real calls.
 //!
 //! It estimates the downstream's health over time from the recorded outcomes and latencies
