@@ -1,0 +1,152 @@
+//! Runs one fast path of the breaker in a loop, for counting its instructions with callgrind
+//! (`.ci/fast-paths` runs every path twice, at two loop lengths, and takes the difference per
+//! call, so that start-up and the loop's set-up cancel out):
+//!
+//! ```text
+//! cargo build --release -p breaker-benches --example fast_paths
+//! valgrind --tool=callgrind target/release/examples/fast_paths closed_success 200000
+//! ```
+//!
+//! Every breaker runs on a `ManualClock`: the production clock reads the kernel's coarse clock
+//! through the vDSO, which valgrind cannot follow. The loop and the downstream (with its mix of
+//! failures) are counted with the breaker, as in the criterion benchmarks.
+
+#[path = "../common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config};
+use common::{call_ours, Mix, MIN_CALLS, OPEN, PROBES, RATE, WINDOW};
+
+/// Every path the gate counts, with what it runs once per call.
+const PATHS: [(&str, &str); 7] = [
+    ("closed_success", "CLOSED, a success"),
+    ("closed_mixed", "CLOSED, one failure in ten"),
+    ("open_rejection", "OPEN, a rejection"),
+    ("half_open_full", "HALF_OPEN with every probe out, a rejection"),
+    ("half_open_cycle", "the OPEN expires, a probe fails, the breaker reopens"),
+    ("time_window_success", "CLOSED on a time window, a success"),
+    ("time_window_mixed", "CLOSED on a time window, one failure in ten"),
+];
+
+fn count_window(clock: &ManualClock) -> Breaker {
+    let config = Config::builder()
+        .count_window(WINDOW)
+        .min_calls(MIN_CALLS)
+        .failure_rate(RATE)
+        .open_for(OPEN)
+        .probes(PROBES)
+        .build()
+        .expect("a valid configuration");
+    Breaker::with_clock("fast_paths", config, clock.clone())
+}
+
+fn time_window(clock: &ManualClock) -> Breaker {
+    let config = Config::builder()
+        .time_window(Duration::from_secs(10), 10)
+        .min_calls(MIN_CALLS)
+        .failure_rate(RATE)
+        .open_for(OPEN)
+        .probes(PROBES)
+        .build()
+        .expect("a valid configuration");
+    Breaker::with_clock("fast_paths", config, clock.clone())
+}
+
+fn trip(b: &Breaker) {
+    while b.state() == breakerbox::State::Closed {
+        call_ours(b, true);
+    }
+}
+
+fn run(path: &str, calls: u64) -> Result<(), String> {
+    let clock = ManualClock::new();
+    let mut mix = Mix(0);
+    match path {
+        "closed_success" | "closed_mixed" => {
+            let b = count_window(&clock);
+            let mixed = path == "closed_mixed";
+            for _ in 0..calls {
+                call_ours(&b, mixed && mix.next());
+            }
+        }
+        "open_rejection" => {
+            let b = count_window(&clock);
+            trip(&b);
+            for _ in 0..calls {
+                call_ours(&b, false);
+            }
+        }
+        "half_open_full" => {
+            let b = count_window(&clock);
+            trip(&b);
+            clock.advance(OPEN);
+            let probes: Vec<_> = (0..PROBES).map(|_| b.try_acquire().unwrap()).collect();
+            for _ in 0..calls {
+                call_ours(&b, false);
+            }
+            black_box(probes);
+        }
+        "half_open_cycle" => {
+            let b = count_window(&clock);
+            trip(&b);
+            for _ in 0..calls {
+                clock.advance(OPEN);
+                call_ours(&b, true);
+            }
+        }
+        "time_window_success" | "time_window_mixed" => {
+            let b = time_window(&clock);
+            let mixed = path == "time_window_mixed";
+            for i in 0..calls {
+                // A thousand calls a second: every bucket of the window is used in turn.
+                if i % 1000 == 999 {
+                    clock.advance(Duration::from_secs(1));
+                }
+                call_ours(&b, mixed && mix.next());
+            }
+        }
+        _ => {
+            let names: Vec<_> = PATHS.iter().map(|(name, _)| *name).collect();
+            return Err(format!(
+                "unknown path {path:?}: one of {}",
+                names.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [list] if list == "--list" => {
+            for (name, what) in PATHS {
+                println!("{name}\t{what}");
+            }
+            ExitCode::SUCCESS
+        }
+        [path, calls] => match calls.parse::<u64>() {
+            Ok(calls) => match run(path, calls) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            },
+            Err(_) => {
+                eprintln!("error: calls must be a whole number, got {calls:?}");
+                ExitCode::FAILURE
+            }
+        },
+        _ => {
+            eprintln!("usage: fast_paths <path> <calls> | fast_paths --list");
+            ExitCode::FAILURE
+        }
+    }
+}
