@@ -1,4 +1,4 @@
-//! The configuration of a [`breaker`](https://docs.rs/breaker) circuit breaker, defined once:
+//! The configuration of a [`breakerbox`](https://docs.rs/breakerbox) circuit breaker, defined once:
 //! its fields, the keys that set them, their defaults, and every rule a configuration keeps.
 //!
 //! Three places read a configuration, and all three use this crate, so a rule is written
@@ -11,7 +11,7 @@
 //!   at the value, as written (`rate = 1.5: must be in (0, 1]`).
 //!
 //! It has no dependencies, so that the attribute's proc-macro crate can use it as well as the
-//! runtime. Users do not need it: `breaker` re-exports what it shares.
+//! runtime. Users do not need it: `breakerbox` re-exports what it shares.
 //!
 //! ```
 //! use breakerbox_rules::{Field, Settings, KEYS};
