@@ -98,12 +98,17 @@ fn constant(source: &str, name: &str) -> String {
         .to_owned()
 }
 
-/// Every key of the table, with its default as the table shows it.
+/// Every key of the table, with its default as the table shows it: a value in code, as
+/// `"5s"`, without its backticks; words, as the attribute-only `name` has, as they are.
 fn key_table() -> Vec<(String, String)> {
     let readme = workspace_file("README.md");
     table_rows(section(&readme, "## Every key"))
         .into_iter()
-        .map(|cells| (code(&cells[0]).to_owned(), code(&cells[1]).to_owned()))
+        .map(|cells| {
+            let default = cells[1].strip_prefix('`').and_then(|c| c.strip_suffix('`'));
+            let default = default.filter(|d| !d.contains('`')).unwrap_or(&cells[1]);
+            (code(&cells[0]).to_owned(), default.to_owned())
+        })
         .collect()
 }
 
