@@ -141,6 +141,29 @@ fn the_key_table_ends_with_every_key_only_the_attribute_has() {
     assert_eq!(*max_keys, constant(&source, "DEFAULT_MAX_KEYS"));
 }
 
+/// The attribute's rustdoc has a table of its keys too, where docs.rs shows it: it lists
+/// the same keys in the same order (a row may hold two, `backoff`, `open_max`).
+#[test]
+fn the_attributes_rustdoc_lists_the_keys_of_the_readme_in_its_order() {
+    let source = workspace_file("breaker-macros/src/lib.rs");
+    let docs: String = source
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("/// "))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let rustdoc: Vec<String> = table_rows(section(&format!("\n{docs}"), "# Keys"))
+        .iter()
+        .flat_map(|cells| {
+            cells[0]
+                .split(", ")
+                .map(|key| code(key).to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let readme: Vec<String> = key_table().into_iter().map(|(name, _)| name).collect();
+    assert_eq!(rustdoc, readme);
+}
+
 #[test]
 fn the_features_table_lists_exactly_the_features_of_the_runtime() {
     let manifest: toml::Table = workspace_file("breaker/Cargo.toml").parse().unwrap();
