@@ -197,6 +197,7 @@ pub mod tower;
 #[cfg(feature = "tracing")]
 mod trace;
 mod transition;
+mod variant_names;
 mod window;
 
 pub use crate::breaker::Breaker;

@@ -69,7 +69,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
-use crate::{Breaker, CallTotals, Entry, Event, State, TransitionReason, Trial};
+use crate::{Breaker, CallTotals, Entry, Event, RejectReason, State, TransitionReason, Trial};
 
 /// Registers the collector of every breaker in [`registry()`](crate::registry()) with
 /// `prometheus`. Call it once per `prometheus_client` registry.
@@ -235,16 +235,9 @@ impl Collector for BreakerCollector {
                 ConstCounter::new(t.shadow_rejected).encode(family.encode_family(&labels)?)?;
             }
             let by = t.rejected_by;
-            for (reason, count) in [
-                ("open", by.open),
-                ("half_open_full", by.half_open_full),
-                ("forced_open", by.forced_open),
-                ("throttled", by.throttled),
-                ("bulkhead", by.bulkhead),
-                ("fleet_open", by.fleet_open),
-            ] {
-                let labels = s.labels(&[("result", "rejected"), ("reason", reason)]);
-                ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
+            for &reason in RejectReason::ALL {
+                let labels = s.labels(&[("result", "rejected"), ("reason", reason.as_str())]);
+                ConstCounter::new(by.of(reason)).encode(family.encode_family(&labels)?)?;
             }
         }
 

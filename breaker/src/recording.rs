@@ -16,7 +16,7 @@
 //! - `latency_ms`: how long it took, in milliseconds; 0 for a rejected call.
 //! - `outcome`: `success`, `failure` or `ignored` as the breaker judged the call (see
 //!   [`Outcome`]), or `rejected_open`, `rejected_half_open_full`, `rejected_forced_open`,
-//!   `rejected_throttled`, `rejected_bulkhead` for a call the breaker rejected (see
+//!   `rejected_throttled`, `rejected_bulkhead`, `rejected_fleet_open` for a call the breaker rejected (see
 //!   [`RejectReason`]).
 //!
 //! Lines starting with `#` are comments; `# breaker: NAME` names the breaker (see

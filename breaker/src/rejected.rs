@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::variant_names::variant_names;
 use crate::{Classify, Outcome};
 
 /// Why a call was rejected.
@@ -23,6 +24,36 @@ pub enum RejectReason {
     /// The breaker is open for its fleet: at least `fleet_quorum` peers hold it OPEN
     /// (feature `fleet`).
     FleetOpen,
+}
+
+variant_names! {
+    /// Every reason, in declaration order: one series each of
+    /// `circuitbreaker_calls_total{result="rejected"}`.
+    ///
+    /// ```
+    /// use breakerbox::RejectReason;
+    ///
+    /// let names: Vec<_> = RejectReason::ALL.iter().map(|r| r.as_str()).collect();
+    /// assert_eq!(names[..2], ["open", "half_open_full"]);
+    /// ```
+    all;
+    /// The name metrics use (the `reason` label of a rejected call) and the field of
+    /// [`RejectedBy`](crate::RejectedBy) that counts it, e.g. `"half_open_full"`.
+    ///
+    /// ```
+    /// use breakerbox::RejectReason;
+    ///
+    /// assert_eq!(RejectReason::FleetOpen.as_str(), "fleet_open");
+    /// ```
+    as_str;
+    RejectReason {
+        Open => "open",
+        HalfOpenFull => "half_open_full",
+        ForcedOpen => "forced_open",
+        Throttled => "throttled",
+        Bulkhead => "bulkhead",
+        FleetOpen => "fleet_open",
+    }
 }
 
 /// A call the breaker rejected without running it: which breaker, why, and when to retry.

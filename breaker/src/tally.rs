@@ -141,8 +141,9 @@ impl CallTotals {
     }
 }
 
-/// The rejections of [`CallTotals`] by [`RejectReason`]: `open + half_open_full +
-/// forced_open + throttled + bulkhead` is `CallTotals::rejected`.
+/// The rejections of [`CallTotals`] by [`RejectReason`], a field per reason named as
+/// [`RejectReason::as_str`] names it: `open + half_open_full + forced_open + throttled +
+/// bulkhead + fleet_open` is `CallTotals::rejected`.
 ///
 /// ```
 /// use breakerbox::{Breaker, Config};
@@ -177,14 +178,24 @@ pub struct RejectedBy {
 }
 
 impl RejectedBy {
+    /// The rejections for `reason`.
+    pub(crate) const fn of(&self, reason: RejectReason) -> u64 {
+        match reason {
+            RejectReason::Open => self.open,
+            RejectReason::HalfOpenFull => self.half_open_full,
+            RejectReason::ForcedOpen => self.forced_open,
+            RejectReason::Throttled => self.throttled,
+            RejectReason::Bulkhead => self.bulkhead,
+            RejectReason::FleetOpen => self.fleet_open,
+        }
+    }
+
     /// Every rejection: the sum of the reasons.
     fn sum(&self) -> u64 {
-        self.open
-            + self.half_open_full
-            + self.forced_open
-            + self.throttled
-            + self.bulkhead
-            + self.fleet_open
+        RejectReason::ALL
+            .iter()
+            .map(|&reason| self.of(reason))
+            .sum()
     }
 }
 

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::variant_names::variant_names;
+
 /// Why a breaker moved from one state to another, as
 /// [`Event::StateTransition`](crate::Event::StateTransition) carries it, the `tracing` line
 /// logs it (`reason`) and the metrics count it (the `reason` label of
@@ -77,27 +79,37 @@ pub enum TransitionReason {
     Reconfigured,
 }
 
-impl TransitionReason {
+variant_names! {
+    /// Every reason, in declaration order.
+    ///
+    /// ```
+    /// use breakerbox::TransitionReason;
+    ///
+    /// assert_eq!(TransitionReason::ALL[0], TransitionReason::FailureRate);
+    /// assert!(TransitionReason::ALL.contains(&TransitionReason::FleetOpen));
+    /// ```
+    all;
     /// The name used in logs and metrics, e.g. `"probe_timed_out"`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            TransitionReason::FailureRate => "failure_rate",
-            TransitionReason::SlowCallRate => "slow_call_rate",
-            TransitionReason::OpenElapsed => "open_elapsed",
-            TransitionReason::ProbeFailed => "probe_failed",
-            TransitionReason::ProbeTimedOut => "probe_timed_out",
-            TransitionReason::TrialPassed => "trial_passed",
-            TransitionReason::RampCompleted => "ramp_completed",
-            TransitionReason::Pushback => "pushback",
-            TransitionReason::ManualOpen => "manual_open",
-            TransitionReason::FleetOpen => "fleet_open",
-            TransitionReason::Forced => "forced",
-            TransitionReason::Disabled => "disabled",
-            TransitionReason::Reset => "reset",
-            TransitionReason::Reconfigured => "reconfigured",
-        }
+    as_str;
+    TransitionReason {
+        FailureRate => "failure_rate",
+        SlowCallRate => "slow_call_rate",
+        OpenElapsed => "open_elapsed",
+        ProbeFailed => "probe_failed",
+        ProbeTimedOut => "probe_timed_out",
+        TrialPassed => "trial_passed",
+        RampCompleted => "ramp_completed",
+        Pushback => "pushback",
+        ManualOpen => "manual_open",
+        FleetOpen => "fleet_open",
+        Forced => "forced",
+        Disabled => "disabled",
+        Reset => "reset",
+        Reconfigured => "reconfigured",
     }
+}
 
+impl TransitionReason {
     /// Whether an OPEN entered for this reason lasts as long as it was asked to, not as the
     /// recovery's open duration says: a new configuration leaves its length alone.
     pub(crate) const fn chooses_its_period(self) -> bool {
