@@ -28,10 +28,19 @@ const PATHS: [(&str, &str); 7] = [
     ("closed_success", "CLOSED, a success"),
     ("closed_mixed", "CLOSED, one failure in ten"),
     ("open_rejection", "OPEN, a rejection"),
-    ("half_open_full", "HALF_OPEN with every probe out, a rejection"),
-    ("half_open_cycle", "the OPEN expires, a probe fails, the breaker reopens"),
+    (
+        "half_open_full",
+        "HALF_OPEN with every probe out, a rejection",
+    ),
+    (
+        "half_open_cycle",
+        "the OPEN expires, a probe fails, the breaker reopens",
+    ),
     ("time_window_success", "CLOSED on a time window, a success"),
-    ("time_window_mixed", "CLOSED on a time window, one failure in ten"),
+    (
+        "time_window_mixed",
+        "CLOSED on a time window, one failure in ten",
+    ),
 ];
 
 fn count_window(clock: &ManualClock) -> Breaker {

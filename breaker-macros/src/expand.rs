@@ -54,6 +54,8 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
         block,
     } = func;
     let (inner_attrs, outer_attrs) = inner_and_outer(attrs);
+    // A plain `fn`: its body runs in a closure, called at once, and nothing is awaited.
+    let blocking = sig.asyncness.is_none();
 
     // Locals of the expansion: invisible to the body and to the user's names.
     let breaker = Ident::new("breaker", Span::mixed_site());
@@ -143,9 +145,10 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
             };
             let fallback_out = format_ident!("fallback_out", span = Span::mixed_site());
             let binding = annotated(&fallback_out);
+            let awaited = (!blocking).then(|| quote_spanned!(span=> .await));
             quote_spanned! {span=>
                 {
-                    let #binding = #call.await;
+                    let #binding = #call #awaited;
                     #fallback_out
                 }
             }
@@ -229,6 +232,24 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
         })
         .collect();
 
+    // The body's output: awaited in its own `async move` block, or for a plain `fn` returned
+    // by its own closure (whose return type is pinned, so that `?` and `return` infer as in
+    // the function), with the arguments' copies first when `with_copies`.
+    let body = |with_copies: bool| {
+        let copied = with_copies.then(|| quote!(#(#copies)*));
+        if blocking {
+            let call_once = match &ret_ty {
+                Some(ty) => quote!(#p::call_once::<#ty, _>),
+                None => quote!(#p::call_once),
+            };
+            quote!({ #copied #call_once(move || #block) })
+        } else if with_copies {
+            quote!({ #copied async move #block }.await)
+        } else {
+            quote!(async move #block.await)
+        }
+    };
+
     // The expansion's items live in a block of their own: the body, a sibling block, sees the
     // names it would see without the attribute, and none of these.
     let acquire = match &args.key {
@@ -287,6 +308,7 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
             }
         };
         let answer_failed = answer_of(quote!(::core::matches!(#outcome, #p::Outcome::Failure)));
+        let body_copied = body(true);
         return quote! {
             #(#outer_attrs)*
             #vis #sig {
@@ -295,11 +317,7 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
                 let #admission = #breaker.try_acquire();
                 let #answer = match #admission {
                     ::core::result::Result::Ok(#permit) => {
-                        let #out_binding = {
-                            #(#copies)*
-                            async move #block
-                        }
-                        .await;
+                        let #out_binding = #body_copied;
                         #record_outcome
                         #answer_failed
                     }
@@ -312,6 +330,7 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
         };
     }
     if args.timeout.is_none() && args.retries.is_none() {
+        let body = body(false);
         return quote! {
             #(#outer_attrs)*
             #vis #sig {
@@ -320,7 +339,7 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
                 let #admission = #breaker.try_acquire();
                 match #admission {
                     ::core::result::Result::Ok(#permit) => {
-                        let #out_binding = async move #block.await;
+                        let #out_binding = #body;
                         #record;
                         #out
                     }
@@ -385,12 +404,13 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
             },
         };
         let sig = outer_signature(args, sig);
-        return quote! {
-            #(#outer_attrs)*
-            #vis #sig {
-                #(#inner_attrs)*
-                #acquire
-                let #result = #p::run_untimed(
+        // A plain `fn` is retried on this thread, its backoff a sleep.
+        let run = if blocking {
+            let attempt = body(true);
+            quote!(#p::run_blocking(&*#breaker, || #attempt, #judge))
+        } else {
+            quote! {
+                #p::run_untimed(
                     &*#breaker,
                     || {
                         #(#copies)*
@@ -398,7 +418,15 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
                     },
                     #judge,
                 )
-                .await;
+                .await
+            }
+        };
+        return quote! {
+            #(#outer_attrs)*
+            #vis #sig {
+                #(#inner_attrs)*
+                #acquire
+                let #result = #run;
                 #answer
             }
         };

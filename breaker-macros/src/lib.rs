@@ -10,7 +10,8 @@ mod validate;
 
 use proc_macro::TokenStream;
 
-/// Guards an `async fn` with a circuit breaker.
+/// Guards a function with a circuit breaker: an `async fn`, or a plain `fn` (see "Plain
+/// functions" below).
 ///
 /// ```
 /// use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
@@ -582,6 +583,42 @@ use proc_macro::TokenStream;
 /// # });
 /// ```
 ///
+/// # Plain functions
+///
+/// On a plain `fn` (free, a method, generic, in a trait impl, keyed) the attribute does what it
+/// does for an `async fn`: the breaker is asked, the body runs (in a closure of its own, so
+/// that `return` and `?` keep their meaning), its result is classified and recorded, and a
+/// rejected call goes to the fallback, a plain `fn` too, or returns `Err(E::from(rejected))`.
+/// Registration at boot, keyed families, per-call events and metrics, shadow mode and
+/// recording work alike, and a panic in the body is a failure of the call.
+///
+/// `retries` retry failures on the calling thread, within the retry budget; the backoff
+/// between attempts is `std::thread::sleep`, which **blocks the thread**: keep plain
+/// functions with retries off an async runtime's worker threads (use `spawn_blocking`).
+/// `timeout` is refused at compile time: a blocking call cannot be cancelled when its time is
+/// up. Give the blocking call a deadline of its own (a client's timeout, `set_read_timeout`)
+/// and classify its timeout error as a failure.
+///
+/// ```
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected};
+/// # #[derive(Debug, PartialEq)] pub struct LibError;
+/// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
+/// #[circuit_breaker(window = 4, min = 2, fallback = cached)]
+/// fn read_config(path: &str) -> Result<String, LibError> {
+///     Err(LibError) // the config service is down
+/// }
+///
+/// fn cached(path: &str, _: Rejected) -> Result<String, LibError> {
+///     Ok(format!("{path} from the last good copy"))
+/// }
+///
+/// assert_eq!(read_config("app.toml"), Err(LibError));
+/// assert_eq!(read_config("app.toml"), Err(LibError));
+/// // Two failures in two calls: open, and the fallback answers without calling.
+/// assert_eq!(read_config("app.toml").unwrap(), "app.toml from the last good copy");
+/// ```
+///
 /// # Compile errors
 ///
 /// Every error in the attribute is reported at once, at the key or value that causes it:
@@ -595,7 +632,7 @@ use proc_macro::TokenStream;
 /// below `retry_backoff`, `retry_budget` outside [0, 1], a negative `retry_floor`,
 /// `max_concurrent = 0`, `retry_backoff`, `retry_backoff_max`, `retry_budget` or
 /// `retry_floor` without `retries`),
-/// a function that is not `async`, a fallback of the wrong signature (for `fallback_on =
+/// `timeout` on a plain `fn`, a fallback of the wrong signature (for `fallback_on =
 /// "failure"`, one whose last argument is neither a `CallFailure<E>` nor the function's error), `fallback_on` without
 /// `fallback` or with another value than `"rejection"` or `"failure"`, an error type without
 /// `From<breakerbox::Rejected>` and no fallback (or without `From<breakerbox::TimedOut>` and a

@@ -11,11 +11,13 @@ use crate::keys::{CONFIG_KEYS, TIME_WINDOW};
 use crate::rules;
 
 pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
-    if func.sig.asyncness.is_none() {
-        errors.push(Error::new_spanned(
-            func.sig.fn_token,
-            "`#[circuit_breaker]` goes on an `async fn`: the breaker judges the call when its \
-             future completes",
+    if let (None, Some(timeout)) = (func.sig.asyncness, &args.timeout) {
+        errors.push(Error::new(
+            timeout.key_span,
+            "`timeout` needs an `async fn`: a blocking call cannot be cancelled when its time \
+             is up, so the breaker could only learn late that it ran over. Give the blocking \
+             call a deadline of its own (a client's timeout, `set_read_timeout`) and classify \
+             its timeout error as a failure, or make the function `async`",
         ));
     }
     for key in &CONFIG_KEYS {
@@ -76,7 +78,7 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
     if let (Some(on), None) = (&args.fallback_on, &args.fallback) {
         errors.push(Error::new(
             on.key_span,
-            "`fallback_on` needs `fallback`, the async fn that answers instead, like \
+            "`fallback_on` needs `fallback`, the function that answers instead, like \
              `fallback = degraded`",
         ));
     }
@@ -109,7 +111,7 @@ fn runtime_features(args: &Args, errors: &mut Vec<Error>) {
             errors.push(Error::new(
                 written.key_span,
                 format!(
-                    "`{key}` needs the `{feature}` feature of breaker: enable it{note} or \
+                    "`{key}` needs the `{feature}` feature of breakerbox: enable it{note} or \
                      remove the key"
                 ),
             ));
@@ -118,7 +120,7 @@ fn runtime_features(args: &Args, errors: &mut Vec<Error>) {
     if let (false, Some(record)) = (recording, &args.record) {
         errors.push(Error::new(
             record.key_span,
-            "`record` needs the `recording` feature of breaker: enable it or remove the key",
+            "`record` needs the `recording` feature of breakerbox: enable it or remove the key",
         ));
     }
 }

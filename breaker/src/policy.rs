@@ -31,6 +31,8 @@ mod timed_out;
 #[cfg(feature = "policy")]
 pub(crate) mod backoff;
 #[cfg(feature = "policy")]
+mod blocking;
+#[cfg(feature = "policy")]
 pub(crate) mod budget;
 #[cfg(feature = "policy")]
 mod published;

@@ -292,6 +292,25 @@ where
     breaker.run_judged(attempt, judge).await
 }
 
+/// A plain function's call with `retries`: as [`run_untimed`], on this thread, the backoff
+/// a sleep of it.
+#[cfg(feature = "policy")]
+#[inline]
+pub fn run_blocking<T, F, J>(breaker: &Breaker, attempt: F, judge: J) -> Result<T, Rejected>
+where
+    F: FnMut() -> T,
+    J: Judge<T>,
+{
+    breaker.run_blocking(attempt, judge)
+}
+
+/// A plain function's body, run by its own closure: `return` and `?` bind to it, and its
+/// return type `R` is pinned by the caller so that they infer as in the function.
+#[inline(always)]
+pub fn call_once<R, F: FnOnce() -> R>(body: F) -> R {
+    body()
+}
+
 /// A call with `retries` and no `timeout`: as [`run`], with no timer, whatever the policy
 /// (a breaker shared by name with a timed function) says.
 #[cfg(feature = "policy")]

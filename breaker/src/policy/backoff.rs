@@ -1,4 +1,5 @@
-//! The wait before a retry: exponential up to a ceiling, with full jitter, on tokio's clock.
+//! The wait before a retry: exponential up to a ceiling, with full jitter, on tokio's clock
+//! (or, for a plain function's retries, a sleep of its thread).
 
 use std::time::Duration;
 
@@ -18,17 +19,36 @@ pub(crate) fn delay(base: Duration, max: Duration, retry: u32) -> Duration {
     Duration::from_nanos(fastrand::u64(0..=top))
 }
 
-/// Waits before retry `n`, at least `floor` (the pushback the downstream asked for); a zero
-/// base and floor retry at once, without touching the timer.
-pub(crate) async fn wait_at_least(base: Duration, max: Duration, retry: u32, floor: Duration) {
+/// The wait before retry `n`, at least `floor` (the pushback the downstream asked for); zero
+/// for a zero base and floor, drawing nothing.
+pub(crate) fn delay_at_least(
+    base: Duration,
+    max: Duration,
+    retry: u32,
+    floor: Duration,
+) -> Duration {
     let drawn = if base.is_zero() {
         Duration::ZERO
     } else {
         delay(base, max, retry)
     };
-    let delay = drawn.max(floor);
+    drawn.max(floor)
+}
+
+/// Waits before retry `n`, at least `floor`; a zero base and floor retry at once, without
+/// touching the timer.
+pub(crate) async fn wait_at_least(base: Duration, max: Duration, retry: u32, floor: Duration) {
+    let delay = delay_at_least(base, max, retry, floor);
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
+    }
+}
+
+/// Sleeps this thread before retry `n`, at least `floor`: the blocking runner's wait.
+pub(crate) fn sleep_at_least(base: Duration, max: Duration, retry: u32, floor: Duration) {
+    let delay = delay_at_least(base, max, retry, floor);
+    if !delay.is_zero() {
+        std::thread::sleep(delay);
     }
 }
 
@@ -38,6 +58,20 @@ mod tests {
 
     const BASE: Duration = Duration::from_millis(20);
     const NONE: Duration = Duration::MAX;
+
+    #[test]
+    fn a_blocking_wait_sleeps_at_least_the_floor_and_not_at_all_for_none() {
+        let start = std::time::Instant::now();
+        sleep_at_least(Duration::ZERO, NONE, 1, Duration::ZERO);
+        let floor = Duration::from_millis(5);
+        sleep_at_least(Duration::ZERO, NONE, 1, floor);
+        assert!(start.elapsed() >= floor);
+        assert_eq!(
+            delay_at_least(Duration::ZERO, NONE, 3, Duration::ZERO),
+            Duration::ZERO
+        );
+        assert_eq!(delay_at_least(Duration::ZERO, NONE, 3, floor), floor);
+    }
 
     #[test]
     fn the_ceiling_doubles_from_the_base_and_saturates() {

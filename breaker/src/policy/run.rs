@@ -10,7 +10,8 @@ use crate::clock::LazyNow;
 use crate::{Breaker, CallError, Classify, Outcome, Permit, TimedOut};
 
 use super::backoff;
-use super::budget::second_of;
+use super::budget::{second_of, Unspent};
+use super::{Plan, PolicyState};
 
 /// How the call policy judges an attempt's output: its outcome, and for a failure the
 /// pushback it carries.
@@ -57,7 +58,7 @@ impl<O: ?Sized> std::fmt::Debug for Classified<O> {
 }
 
 /// How one attempt ended.
-enum Attempted<T> {
+pub(super) enum Attempted<T> {
     /// It completed with this output, judged so, with the pushback of a failure.
     Output(T, Outcome, Option<Duration>),
     /// It ran past this limit (in nanoseconds) and was cancelled.
@@ -81,7 +82,7 @@ impl<T> Attempted<T> {
     }
 
     /// What the caller gets when this attempt is the last.
-    fn into_result(self, breaker: &Breaker) -> Result<T, CallError> {
+    pub(super) fn into_result(self, breaker: &Breaker) -> Result<T, CallError> {
         match self {
             Attempted::Output(output, _, _) => Ok(output),
             Attempted::TimedOut(limit) => Err(CallError::TimedOut(TimedOut::new(
@@ -333,19 +334,8 @@ impl Breaker {
                 slot = CallSlot::Unlimited;
             }
             let ended = self::attempt(permit, attempt(), plan.timeout, &mut judge).await;
-            let state = match state {
-                Some(state) if !shadowed && ended.failed() && retry < plan.retries => state,
-                _ => return ended.into_result(self),
-            };
-            // The downstream asked for more than the backoff would wait: no retry.
-            let pushback = ended.pushback().unwrap_or(Duration::ZERO);
-            if pushback > backoff::ceiling(plan.backoff(), plan.backoff_max(), retry + 1) {
-                return ended.into_result(self);
-            }
-            let budget = state.budget();
-            // Spent only by an attempt that starts: dropped in the backoff (the caller gave
-            // up) or with the retry rejected, it is given back.
-            let Some(withdrawal) = budget.withdraw_held(self.budget_second(), state.limit()) else {
+            let Some((withdrawal, pushback)) = self.retry_of(&ended, state, &plan, shadowed, retry)
+            else {
                 return ended.into_result(self);
             };
             drop(ended);
@@ -358,6 +348,34 @@ impl Breaker {
                 withdrawal.spend();
             }
         }
+    }
+
+    /// Whether the call is retried after `ended`, its attempt `retry` (0 for the first): the
+    /// budget's withdrawal for the next attempt, and the pushback to wait at least, or `None`
+    /// when the call ends with `ended`.
+    pub(super) fn retry_of<'s, T>(
+        &self,
+        ended: &Attempted<T>,
+        state: Option<&'s PolicyState>,
+        plan: &Plan,
+        shadowed: bool,
+        retry: u32,
+    ) -> Option<(Unspent<'s>, Duration)> {
+        let state = match state {
+            Some(state) if !shadowed && ended.failed() && retry < plan.retries => state,
+            _ => return None,
+        };
+        // The downstream asked for more than the backoff would wait: no retry.
+        let pushback = ended.pushback().unwrap_or(Duration::ZERO);
+        if pushback > backoff::ceiling(plan.backoff(), plan.backoff_max(), retry + 1) {
+            return None;
+        }
+        // Spent only by an attempt that starts: dropped in the backoff (the caller gave up)
+        // or with the retry rejected, it is given back.
+        let withdrawal = state
+            .budget()
+            .withdraw_held(self.budget_second(), state.limit())?;
+        Some((withdrawal, pushback))
     }
 
     /// One attempt of `future` under the current policy's timeout, never retried: the

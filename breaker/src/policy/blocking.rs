@@ -1,0 +1,71 @@
+//! The call policy of a plain (blocking) function: its attempts asked of the breaker, judged,
+//! and retried on the caller's thread, the backoff a sleep of that thread.
+
+use super::backoff;
+use super::run::{Attempted, Judge};
+use crate::breaker::CallSlot;
+use crate::{Breaker, Permit, Rejected};
+
+/// Runs one admitted attempt and records how it ended. A blocking attempt cannot be
+/// cancelled, so it has no timeout; a panic in it unwinds through the permit, which records
+/// a failure.
+fn attempt<T>(
+    permit: Permit<'_>,
+    attempt: impl FnOnce() -> T,
+    judge: &mut impl Judge<T>,
+) -> Attempted<T> {
+    let output = attempt();
+    let (outcome, pushback) = judge.judge(&output);
+    match pushback {
+        Some(pushback) => permit.failure_with_pushback(pushback),
+        None => permit.record(outcome),
+    }
+    Attempted::Output(output, outcome, pushback)
+}
+
+impl Breaker {
+    /// [`run_untimed`](Breaker::run_untimed) for a plain function: the attribute's expansion
+    /// of a `fn` (not `async`) with `retries`. The same order (a bulkhead slot for the call,
+    /// the breaker asked before every attempt, only failures retried within the retries and
+    /// the budget, the backoff's draw and the pushback's floor), with no timeout, and the
+    /// backoff a sleep that blocks the calling thread.
+    pub(crate) fn run_blocking<T, J>(
+        &self,
+        mut run: impl FnMut() -> T,
+        mut judge: J,
+    ) -> Result<T, Rejected>
+    where
+        J: Judge<T>,
+    {
+        let plan = self.policy_plan();
+        let mut slot = self.bulkhead_slot()?;
+        let mut permit = slot.admit(self)?;
+        let state = (plan.retries > 0 && !permit.is_shadowed()).then(|| self.policy_state());
+        if let Some(state) = state {
+            state.budget().deposit(self.budget_second());
+        }
+        let mut retry = 0;
+        loop {
+            let shadowed = permit.is_shadowed();
+            if shadowed {
+                slot = CallSlot::Unlimited;
+            }
+            let ended = attempt(permit, &mut run, &mut judge);
+            let Some((withdrawal, pushback)) = self.retry_of(&ended, state, &plan, shadowed, retry)
+            else {
+                return match ended {
+                    Attempted::Output(output, _, _) => Ok(output),
+                    // No timer runs here, and only a timer makes a `TimedOut`.
+                    Attempted::TimedOut(_) => unreachable!("a blocking attempt timed out"),
+                };
+            };
+            drop(ended);
+            retry += 1;
+            backoff::sleep_at_least(plan.backoff(), plan.backoff_max(), retry, pushback);
+            permit = slot.admit(self)?;
+            if !permit.is_shadowed() {
+                withdrawal.spend();
+            }
+        }
+    }
+}
