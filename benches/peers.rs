@@ -99,6 +99,27 @@ fn call_cbrs(c: &CbRs, fail: bool) {
 
 /// tower-resilience-circuitbreaker is a tower layer: measured through `Service`, with a
 /// trivial inner service.
+/// The registry's `breaker` (2.0.2): a failure-rate window of 20 calls judged from 10 on, 3
+/// half-open calls, as ours.
+fn registry_breaker(open: Duration) -> registry_breaker::CircuitBreaker {
+    let config = registry_breaker::CircuitBreakerConfig::builder()
+        .sliding_window_size(WINDOW)
+        .minimum_calls(MIN_CALLS)
+        .failure_rate_threshold(RATE as f32)
+        .wait_duration(open)
+        .half_open_max_calls(PROBES)
+        .build();
+    registry_breaker::CircuitBreaker::new(config)
+}
+
+/// One call through the registry's `breaker`, whose only call is async; nothing waits.
+#[inline(always)]
+fn call_registry_breaker(r: &registry_breaker::CircuitBreaker, fail: bool) {
+    if let Ok(v) = block_on(r.call(|| async move { downstream(fail) })) {
+        black_box(v);
+    }
+}
+
 fn tower_breaker(
     open: Duration,
     timed: bool,
@@ -282,6 +303,14 @@ fn open(c: &mut Criterion) {
         })
     });
     g.bench_function("tower-resilience", |b| b.iter(|| call_tower(&mut t, false)));
+    let rb = registry_breaker(OPEN_LONG);
+    trip(|| {
+        call_registry_breaker(&rb, true);
+        rb.is_open()
+    });
+    g.bench_function("registry breaker", |b| {
+        b.iter(|| call_registry_breaker(&rb, false))
+    });
     // failsafe's rate window opens only once it has seen a whole window (10s) of calls.
     g.finish();
 }
@@ -336,6 +365,12 @@ fn two_threads(c: &mut Criterion) {
         call_failsafe,
     );
     contended(&mut g, "circuitbreaker-rs", &cbrs(OPEN), call_cbrs);
+    contended(
+        &mut g,
+        "registry breaker",
+        &registry_breaker(OPEN),
+        call_registry_breaker,
+    );
     // Each thread holds its own handle of one shared circuit, as tower services are cloned.
     let t = tower_breaker(OPEN, false);
     g.bench_function("tower-resilience", |b| {
@@ -374,6 +409,12 @@ fn time_window(c: &mut Criterion) {
         g.bench_function("failsafe rate window", |b| {
             let mut m = Mix(0);
             b.iter(|| call_failsafe(&f, fail(&mut m)))
+        });
+        // No time window: its consecutive-failures rule, the nearest of its cheap policies.
+        let fc = failsafe_consecutive(OPEN);
+        g.bench_function("failsafe consecutive", |b| {
+            let mut m = Mix(0);
+            b.iter(|| call_failsafe(&fc, fail(&mut m)))
         });
         let mut t = tower_breaker(OPEN, true);
         g.bench_function("tower-resilience", |b| {
@@ -426,6 +467,14 @@ fn attribute(c: &mut Criterion) {
     g.bench_function("#[circuit_breaker]", |b| {
         b.iter(|| {
             if let Ok(v) = block_on(annotated(black_box(1))) {
+                black_box(v);
+            }
+        })
+    });
+    let rb = registry_breaker(OPEN);
+    g.bench_function("registry breaker call", |b| {
+        b.iter(|| {
+            if let Ok(v) = block_on(rb.call(|| downstream_async(black_box(1)))) {
                 black_box(v);
             }
         })
