@@ -548,8 +548,9 @@ fn builder(s: &Settings, p: &TokenStream) -> TokenStream {
     quote!(#b.pushback_max(#pushback_max))
 }
 
-/// The registry name, a constant but for a method, whose type only the compiler knows: then
-/// an item nested in the method's body, whose path names the `impl` block's type.
+/// The registry name, a constant but for a method, whose type and trait only the compiler
+/// knows: then an item nested in the method's body, whose path names the `impl` block's type
+/// and trait, and the block's module.
 fn registry_name(args: &Args, sig: &Signature, p: &TokenStream) -> (TokenStream, TokenStream) {
     let ident = LitStr::new(&sig.ident.unraw().to_string(), sig.ident.span());
     if let Some(name) = &args.name {
@@ -562,7 +563,9 @@ fn registry_name(args: &Args, sig: &Signature, p: &TokenStream) -> (TokenStream,
                 ::core::any::type_name_of_val(&#path_of)
             }
         };
-        let name = quote!(#p::Name::Method { path_of: #path_of, method: #ident });
+        let name = quote! {
+            #p::Name::Method { path_of: #path_of, module: ::core::module_path!(), method: #ident }
+        };
         (name, item)
     } else {
         let name = quote!(#p::Name::Fixed(::core::concat!(::core::module_path!(), "::", #ident)));

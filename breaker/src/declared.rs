@@ -27,12 +27,14 @@ use crate::{Breaker, Config, Registry};
 pub enum Name {
     /// `name = "..."`, or a function's `module_path!()` and name.
     Fixed(&'static str),
-    /// A method: its type's path and the method. The type is only known to the compiler:
-    /// `path_of` gives the `type_name` of an item nested in the method's body, which
-    /// carries the `impl` block's type, e.g. `app::<impl app::Client<_>>::get::{{closure}}::f`.
+    /// A method: its `impl` block and the method. The block's type and trait are only known
+    /// to the compiler: `path_of` gives the `type_name` of an item nested in the method's
+    /// body, which carries them, e.g. `<app::Store as app::Primary>::get::{{closure}}::f`.
     Method {
         /// The `type_name` of the item nested in the method's body.
         path_of: fn() -> &'static str,
+        /// The `module_path!()` of the `impl` block.
+        module: &'static str,
         /// The method's name.
         method: &'static str,
     },
@@ -42,14 +44,21 @@ impl Name {
     fn resolve(self) -> String {
         match self {
             Name::Fixed(name) => name.to_owned(),
-            Name::Method { path_of, method } => method_name(path_of(), method),
+            Name::Method {
+                path_of,
+                module,
+                method,
+            } => method_name(path_of(), module, method),
         }
     }
 }
 
-/// The registry name of `method`, from the path of an item nested in its body: the type's
-/// path without generic arguments or references, then the method.
-pub(crate) fn method_name(nested: &str, method: &str) -> String {
+/// The registry name of `method` of an `impl` block written in `module`, from the path of
+/// an item nested in its body. A trait's method is `module::<Type as Trait>::method`, both
+/// as the compiler writes them but for each path kept to its last segment, so that two
+/// impls on one type, and blanket impls in two modules, have a name each. An inherent
+/// method is its type's path, without generic arguments or references, then the method.
+pub(crate) fn method_name(nested: &str, module: &str, method: &str) -> String {
     let mut segments = segments(nested);
     segments.pop(); // the nested item
     while segments.last().is_some_and(|s| s.starts_with("{{")) {
@@ -60,7 +69,13 @@ pub(crate) fn method_name(nested: &str, method: &str) -> String {
     }
     let owner = match segments.last() {
         Some(last) if last.starts_with('<') && last.ends_with('>') => {
-            self_type(&last[1..last.len() - 1]).to_owned()
+            match impl_block(&last[1..last.len() - 1]) {
+                Block::Trait { self_ty, trait_ } => {
+                    let (self_ty, trait_) = (last_segments(self_ty), last_segments(trait_));
+                    return format!("{module}::<{self_ty} as {trait_}>::{method}");
+                }
+                Block::Inherent(self_ty) => self_ty.to_owned(),
+            }
         }
         _ => segments.join("::"),
     };
@@ -73,18 +88,55 @@ pub(crate) fn method_name(nested: &str, method: &str) -> String {
     format!("{owner}::{method}")
 }
 
-/// The self type of an `impl` path segment: `impl T for X`, `impl X` or `X as T`.
-fn self_type(segment: &str) -> &str {
-    match segment.strip_prefix("impl ") {
-        Some(rest) => match find_outside_brackets(rest, " for ") {
-            Some(at) => &rest[at + " for ".len()..],
-            None => rest,
+/// What an `impl` path segment names.
+enum Block<'a> {
+    Trait { self_ty: &'a str, trait_: &'a str },
+    Inherent(&'a str),
+}
+
+/// The `impl` block of a path segment: `impl T for X`, `impl X` or `X as T`.
+fn impl_block(segment: &str) -> Block<'_> {
+    let (rest, between) = match segment.strip_prefix("impl ") {
+        Some(rest) => (rest, " for "),
+        None => (segment, " as "),
+    };
+    match find_outside_brackets(rest, between) {
+        Some(at) if between == " for " => Block::Trait {
+            self_ty: &rest[at + between.len()..],
+            trait_: &rest[..at],
         },
-        None => match find_outside_brackets(segment, " as ") {
-            Some(at) => &segment[..at],
-            None => segment,
+        Some(at) => Block::Trait {
+            self_ty: &rest[..at],
+            trait_: &rest[at + between.len()..],
         },
+        None => Block::Inherent(rest),
     }
+}
+
+/// `ty` with each path in it kept to its last segment: `alloc::vec::Vec<app::Row>` is
+/// `Vec<Row>`.
+fn last_segments(ty: &str) -> String {
+    let mut out = String::with_capacity(ty.len());
+    let mut path_start = 0;
+    let mut in_ident = false;
+    let mut after_colons = false;
+    let mut rest = ty;
+    while let Some(c) = rest.chars().next() {
+        if in_ident && rest.starts_with("::") {
+            out.truncate(path_start);
+            (in_ident, after_colons) = (false, true);
+            rest = &rest[2..];
+            continue;
+        }
+        let ident = c.is_alphanumeric() || c == '_';
+        if ident && !in_ident && !after_colons {
+            path_start = out.len();
+        }
+        (in_ident, after_colons) = (ident, false);
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 /// `path` split at the `::` outside brackets.
@@ -316,37 +368,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_method_is_named_by_the_type_of_its_impl_block() {
+    fn an_inherent_method_is_named_by_the_type_of_its_impl_block() {
         let cases = [
             (
                 "app::<impl app::model::Plain>::get::{{closure}}::f",
                 "app::model::Plain::get",
             ),
             ("app::<impl app::Client<_>>::get::f", "app::Client::get"),
-            (
-                "app::svc::<impl app::Api for &app::Client<_>>::call::{{closure}}::f",
-                "app::Client::call",
-            ),
-            (
-                "<app::Plain as app::Api>::call::{{closure}}::f",
-                "app::Plain::call",
-            ),
             ("app::Plain::get::{{closure}}::f", "app::Plain::get"),
+            ("app::Client<_>::get::{{closure}}::f", "app::Client::get"),
+        ];
+        for (nested, name) in cases {
+            assert_eq!(method_name(nested, "app", "get"), name, "{nested}");
+        }
+    }
+
+    #[test]
+    fn a_trait_method_is_named_by_the_module_type_and_trait_of_its_impl_block() {
+        let cases = [
             (
-                "app::<impl app::Api for &mut app::Plain>::call::f",
-                "app::Plain::call",
+                "<app::db::Store as app::db::Primary>::get::{{closure}}::f",
+                "app::db::<Store as Primary>::get",
             ),
             (
-                "app::<impl app::Api for app::Wrap<fn() -> u8>>::call::f",
-                "app::Wrap::call",
+                "<app::db::Store as app::db::Replica>::get::{{closure}}::f",
+                "app::db::<Store as Replica>::get",
+            ),
+            (
+                "app::db::<impl app::db::Primary for app::db::Store>::get::f",
+                "app::db::<Store as Primary>::get",
+            ),
+            (
+                "app::db::<impl app::Api for &app::Client<_>>::get::{{closure}}::f",
+                "app::db::<&Client<_> as Api>::get",
+            ),
+            (
+                "<&mut app::Plain as app::Api>::get::f",
+                "app::db::<&mut Plain as Api>::get",
+            ),
+            (
+                "<app::Wrap<fn(app::Row) -> u8> as app::Api>::get::f",
+                "app::db::<Wrap<fn(Row) -> u8> as Api>::get",
+            ),
+            (
+                "<app::db::Store as app::Conv<alloc::vec::Vec<u16>>>::get::f",
+                "app::db::<Store as Conv<Vec<u16>>>::get",
+            ),
+            ("<_ as app::net::Ping>::get::f", "app::db::<_ as Ping>::get"),
+            ("<[_] as app::Ping>::get::f", "app::db::<[_] as Ping>::get"),
+            (
+                "<(dyn app::Source + core::marker::Send) as app::Ping>::get::f",
+                "app::db::<(dyn Source + Send) as Ping>::get",
             ),
         ];
         for (nested, name) in cases {
-            assert_eq!(
-                method_name(nested, name.rsplit("::").next().unwrap()),
-                name,
-                "{nested}"
-            );
+            assert_eq!(method_name(nested, "app::db", "get"), name, "{nested}");
         }
     }
 
@@ -359,9 +435,23 @@ mod tests {
                 std::any::type_name_of_val(&f)
             }
         }
+        trait Sound {
+            fn nested_path(&self) -> &'static str;
+        }
+        impl<T> Sound for Vec<T> {
+            fn nested_path(&self) -> &'static str {
+                fn f() {}
+                std::any::type_name_of_val(&f)
+            }
+        }
+        let here = module_path!();
         assert_eq!(
-            method_name(Probe.nested_path(), "nested_path"),
+            method_name(Probe.nested_path(), here, "nested_path"),
             "breakerbox::declared::tests::a_method_of_this_crate_is_named_as_the_attribute_names_it::Probe::nested_path"
+        );
+        assert_eq!(
+            method_name(Sound::nested_path(&vec![1u8]), here, "nested_path"),
+            "breakerbox::declared::tests::<Vec<_> as Sound>::nested_path"
         );
     }
 }
