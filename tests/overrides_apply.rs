@@ -114,6 +114,22 @@ fn every_problem_is_reported_with_its_line() {
 }
 
 #[test]
+fn every_broken_rule_of_one_table_is_reported_at_its_line() {
+    let b = registered("ovr::twice_wrong");
+    let file = "[\"ovr::twice_wrong\"]\nrate = 1.5\nmin = 30\nslow_rate = 0.5\nprobes = 0\n";
+    let err = registry().apply(&parse(file)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:2: breaker \"ovr::twice_wrong\": rate must be in (0, 1], got 1.5\n\
+         overrides.toml:3: breaker \"ovr::twice_wrong\": min must be at most the count window, got 30 with a window of 20\n\
+         overrides.toml:4: breaker \"ovr::twice_wrong\": slow_rate needs slow, which the breaker does not have\n\
+         overrides.toml:5: breaker \"ovr::twice_wrong\": probes must be at least 1, got 0"
+    );
+    assert_eq!(err.problems().len(), 4);
+    assert_eq!(b.config(), Config::default());
+}
+
+#[test]
 fn rules_across_keys_point_at_the_key_that_breaks_them() {
     registered("ovr::cross");
     let cases = [

@@ -26,7 +26,8 @@
 //! [`Registry::apply`] checks every override first, against the breakers registered now and
 //! with the rules of [`ConfigBuilder::build`](crate::ConfigBuilder::build); only if all pass
 //! does it change anything, so a bad file leaves the running breakers as they were. Errors
-//! name the file, the line and the key:
+//! name the file, the line and the key, one line for each problem found, every broken rule
+//! of a table among them:
 //! `overrides.toml:3: breaker "app::get_book": rate must be in (0, 1], got 1.5`.
 //!
 //! ```
@@ -49,6 +50,13 @@
 //! let err = registry().apply(&bad).unwrap_err();
 //! assert_eq!(err.to_string(), "(string):2: breaker \"docs::get_book\": rate must be in (0, 1], got 1.5");
 //! assert_eq!((b.config().failure_rate(), b.state()), (0.25, State::Closed)); // untouched
+//!
+//! let worse: Overrides = "[\"docs::get_book\"]\nrate = 1.5\nmin = 30\n".parse()?;
+//! assert_eq!(
+//!     registry().apply(&worse).unwrap_err().to_string(),
+//!     "(string):2: breaker \"docs::get_book\": rate must be in (0, 1], got 1.5\n\
+//!      (string):3: breaker \"docs::get_book\": min must be at most the count window, got 30 with a window of 20"
+//! );
 //! # Ok::<(), breakerbox::overrides::OverridesError>(())
 //! ```
 
@@ -314,11 +322,11 @@ impl Registry {
         for entry in &overrides.entries {
             match self.check(entry) {
                 Ok(change) => changes.push(change),
-                Err((line, message)) => problems.push(Problem {
+                Err(found) => problems.extend(found.into_iter().map(|(line, message)| Problem {
                     source: overrides.source.clone(),
                     line: Some(line),
                     message,
-                }),
+                })),
             }
         }
         if !problems.is_empty() {
@@ -330,7 +338,8 @@ impl Registry {
         Ok(())
     }
 
-    fn check(&self, entry: &Override) -> Result<Change, (usize, String)> {
+    /// The change `entry` makes, or every problem of it, each with its line.
+    fn check(&self, entry: &Override) -> Result<Change, Vec<(usize, String)>> {
         let target = match (self.get(&entry.name), self.family(&entry.name)) {
             (Some(breaker), _) => Target::Single(breaker),
             (None, Some(family)) => Target::Family(family),
@@ -340,27 +349,33 @@ impl Registry {
                     entry.name,
                     self.did_you_mean(&entry.name)
                 );
-                return Err((entry.line, message));
+                return Err(vec![(entry.line, message)]);
             }
         };
         let current = match &target {
             Target::Single(breaker) => breaker.config(),
             Target::Family(family) => family.config(),
         };
+        let of_breaker = |(line, message)| (line, format!("breaker {:?}: {message}", entry.name));
         let config = entry
             .config(&current)
-            .map_err(|(line, message)| (line, format!("breaker {:?}: {message}", entry.name)))?;
+            .map_err(|found| found.into_iter().map(of_breaker).collect::<Vec<_>>())?;
         if let (Some(site), Some(config)) = (self.site(&entry.name), &config) {
-            if let Some(field) = site.refuses(config) {
-                let line = entry.line_of_key(field).unwrap_or(entry.line);
-                let key = ConfigKey::of(field).name;
-                let message = format!(
-                    "breaker {:?}: {key} cannot be set by an override: its #[circuit_breaker] \
-                     function was compiled without `{key}`; write `{key} = ...` in its attribute \
-                     to let overrides change it",
-                    entry.name
-                );
-                return Err((line, message));
+            let refused: Vec<_> = site
+                .refuses(config)
+                .map(|field| {
+                    let line = entry.line_of_key(field).unwrap_or(entry.line);
+                    let key = ConfigKey::of(field).name;
+                    let message = format!(
+                        "{key} cannot be set by an override: its #[circuit_breaker] function \
+                         was compiled without `{key}`; write `{key} = ...` in its attribute to \
+                         let overrides change it"
+                    );
+                    of_breaker((line, message))
+                })
+                .collect();
+            if !refused.is_empty() {
+                return Err(refused);
             }
         }
         Ok(Change {

@@ -263,23 +263,25 @@ impl Override {
             .any(|&field| self.line_of_key(field).is_some())
     }
 
-    /// `current` with this override's values, checked by `ConfigBuilder::build`; `None` if
-    /// the override changes no value. Errors carry the line of the key at fault.
-    pub(super) fn config(&self, current: &Config) -> Result<Option<Config>, (usize, String)> {
+    /// `current` with this override's values, checked by the rules of
+    /// `ConfigBuilder::build`; `None` if the override changes no value. Errors are every
+    /// problem of the table, in line order, each at the line of the key at fault.
+    pub(super) fn config(&self, current: &Config) -> Result<Option<Config>, Vec<(usize, String)>> {
         if !self.sets_config() {
             return Ok(None);
         }
-        let needs = |field: Field| {
+        let mut problems = Vec::new();
+        let mut needs = |field: Field| {
             let line = self.line_of_key(field).unwrap_or(self.line);
             let key = ConfigKey::of(field);
             let other = key.needs.map_or("another key", |n| n.what);
-            Err((
+            problems.push((
                 line,
                 format!(
                     "{} needs {other}, which the breaker does not have",
                     key.name
                 ),
-            ))
+            ));
         };
         let mut b = current.to_builder();
 
@@ -288,7 +290,10 @@ impl Override {
             Window::Count(_) => None,
         };
         match (&self.window, self.buckets) {
-            (Some((_, WindowValue::Calls(_))), Some(_)) => return needs(Field::Buckets),
+            (Some((_, WindowValue::Calls(n))), Some(_)) => {
+                needs(Field::Buckets);
+                b = b.count_window(*n);
+            }
             (Some((_, WindowValue::Calls(n))), None) => b = b.count_window(*n),
             (Some((_, WindowValue::Span(span))), buckets) => {
                 let buckets = buckets
@@ -299,7 +304,7 @@ impl Override {
             }
             (None, Some((_, buckets))) => match current_buckets {
                 Some((span, _)) => b = b.time_window(span, buckets),
-                None => return needs(Field::Buckets),
+                None => needs(Field::Buckets),
             },
             (None, None) => {}
         }
@@ -318,7 +323,7 @@ impl Override {
             }
             (None, Some((_, rate))) => match slow {
                 Some(s) => b = b.slow_calls(s.threshold, rate),
-                None => return needs(Field::SlowRate),
+                None => needs(Field::SlowRate),
             },
             (None, None) => {}
         }
@@ -336,11 +341,11 @@ impl Override {
             (Some((_, factor)), Some((_, max))) => b = b.open_backoff(factor, max),
             (Some((_, factor)), None) => match backoff {
                 Some(old) => b = b.open_backoff(factor, old.max),
-                None => return needs(Field::BackoffFactor),
+                None => needs(Field::BackoffFactor),
             },
             (None, Some((_, max))) => match backoff {
                 Some(old) => b = b.open_backoff(old.factor, max),
-                None => return needs(Field::BackoffMax),
+                None => needs(Field::BackoffMax),
             },
             (None, None) => {}
         }
@@ -355,15 +360,16 @@ impl Override {
             }
             (None, Some((_, step))) => match ramp {
                 Some(old) => b = b.ramp_up(old.percents(), step),
-                None => return needs(Field::RampStep),
+                None => needs(Field::RampStep),
             },
             (None, None) => {}
         }
         if let Some((_, factor)) = self.ramp_guard {
             if ramp.is_none() && self.ramp.is_none() {
-                return needs(Field::RampGuard);
+                needs(Field::RampGuard);
+            } else {
+                b = b.ramp_latency_guard(factor);
             }
-            b = b.ramp_latency_guard(factor);
         }
         if let Some((_, limit)) = self.timeout {
             b = b.timeout(limit);
@@ -376,27 +382,31 @@ impl Override {
         }
         if let Some((_, base)) = self.retry_backoff {
             if retries == 0 {
-                return needs(Field::RetryBackoff);
+                needs(Field::RetryBackoff);
+            } else {
+                b = b.retry_backoff(base);
             }
-            b = b.retry_backoff(base);
         }
         if let Some((_, ratio)) = self.retry_budget {
             if retries == 0 {
-                return needs(Field::RetryBudget);
+                needs(Field::RetryBudget);
+            } else {
+                b = b.retry_budget(ratio);
             }
-            b = b.retry_budget(ratio);
         }
         if let Some((_, max)) = self.retry_backoff_max {
             if retries == 0 {
-                return needs(Field::RetryBackoffMax);
+                needs(Field::RetryBackoffMax);
+            } else {
+                b = b.retry_backoff_max(max);
             }
-            b = b.retry_backoff_max(max);
         }
         if let Some((_, per_second)) = self.retry_floor {
             if retries == 0 {
-                return needs(Field::RetryFloor);
+                needs(Field::RetryFloor);
+            } else {
+                b = b.retry_floor(per_second);
             }
-            b = b.retry_floor(per_second);
         }
         if let Some((_, calls)) = self.max_concurrent {
             b = b.max_concurrent(calls);
@@ -414,14 +424,15 @@ impl Override {
         }
         if let Some((_, quorum)) = self.fleet_quorum {
             if !fleet {
-                return needs(Field::FleetQuorum);
+                needs(Field::FleetQuorum);
+            } else {
+                b = b.fleet_quorum(quorum);
             }
-            b = b.fleet_quorum(quorum);
         }
         if let Some((_, max)) = self.pushback_max {
             b = b.pushback_max(max);
         }
-        b.build().map(Some).map_err(|e| {
+        problems.extend(b.errors().iter().map(|e| {
             let field = e.field_id();
             // `successes` kept from the breaker is broken by the `probes` written here, and
             // `retry_backoff_max` by the `retry_backoff`.
@@ -434,8 +445,16 @@ impl Override {
                 .line_of_key(field)
                 .or_else(|| by.and_then(|by| self.line_of_key(by)))
                 .unwrap_or(self.line);
-            (line, message(&e))
-        })
+            (line, message(e))
+        }));
+        if problems.is_empty() {
+            b.build()
+                .map(Some)
+                .map_err(|e| vec![(self.line, message(&e))])
+        } else {
+            problems.sort_by_key(|(line, _)| *line);
+            Err(problems)
+        }
     }
 }
 
