@@ -130,6 +130,28 @@ fn every_broken_rule_of_one_table_is_reported_at_its_line() {
 }
 
 #[test]
+fn a_name_under_another_crate_is_offered_the_function_of_that_name() {
+    registered("frontend::fetch_recs");
+    registered("frontend::fetch_user");
+    let err = registry()
+        .apply(&parse("[\"newcomer::fetch_recs\"]\naction = \"reset\"\n"))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:1: no breaker is registered as \"newcomer::fetch_recs\"; \
+         did you mean \"frontend::fetch_recs\"?"
+    );
+    let err = registry()
+        .apply(&parse("[\"fetch_recs\"]\naction = \"reset\"\n"))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:1: no breaker is registered as \"fetch_recs\"; \
+         did you mean \"frontend::fetch_recs\"?"
+    );
+}
+
+#[test]
 fn rules_across_keys_point_at_the_key_that_breaks_them() {
     registered("ovr::cross");
     let cases = [

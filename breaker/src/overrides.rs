@@ -311,6 +311,13 @@ impl Registry {
     ///     "(string):3: no breaker is registered as \"docs::stok\"; did you mean \"docs::stock\"?"
     /// );
     /// assert_eq!(b.state(), State::ForcedOpen);
+    ///
+    /// // The function's name under another crate: the name of that function.
+    /// let err = registry().apply(&"[\"shop::stock\"]\naction = \"reset\"\n".parse()?).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "(string):1: no breaker is registered as \"shop::stock\"; did you mean \"docs::stock\"?"
+    /// );
     /// # Ok::<(), breakerbox::overrides::OverridesError>(())
     /// ```
     pub fn apply(&self, overrides: &Overrides) -> Result<(), OverridesError> {
@@ -389,21 +396,31 @@ impl Registry {
 
 impl Registry {
     /// `; did you mean "a", "b" or "c"?`: the registered names nearest to `name` by
-    /// Damerau-Levenshtein distance (the attribute's own for its keys), at most three, none
-    /// further than a third of `name`'s length; empty when none is that near.
+    /// Damerau-Levenshtein distance (the attribute's own for its keys), none further than a
+    /// third of `name`'s length; then those whose last segment is that near `name`'s, so
+    /// that a function's name under another crate or module (`newcomer::fetch_recs` for
+    /// `frontend::fetch_recs`) finds it. At most three; empty when none is that near.
     fn did_you_mean(&self, name: &str) -> String {
         let limit = (name.chars().count() / 3).max(2);
-        let mut near: Vec<(usize, String)> = self
+        let last = last_segment(name);
+        let last_limit = last.chars().count() / 3;
+        let mut near: Vec<(bool, usize, String)> = self
             .names()
             .into_iter()
-            .map(|known| (strsim::damerau_levenshtein(name, &known), known))
-            .filter(|(distance, _)| *distance <= limit)
+            .filter_map(|known| {
+                let whole = strsim::damerau_levenshtein(name, &known);
+                if whole <= limit {
+                    return Some((false, whole, known));
+                }
+                let by_last = strsim::damerau_levenshtein(last, last_segment(&known));
+                (by_last <= last_limit).then_some((true, by_last, known))
+            })
             .collect();
         near.sort();
         let near: Vec<String> = near
             .into_iter()
             .take(3)
-            .map(|(_, known)| format!("{known:?}"))
+            .map(|(_, _, known)| format!("{known:?}"))
             .collect();
         match near.as_slice() {
             [] => String::new(),
@@ -411,6 +428,11 @@ impl Registry {
             [init @ .., last] => format!("; did you mean {} or {last}?", init.join(", ")),
         }
     }
+}
+
+/// What follows a name's last `::`: the function, for a name the attribute gave.
+fn last_segment(name: &str) -> &str {
+    name.rsplit("::").next().unwrap_or(name)
 }
 
 impl Change {
