@@ -195,6 +195,37 @@ fn parse_errors_name_the_file_and_line() {
 }
 
 #[test]
+fn every_unreadable_value_of_every_table_is_reported() {
+    let text = "[\"a\"]\nopen = \"soon\"\nslow = \"2 parsecs\"\n\n[\"b\"]\nwindow = \"later\"\nopen_for = \"1 fortnight\"\n";
+    let err = Overrides::from_toml("ops.toml", text).unwrap_err();
+    let lines: Vec<_> = err.problems().iter().map(|p| p.line()).collect();
+    assert_eq!(lines, [Some(2), Some(3), Some(6), Some(7)]);
+    // Each message in our words around humantime's reason, whose wording is its own.
+    let expected = [
+        ("breaker \"a\": open is not a duration (", "), got \"soon\""),
+        (
+            "breaker \"a\": slow is not a duration (",
+            "), got \"2 parsecs\"",
+        ),
+        (
+            "breaker \"b\": window is neither a number of calls nor a duration (",
+            "), got \"later\"",
+        ),
+        (
+            "breaker \"b\": open_for is not a duration (",
+            "), got \"1 fortnight\"",
+        ),
+    ];
+    for (problem, (start, end)) in err.problems().iter().zip(expected) {
+        let message = problem.message();
+        assert!(
+            message.starts_with(start) && message.ends_with(end),
+            "{message}"
+        );
+    }
+}
+
+#[test]
 fn actions_force_open_disable_and_reset_by_name() {
     let b = registered("ovr::actions");
     registry()

@@ -133,11 +133,16 @@ impl Overrides {
     fn parse(source: Arc<str>, text: &str) -> Result<Self, OverridesError> {
         match parse::entries(text) {
             Ok(entries) => Ok(Self { source, entries }),
-            Err((line, message)) => Err(OverridesError::one(Problem {
-                source,
-                line,
-                message,
-            })),
+            Err(found) => Err(OverridesError {
+                problems: found
+                    .into_iter()
+                    .map(|(line, message)| Problem {
+                        source: source.clone(),
+                        line,
+                        message,
+                    })
+                    .collect(),
+            }),
         }
     }
 

@@ -96,20 +96,32 @@ enum WindowValue {
     Span(Duration),
 }
 
-/// Every table of `text`, in file order.
-pub(super) fn entries(text: &str) -> Result<Vec<Override>, Located> {
+/// Every table of `text`, in file order; or every value that could not be read, in line
+/// order. TOML that does not parse, or a key or type the tables do not have, is one problem:
+/// the parser stops at the first.
+pub(super) fn entries(text: &str) -> Result<Vec<Override>, Vec<Located>> {
     let tables: BTreeMap<Spanned<String>, Spanned<Raw>> = toml::from_str(text).map_err(|e| {
-        (
+        vec![(
             e.span().map(|s| line_of(text, s.start)),
             first_line(e.message()),
-        )
+        )]
     })?;
     let mut tables: Vec<_> = tables.into_iter().collect();
     tables.sort_by_key(|(name, _)| name.span().start);
-    tables
-        .into_iter()
-        .map(|(name, raw)| Override::new(text, name, raw.into_inner()))
-        .collect()
+    let mut entries = Vec::with_capacity(tables.len());
+    let mut problems = Vec::new();
+    for (name, raw) in tables {
+        match Override::new(text, name, raw.into_inner()) {
+            Ok(entry) => entries.push(entry),
+            Err(found) => problems.extend(found),
+        }
+    }
+    if problems.is_empty() {
+        Ok(entries)
+    } else {
+        problems.sort_by_key(|(line, _)| *line);
+        Err(problems)
+    }
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -126,44 +138,32 @@ fn first_line(message: &str) -> String {
 }
 
 impl Override {
-    fn new(text: &str, name: Spanned<String>, raw: Raw) -> Result<Self, Located> {
+    /// The table `name`, or every value of it that could not be read.
+    fn new(text: &str, name: Spanned<String>, raw: Raw) -> Result<Self, Vec<Located>> {
         let line = line_of(text, name.span().start);
         let name = name.into_inner();
         let at = |s: std::ops::Range<usize>| line_of(text, s.start);
         let plain = |v: Option<Spanned<u32>>| v.map(|v| (at(v.span()), v.into_inner()));
         let number = |v: Option<Spanned<f64>>| v.map(|v| (at(v.span()), v.into_inner()));
-        let duration = |field: Field, v: Option<Spanned<String>>| -> Result<_, Located> {
-            let Some(v) = v else { return Ok(None) };
-            let key = ConfigKey::of(field).name;
-            let line = at(v.span());
-            match humantime::parse_duration(v.get_ref()) {
-                Ok(d) => Ok(Some((line, d))),
-                Err(e) => Err((
-                    Some(line),
-                    format!(
-                        "breaker {name:?}: {key} is not a duration ({e}), got {:?}",
-                        v.get_ref()
-                    ),
-                )),
-            }
-        };
+        let mut problems = Vec::new();
         let window = match raw.window {
             None => None,
             Some(w) => {
                 let line = at(w.span());
-                Some(match w.into_inner() {
-                    RawWindow::Calls(n) => (line, WindowValue::Calls(n)),
+                match w.into_inner() {
+                    RawWindow::Calls(n) => Some((line, WindowValue::Calls(n))),
                     RawWindow::Span(s) => match humantime::parse_duration(&s) {
-                        Ok(d) => (line, WindowValue::Span(d)),
+                        Ok(d) => Some((line, WindowValue::Span(d))),
                         Err(e) => {
                             let message = format!(
                                 "breaker {name:?}: window is neither a number of calls nor a \
                                  duration ({e}), got {s:?}"
                             );
-                            return Err((Some(line), message));
+                            problems.push((Some(line), message));
+                            None
                         }
                     },
-                })
+                }
             }
         };
         let open_for = match raw.open_for {
@@ -175,52 +175,76 @@ impl Override {
                         "breaker {name:?}: open_for and action cannot be used together: \
                          open_for opens the breaker for a period, action sets its state"
                     );
-                    return Err((Some(line), message));
-                }
-                match humantime::parse_duration(v.get_ref()) {
-                    Ok(d) => Some(d),
-                    Err(e) => {
-                        let message = format!(
-                            "breaker {name:?}: open_for is not a duration ({e}), got {:?}",
-                            v.get_ref()
-                        );
-                        return Err((Some(line), message));
+                    problems.push((Some(line), message));
+                    None
+                } else {
+                    match humantime::parse_duration(v.get_ref()) {
+                        Ok(d) => Some(d),
+                        Err(e) => {
+                            let message = format!(
+                                "breaker {name:?}: open_for is not a duration ({e}), got {:?}",
+                                v.get_ref()
+                            );
+                            problems.push((Some(line), message));
+                            None
+                        }
                     }
                 }
             }
         };
-        Ok(Self {
+        let mut duration = |field: Field, v: Option<Spanned<String>>| {
+            let v = v?;
+            let key = ConfigKey::of(field).name;
+            let line = at(v.span());
+            match humantime::parse_duration(v.get_ref()) {
+                Ok(d) => Some((line, d)),
+                Err(e) => {
+                    let message = format!(
+                        "breaker {name:?}: {key} is not a duration ({e}), got {:?}",
+                        v.get_ref()
+                    );
+                    problems.push((Some(line), message));
+                    None
+                }
+            }
+        };
+        let entry = Self {
             line,
             open_for,
             window,
             buckets: plain(raw.buckets),
             min: plain(raw.min),
             rate: number(raw.rate),
-            slow: duration(Field::SlowThreshold, raw.slow)?,
+            slow: duration(Field::SlowThreshold, raw.slow),
             slow_rate: number(raw.slow_rate),
-            open: duration(Field::OpenFor, raw.open)?,
+            open: duration(Field::OpenFor, raw.open),
             probes: plain(raw.probes),
             successes: plain(raw.successes),
             backoff: number(raw.backoff),
-            open_max: duration(Field::BackoffMax, raw.open_max)?,
+            open_max: duration(Field::BackoffMax, raw.open_max),
             ramp: raw.ramp.map(|v| (at(v.span()), v.into_inner())),
-            ramp_step: duration(Field::RampStep, raw.ramp_step)?,
+            ramp_step: duration(Field::RampStep, raw.ramp_step),
             ramp_guard: number(raw.ramp_guard),
-            timeout: duration(Field::Timeout, raw.timeout)?,
+            timeout: duration(Field::Timeout, raw.timeout),
             retries: plain(raw.retries),
-            retry_backoff: duration(Field::RetryBackoff, raw.retry_backoff)?,
-            retry_backoff_max: duration(Field::RetryBackoffMax, raw.retry_backoff_max)?,
+            retry_backoff: duration(Field::RetryBackoff, raw.retry_backoff),
+            retry_backoff_max: duration(Field::RetryBackoffMax, raw.retry_backoff_max),
             retry_budget: number(raw.retry_budget),
             retry_floor: plain(raw.retry_floor),
             max_concurrent: plain(raw.max_concurrent),
-            probe_timeout: duration(Field::ProbeTimeout, raw.probe_timeout)?,
+            probe_timeout: duration(Field::ProbeTimeout, raw.probe_timeout),
             shadow: raw.shadow.map(|v| (at(v.span()), v.into_inner())),
             fleet: raw.fleet.map(|v| (at(v.span()), v.into_inner())),
             fleet_quorum: plain(raw.fleet_quorum),
-            pushback_max: duration(Field::PushbackMax, raw.pushback_max)?,
+            pushback_max: duration(Field::PushbackMax, raw.pushback_max),
             action: raw.action.map(Spanned::into_inner),
             name,
-        })
+        };
+        if problems.is_empty() {
+            Ok(entry)
+        } else {
+            Err(problems)
+        }
     }
 
     /// The line of the value of the key that sets `field`, if the override sets it. Every

@@ -202,8 +202,11 @@ fn call_policy_overrides_follow_the_builder_rules_at_their_line() {
 
 #[test]
 fn a_negative_retry_floor_is_refused_at_its_line() {
-    let (line, message) = entries("[\"a\"]\nretries = 1\nretry_floor = -1\n").unwrap_err();
-    assert_eq!(line, Some(3));
+    let problems = entries("[\"a\"]\nretries = 1\nretry_floor = -1\n").unwrap_err();
+    let [(line, message)] = problems.as_slice() else {
+        panic!("one problem: {problems:?}")
+    };
+    assert_eq!(*line, Some(3));
     assert!(message.contains("-1"), "{message}");
 }
 
