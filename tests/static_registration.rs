@@ -200,6 +200,41 @@ async fn two_trait_impls_on_one_type_have_a_breaker_each() {
     assert_eq!(registry().get(replica).unwrap().snapshot().calls, 1);
 }
 
+trait Dial {
+    async fn dial(fail: bool) -> Result<(), Down>;
+}
+
+impl Dial for Store {
+    #[circuit_breaker(window = 2, min = 2, rate = 1.0, open = "5s")]
+    async fn dial(fail: bool) -> Result<(), Down> {
+        outcome(fail)
+    }
+}
+
+impl Dial for Shelf {
+    #[circuit_breaker(window = 2, min = 2, rate = 1.0, open = "5s")]
+    async fn dial(fail: bool) -> Result<(), Down> {
+        outcome(fail)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn associated_functions_of_two_trait_impls_have_a_breaker_each() {
+    assert_eq!(<Store as Dial>::dial(true).await, Err(Down::Refused));
+    assert_eq!(<Store as Dial>::dial(true).await, Err(Down::Refused));
+    assert_eq!(<Shelf as Dial>::dial(false).await, Ok(()));
+    let state = |name: &str| registry().get(name).map(|b| b.state());
+    assert_eq!(
+        state("static_registration::<Store as Dial>::dial"),
+        Some(State::Open)
+    );
+    assert_eq!(
+        state("static_registration::<Shelf as Dial>::dial"),
+        Some(State::Closed)
+    );
+    assert_eq!(state("static_registration::dial"), None);
+}
+
 mod near {
     use super::{outcome, Down};
     use breakerbox::circuit_breaker;

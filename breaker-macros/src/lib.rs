@@ -368,19 +368,23 @@ use proc_macro::TokenStream;
 ///
 /// ## `name`
 ///
-/// Each annotated function has its own breaker, registered in
-/// [`breakerbox::registry()`](../breaker/fn.registry.html) under a name of its own:
+/// Each annotated function gets a breaker, registered in
+/// [`breakerbox::registry()`](../breaker/fn.registry.html) under a name made from where the
+/// function is written:
 ///
 /// | function | name | e.g. |
 /// |---|---|---|
-/// | a function | `module_path!()::function` | `app::get_book` |
+/// | a function, or an associated function without a receiver in `impl Type` | `module_path!()::function` | `app::get_book` |
 /// | a method with a receiver in `impl Type` | the type's path, its generic arguments and references left out, then the method | `app::client::Client::get` |
-/// | a method with a receiver in `impl Trait for Type` | the `impl` block's `module_path!()`, then `<Type as Trait>` as the compiler writes them but for each path kept to its last segment (`_` for a type parameter), then the method | `app::db::<Store as Primary>::get`, `app::db::<&Client<_> as Lookup<Row>>::get`, `app::net::<_ as Ping>::ping` for `impl<T> Ping for T` |
+/// | a function with or without a receiver in `impl Trait for Type` | the `impl` block's `module_path!()`, then `<Type as Trait>` as the compiler writes them but for each path kept to its last segment (`_` for a type parameter), then the function | `app::db::<Store as Primary>::get`, `app::db::<&Client<_> as Lookup<Row>>::get`, `app::net::<_ as Ping>::ping` for `impl<T> Ping for T` |
 ///
 /// So `impl Primary for Store` and `impl Replica for Store` have a breaker each, and so do
-/// blanket impls in two modules. An explicit `name` replaces it, and functions with one name
-/// share one breaker: the first in source order (file, then line) gives its configuration,
-/// and a different one is logged as a warning (feature `tracing`).
+/// blanket impls in two modules. An associated function without a receiver in `impl Type`
+/// looks to the attribute like any function, so two of them in one module (`A::new`,
+/// `B::new`) share `app::new`: give them a `name` each. An explicit `name` replaces the name,
+/// and functions with one name share one breaker: the first in source order (file, then
+/// line) gives its configuration, and a different one is logged as a warning (feature
+/// `tracing`).
 ///
 /// ```
 /// # use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected, State};

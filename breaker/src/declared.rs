@@ -38,6 +38,17 @@ pub enum Name {
         /// The method's name.
         method: &'static str,
     },
+    /// A function without a receiver: free, or associated with a type. Only the compiler
+    /// knows which: `path_of` gives the `type_name` of an item nested in its body, which
+    /// names a trait impl the function is in.
+    Function {
+        /// The `type_name` of the item nested in the function's body.
+        path_of: fn() -> &'static str,
+        /// The `module_path!()` of the function.
+        module: &'static str,
+        /// The function's name.
+        function: &'static str,
+    },
 }
 
 impl Name {
@@ -49,7 +60,24 @@ impl Name {
                 module,
                 method,
             } => method_name(path_of(), module, method),
+            Name::Function {
+                path_of,
+                module,
+                function,
+            } => function_name(path_of(), module, function),
         }
+    }
+}
+
+/// The registry name of `function`, written in `module` without a receiver, from the path
+/// of an item nested in its body: as a trait's method if a trait impl holds it
+/// (`module::<Type as Trait>::function`), else `module::function`. An inherent associated
+/// function looks like a function nested in another, so it keeps the function's name.
+pub(crate) fn function_name(nested: &str, module: &str, function: &str) -> String {
+    let segments = enclosing(nested, function);
+    match segments.last().and_then(|last| impl_block(last)) {
+        Some(Block::Trait { self_ty, trait_ }) => trait_name(module, self_ty, trait_, function),
+        _ => format!("{module}::{function}"),
     }
 }
 
@@ -59,25 +87,13 @@ impl Name {
 /// impls on one type, and blanket impls in two modules, have a name each. An inherent
 /// method is its type's path, without generic arguments or references, then the method.
 pub(crate) fn method_name(nested: &str, module: &str, method: &str) -> String {
-    let mut segments = segments(nested);
-    segments.pop(); // the nested item
-    while segments.last().is_some_and(|s| s.starts_with("{{")) {
-        segments.pop(); // the body of an `async fn`, a closure
-    }
-    if segments.last() == Some(&method) {
-        segments.pop();
-    }
-    let owner = match segments.last() {
-        Some(last) if last.starts_with('<') && last.ends_with('>') => {
-            match impl_block(&last[1..last.len() - 1]) {
-                Block::Trait { self_ty, trait_ } => {
-                    let (self_ty, trait_) = (last_segments(self_ty), last_segments(trait_));
-                    return format!("{module}::<{self_ty} as {trait_}>::{method}");
-                }
-                Block::Inherent(self_ty) => self_ty.to_owned(),
-            }
+    let segments = enclosing(nested, method);
+    let owner = match segments.last().and_then(|last| impl_block(last)) {
+        Some(Block::Trait { self_ty, trait_ }) => {
+            return trait_name(module, self_ty, trait_, method);
         }
-        _ => segments.join("::"),
+        Some(Block::Inherent(self_ty)) => self_ty.to_owned(),
+        None => segments.join("::"),
     };
     let owner = owner.trim_start_matches(['&', '*']);
     let owner = owner
@@ -88,19 +104,42 @@ pub(crate) fn method_name(nested: &str, module: &str, method: &str) -> String {
     format!("{owner}::{method}")
 }
 
+/// The segments of the path of what holds `function`, from the path of an item nested in
+/// its body.
+fn enclosing<'a>(nested: &'a str, function: &str) -> Vec<&'a str> {
+    let mut segments = segments(nested);
+    segments.pop(); // the nested item
+    while segments.last().is_some_and(|s| s.starts_with("{{")) {
+        segments.pop(); // the body of an `async fn`, a closure
+    }
+    if segments.last() == Some(&function) {
+        segments.pop();
+    }
+    segments
+}
+
+/// `module::<Type as Trait>::function`, each path in the type and the trait kept to its
+/// last segment.
+fn trait_name(module: &str, self_ty: &str, trait_: &str, function: &str) -> String {
+    let (self_ty, trait_) = (last_segments(self_ty), last_segments(trait_));
+    format!("{module}::<{self_ty} as {trait_}>::{function}")
+}
+
 /// What an `impl` path segment names.
 enum Block<'a> {
     Trait { self_ty: &'a str, trait_: &'a str },
     Inherent(&'a str),
 }
 
-/// The `impl` block of a path segment: `impl T for X`, `impl X` or `X as T`.
-fn impl_block(segment: &str) -> Block<'_> {
+/// The `impl` block a path segment names, `<impl T for X>`, `<impl X>` or `<X as T>`; `None`
+/// for any other segment.
+fn impl_block(segment: &str) -> Option<Block<'_>> {
+    let segment = segment.strip_prefix('<')?.strip_suffix('>')?;
     let (rest, between) = match segment.strip_prefix("impl ") {
         Some(rest) => (rest, " for "),
         None => (segment, " as "),
     };
-    match find_outside_brackets(rest, between) {
+    Some(match find_outside_brackets(rest, between) {
         Some(at) if between == " for " => Block::Trait {
             self_ty: &rest[at + between.len()..],
             trait_: &rest[..at],
@@ -110,7 +149,7 @@ fn impl_block(segment: &str) -> Block<'_> {
             trait_: &rest[at + between.len()..],
         },
         None => Block::Inherent(rest),
-    }
+    })
 }
 
 /// `ty` with each path in it kept to its last segment: `alloc::vec::Vec<app::Row>` is
@@ -423,6 +462,41 @@ mod tests {
         ];
         for (nested, name) in cases {
             assert_eq!(method_name(nested, "app::db", "get"), name, "{nested}");
+        }
+    }
+
+    #[test]
+    fn a_function_without_a_receiver_is_named_by_its_module_unless_a_trait_impl_holds_it() {
+        let cases = [
+            ("app::db::connect::{{closure}}::f", "app::db::connect"),
+            ("app::db::outer::connect::f", "app::db::connect"),
+            (
+                "app::db::Store::connect::{{closure}}::f",
+                "app::db::connect",
+            ),
+            (
+                "app::db::<impl app::db::Store>::connect::f",
+                "app::db::connect",
+            ),
+            (
+                "<app::db::Store as app::db::Dial>::connect::{{closure}}::f",
+                "app::db::<Store as Dial>::connect",
+            ),
+            (
+                "app::db::<impl app::db::Dial for app::db::Shelf<_>>::connect::f",
+                "app::db::<Shelf<_> as Dial>::connect",
+            ),
+            (
+                "<app::db::Store as app::db::Dial>::get::connect::f",
+                "app::db::connect",
+            ),
+        ];
+        for (nested, name) in cases {
+            assert_eq!(
+                function_name(nested, "app::db", "connect"),
+                name,
+                "{nested}"
+            );
         }
     }
 
