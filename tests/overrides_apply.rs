@@ -149,6 +149,17 @@ fn a_name_under_another_crate_is_offered_the_function_of_that_name() {
         "overrides.toml:1: no breaker is registered as \"fetch_recs\"; \
          did you mean \"frontend::fetch_recs\"?"
     );
+
+    // A trait impl's method under the name it had before it carried its trait.
+    registered("ovr::db::<Store as Primary>::lookup");
+    let err = registry()
+        .apply(&parse("[\"ovr::db::Store::lookup\"]\naction = \"reset\"\n"))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:1: no breaker is registered as \"ovr::db::Store::lookup\"; \
+         did you mean \"ovr::db::<Store as Primary>::lookup\"?"
+    );
 }
 
 #[test]
