@@ -114,6 +114,55 @@ fn every_problem_is_reported_with_its_line() {
 }
 
 #[test]
+fn every_broken_rule_of_one_table_is_reported_at_its_line() {
+    let b = registered("ovr::twice_wrong");
+    let file = "[\"ovr::twice_wrong\"]\nrate = 1.5\nmin = 30\nslow_rate = 0.5\nprobes = 0\n";
+    let err = registry().apply(&parse(file)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:2: breaker \"ovr::twice_wrong\": rate must be in (0, 1], got 1.5\n\
+         overrides.toml:3: breaker \"ovr::twice_wrong\": min must be at most the count window, got 30 with a window of 20\n\
+         overrides.toml:4: breaker \"ovr::twice_wrong\": slow_rate needs slow, which the breaker does not have\n\
+         overrides.toml:5: breaker \"ovr::twice_wrong\": probes must be at least 1, got 0"
+    );
+    assert_eq!(err.problems().len(), 4);
+    assert_eq!(b.config(), Config::default());
+}
+
+#[test]
+fn a_name_under_another_crate_is_offered_the_function_of_that_name() {
+    registered("frontend::fetch_recs");
+    registered("frontend::fetch_user");
+    let err = registry()
+        .apply(&parse("[\"newcomer::fetch_recs\"]\naction = \"reset\"\n"))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:1: no breaker is registered as \"newcomer::fetch_recs\"; \
+         did you mean \"frontend::fetch_recs\"?"
+    );
+    let err = registry()
+        .apply(&parse("[\"fetch_recs\"]\naction = \"reset\"\n"))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:1: no breaker is registered as \"fetch_recs\"; \
+         did you mean \"frontend::fetch_recs\"?"
+    );
+
+    // A trait impl's method under the name it had before it carried its trait.
+    registered("ovr::db::<Store as Primary>::lookup");
+    let err = registry()
+        .apply(&parse("[\"ovr::db::Store::lookup\"]\naction = \"reset\"\n"))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "overrides.toml:1: no breaker is registered as \"ovr::db::Store::lookup\"; \
+         did you mean \"ovr::db::<Store as Primary>::lookup\"?"
+    );
+}
+
+#[test]
 fn rules_across_keys_point_at_the_key_that_breaks_them() {
     registered("ovr::cross");
     let cases = [
@@ -153,6 +202,37 @@ fn parse_errors_name_the_file_and_line() {
         let err = Overrides::from_toml("ops.toml", text).unwrap_err();
         assert!(err.to_string().starts_with(start), "{text:?}: {err}");
         assert_eq!(err.problems().len(), 1);
+    }
+}
+
+#[test]
+fn every_unreadable_value_of_every_table_is_reported() {
+    let text = "[\"a\"]\nopen = \"soon\"\nslow = \"2 parsecs\"\n\n[\"b\"]\nwindow = \"later\"\nopen_for = \"1 fortnight\"\n";
+    let err = Overrides::from_toml("ops.toml", text).unwrap_err();
+    let lines: Vec<_> = err.problems().iter().map(|p| p.line()).collect();
+    assert_eq!(lines, [Some(2), Some(3), Some(6), Some(7)]);
+    // Each message in our words around humantime's reason, whose wording is its own.
+    let expected = [
+        ("breaker \"a\": open is not a duration (", "), got \"soon\""),
+        (
+            "breaker \"a\": slow is not a duration (",
+            "), got \"2 parsecs\"",
+        ),
+        (
+            "breaker \"b\": window is neither a number of calls nor a duration (",
+            "), got \"later\"",
+        ),
+        (
+            "breaker \"b\": open_for is not a duration (",
+            "), got \"1 fortnight\"",
+        ),
+    ];
+    for (problem, (start, end)) in err.problems().iter().zip(expected) {
+        let message = problem.message();
+        assert!(
+            message.starts_with(start) && message.ends_with(end),
+            "{message}"
+        );
     }
 }
 

@@ -127,7 +127,7 @@ async fn methods_generic_functions_and_library_functions_are_registered_before_a
     let names = [
         "static_registration::Shelf::fetch",
         "static_registration::Client::get",
-        "static_registration::Shelf::call",
+        "static_registration::<&Shelf as Api>::call",
         "static_registration::decode",
         pricing::GET_PRICE,
         pricing::REFRESH,
@@ -158,8 +158,128 @@ async fn methods_generic_functions_and_library_functions_are_registered_before_a
     let calls = |name: &str| registry().get(name).unwrap().snapshot().calls;
     assert_eq!(calls("static_registration::Client::get"), 1);
     assert_eq!(calls("static_registration::decode"), 2);
-    assert_eq!(calls("static_registration::Shelf::call"), 1);
+    assert_eq!(calls("static_registration::<&Shelf as Api>::call"), 1);
     assert_eq!(calls("static_registration::Shelf::fetch"), 0);
+}
+
+struct Store;
+
+trait Primary {
+    async fn get(&self, fail: bool) -> Result<(), Down>;
+}
+
+trait Replica {
+    async fn get(&self, fail: bool) -> Result<(), Down>;
+}
+
+impl Primary for Store {
+    #[circuit_breaker(window = 2, min = 2, rate = 1.0, open = "5s")]
+    async fn get(&self, fail: bool) -> Result<(), Down> {
+        outcome(fail)
+    }
+}
+
+impl Replica for Store {
+    #[circuit_breaker(window = 2, min = 2, rate = 1.0, open = "5s")]
+    async fn get(&self, fail: bool) -> Result<(), Down> {
+        outcome(fail)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_trait_impls_on_one_type_have_a_breaker_each() {
+    let primary = "static_registration::<Store as Primary>::get";
+    let replica = "static_registration::<Store as Replica>::get";
+    assert_eq!(Primary::get(&Store, true).await, Err(Down::Refused));
+    assert_eq!(Primary::get(&Store, true).await, Err(Down::Refused));
+    assert_eq!(Primary::get(&Store, false).await, Err(Down::Rejected));
+    assert_eq!(Replica::get(&Store, false).await, Ok(()));
+    let state = |name: &str| registry().get(name).map(|b| b.state());
+    assert_eq!(state(primary), Some(State::Open));
+    assert_eq!(state(replica), Some(State::Closed));
+    assert_eq!(registry().get(replica).unwrap().snapshot().calls, 1);
+}
+
+trait Dial {
+    async fn dial(fail: bool) -> Result<(), Down>;
+}
+
+impl Dial for Store {
+    #[circuit_breaker(window = 2, min = 2, rate = 1.0, open = "5s")]
+    async fn dial(fail: bool) -> Result<(), Down> {
+        outcome(fail)
+    }
+}
+
+impl Dial for Shelf {
+    #[circuit_breaker(window = 2, min = 2, rate = 1.0, open = "5s")]
+    async fn dial(fail: bool) -> Result<(), Down> {
+        outcome(fail)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn associated_functions_of_two_trait_impls_have_a_breaker_each() {
+    assert_eq!(<Store as Dial>::dial(true).await, Err(Down::Refused));
+    assert_eq!(<Store as Dial>::dial(true).await, Err(Down::Refused));
+    assert_eq!(<Shelf as Dial>::dial(false).await, Ok(()));
+    let state = |name: &str| registry().get(name).map(|b| b.state());
+    assert_eq!(
+        state("static_registration::<Store as Dial>::dial"),
+        Some(State::Open)
+    );
+    assert_eq!(
+        state("static_registration::<Shelf as Dial>::dial"),
+        Some(State::Closed)
+    );
+    assert_eq!(state("static_registration::dial"), None);
+}
+
+mod near {
+    use super::{outcome, Down};
+    use breakerbox::circuit_breaker;
+
+    pub trait Ping {
+        async fn ping(&self, fail: bool) -> Result<(), Down>;
+    }
+
+    impl<T: Sync> Ping for T {
+        #[circuit_breaker(window = 2, min = 2, rate = 1.0, open = "5s")]
+        async fn ping(&self, fail: bool) -> Result<(), Down> {
+            outcome(fail)
+        }
+    }
+}
+
+mod far {
+    use super::{outcome, Down};
+    use breakerbox::circuit_breaker;
+
+    pub trait Ping {
+        async fn ping(&self, fail: bool) -> Result<(), Down>;
+    }
+
+    impl<T: Sync> Ping for T {
+        #[circuit_breaker(window = 2, min = 2, rate = 1.0, open = "5s")]
+        async fn ping(&self, fail: bool) -> Result<(), Down> {
+            outcome(fail)
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn methods_of_blanket_impls_are_named_by_their_module_and_trait() {
+    let near = "static_registration::near::<_ as Ping>::ping";
+    let far = "static_registration::far::<_ as Ping>::ping";
+    for name in [near, far] {
+        assert!(registry().get(name).is_some(), "{name} at boot");
+    }
+    assert_eq!(near::Ping::ping(&1u8, true).await, Err(Down::Refused));
+    assert_eq!(near::Ping::ping(&"a", true).await, Err(Down::Refused));
+    assert_eq!(far::Ping::ping(&1u8, false).await, Ok(()));
+    let state = |name: &str| registry().get(name).unwrap().state();
+    assert_eq!((state(near), state(far)), (State::Open, State::Closed));
+    assert!(registry().names().iter().all(|n| !n.starts_with("_::")));
 }
 
 #[circuit_breaker(window = 2, min = 2, rate = 1.0, open = "5s")]

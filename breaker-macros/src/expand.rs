@@ -626,26 +626,28 @@ fn builder(s: &Settings, p: &TokenStream) -> TokenStream {
     quote!(#b.pushback_max(#pushback_max))
 }
 
-/// The registry name, a constant but for a method, whose type only the compiler knows: then
-/// an item nested in the method's body, whose path names the `impl` block's type.
+/// The registry name: `name`, else what only the compiler knows, whether a trait impl holds
+/// the function and, for a method, its type: an item nested in the function's body, whose
+/// path names them, and the module.
 fn registry_name(args: &Args, sig: &Signature, p: &TokenStream) -> (TokenStream, TokenStream) {
     let ident = LitStr::new(&sig.ident.unraw().to_string(), sig.ident.span());
     if let Some(name) = &args.name {
         let name = &name.value;
-        (quote!(#p::Name::Fixed(#name)), TokenStream::new())
-    } else if sig.receiver().is_some() {
-        let path_of = Ident::new("breaker_path_of", Span::mixed_site());
-        let item = quote! {
-            fn #path_of() -> &'static ::core::primitive::str {
-                ::core::any::type_name_of_val(&#path_of)
-            }
-        };
-        let name = quote!(#p::Name::Method { path_of: #path_of, method: #ident });
-        (name, item)
-    } else {
-        let name = quote!(#p::Name::Fixed(::core::concat!(::core::module_path!(), "::", #ident)));
-        (name, TokenStream::new())
+        return (quote!(#p::Name::Fixed(#name)), TokenStream::new());
     }
+    let path_of = Ident::new("breaker_path_of", Span::mixed_site());
+    let item = quote! {
+        fn #path_of() -> &'static ::core::primitive::str {
+            ::core::any::type_name_of_val(&#path_of)
+        }
+    };
+    let module = quote!(::core::module_path!());
+    let name = if sig.receiver().is_some() {
+        quote!(#p::Name::Method { path_of: #path_of, module: #module, method: #ident })
+    } else {
+        quote!(#p::Name::Function { path_of: #path_of, module: #module, function: #ident })
+    };
+    (name, item)
 }
 
 fn duration(d: std::time::Duration) -> TokenStream {

@@ -374,13 +374,62 @@ use proc_macro::TokenStream;
 ///
 /// ## `name`
 ///
-/// Each annotated function has its own breaker, registered in
-/// [`breakerbox::registry()`](../breaker/fn.registry.html) under
-/// `module_path!()::function`; for a method with a receiver, under the type of its `impl`
-/// block (its path, generic arguments and references left out) and the method, e.g.
-/// `app::client::Client::get`. An explicit `name` replaces it, and functions with one name
-/// share one breaker: the first in source order (file, then line) gives its configuration,
-/// and a different one is logged as a warning (feature `tracing`).
+/// Each annotated function gets a breaker, registered in
+/// [`breakerbox::registry()`](../breaker/fn.registry.html) under a name made from where the
+/// function is written:
+///
+/// | function | name | e.g. |
+/// |---|---|---|
+/// | a function, or an associated function without a receiver in `impl Type` | `module_path!()::function` | `app::get_book` |
+/// | a method with a receiver in `impl Type` | the type's path, its generic arguments and references left out, then the method | `app::client::Client::get` |
+/// | a function with or without a receiver in `impl Trait for Type` | the `impl` block's `module_path!()`, then `<Type as Trait>` as the compiler writes them but for each path kept to its last segment (`_` for a type parameter), then the function | `app::db::<Store as Primary>::get`, `app::db::<&Client<_> as Lookup<Row>>::get`, `app::net::<_ as Ping>::ping` for `impl<T> Ping for T` |
+///
+/// So `impl Primary for Store` and `impl Replica for Store` have a breaker each, and so do
+/// blanket impls in two modules. An associated function without a receiver in `impl Type`
+/// looks to the attribute like any function, so two of them in one module (`A::new`,
+/// `B::new`) share `app::new`: give them a `name` each. An explicit `name` replaces the name,
+/// and functions with one name share one breaker: the first in source order (file, then
+/// line) gives its configuration, and a different one is logged as a warning (feature
+/// `tracing`).
+///
+/// ```
+/// # use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected, State};
+/// # #[derive(Debug)] pub struct DbError;
+/// # impl Classify for DbError { fn classify(&self) -> Outcome { Outcome::Failure } }
+/// # impl From<Rejected> for DbError { fn from(_: Rejected) -> Self { DbError } }
+/// struct Store;
+///
+/// trait Primary {
+///     async fn get(&self) -> Result<(), DbError>;
+/// }
+///
+/// trait Replica {
+///     async fn get(&self) -> Result<(), DbError>;
+/// }
+///
+/// impl Primary for Store {
+///     #[circuit_breaker(window = 2, min = 2, rate = 1.0)]
+///     async fn get(&self) -> Result<(), DbError> {
+///         Err(DbError) // the primary is down
+///     }
+/// }
+///
+/// impl Replica for Store {
+///     #[circuit_breaker(window = 2, min = 2, rate = 1.0)]
+///     async fn get(&self) -> Result<(), DbError> {
+///         Ok(())
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let _ = Primary::get(&Store).await;
+/// let _ = Primary::get(&Store).await;
+/// assert!(Replica::get(&Store).await.is_ok(), "the replica has a breaker of its own");
+/// let state = |name: &str| registry().get(name).unwrap().state();
+/// assert_eq!(state(concat!(module_path!(), "::<Store as Primary>::get")), State::Open);
+/// assert_eq!(state(concat!(module_path!(), "::<Store as Replica>::get")), State::Closed);
+/// # });
+/// ```
 ///
 /// The breaker is registered before anything calls the function: at the registry's first
 /// access, for every annotated function linked into the program, in a library crate or an

@@ -26,17 +26,15 @@ impl CallSite {
         }
     }
 
-    /// The first policy key `config` sets that this call site cannot follow, if any.
+    /// The policy keys `config` sets that this call site cannot follow, in field order.
     #[cfg_attr(not(feature = "overrides"), allow(dead_code))]
-    pub(crate) fn refuses(self, config: &Config) -> Option<Field> {
+    pub(crate) fn refuses(self, config: &Config) -> impl Iterator<Item = Field> {
         let policy = config.policy();
-        if policy.timeout().is_some() && !self.timeout {
-            return Some(Field::Timeout);
-        }
-        if policy.retries() > 0 && !self.retries {
-            return Some(Field::Retries);
-        }
-        None
+        let timeout = policy.timeout().is_some() && !self.timeout;
+        let retries = policy.retries() > 0 && !self.retries;
+        [(timeout, Field::Timeout), (retries, Field::Retries)]
+            .into_iter()
+            .filter_map(|(refused, field)| refused.then_some(field))
     }
 }
 
@@ -54,11 +52,18 @@ mod tests {
             .build()
             .unwrap();
         let retried = Config::builder().retries(2).build().unwrap();
-        assert_eq!(plain.refuses(&Config::default()), None);
-        assert_eq!(plain.refuses(&timed), Some(Field::Timeout));
-        assert_eq!(plain.refuses(&retried), Some(Field::Retries));
-        assert_eq!(CallSite::of(&timed).refuses(&timed), None);
-        assert_eq!(CallSite::of(&timed).refuses(&retried), Some(Field::Retries));
-        assert_eq!(CallSite::of(&retried).refuses(&retried), None);
+        let both = Config::builder()
+            .timeout(Duration::from_millis(800))
+            .retries(2)
+            .build()
+            .unwrap();
+        let refused = |site: CallSite, config: &Config| site.refuses(config).collect::<Vec<_>>();
+        assert_eq!(refused(plain, &Config::default()), []);
+        assert_eq!(refused(plain, &timed), [Field::Timeout]);
+        assert_eq!(refused(plain, &retried), [Field::Retries]);
+        assert_eq!(refused(plain, &both), [Field::Timeout, Field::Retries]);
+        assert_eq!(refused(CallSite::of(&timed), &timed), []);
+        assert_eq!(refused(CallSite::of(&timed), &retried), [Field::Retries]);
+        assert_eq!(refused(CallSite::of(&retried), &retried), []);
     }
 }

@@ -26,7 +26,8 @@
 //! [`Registry::apply`] checks every override first, against the breakers registered now and
 //! with the rules of [`ConfigBuilder::build`](crate::ConfigBuilder::build); only if all pass
 //! does it change anything, so a bad file leaves the running breakers as they were. Errors
-//! name the file, the line and the key:
+//! name the file, the line and the key, one line for each problem found, every broken rule
+//! of a table among them:
 //! `overrides.toml:3: breaker "app::get_book": rate must be in (0, 1], got 1.5`.
 //!
 //! ```
@@ -49,6 +50,13 @@
 //! let err = registry().apply(&bad).unwrap_err();
 //! assert_eq!(err.to_string(), "(string):2: breaker \"docs::get_book\": rate must be in (0, 1], got 1.5");
 //! assert_eq!((b.config().failure_rate(), b.state()), (0.25, State::Closed)); // untouched
+//!
+//! let worse: Overrides = "[\"docs::get_book\"]\nrate = 1.5\nmin = 30\n".parse()?;
+//! assert_eq!(
+//!     registry().apply(&worse).unwrap_err().to_string(),
+//!     "(string):2: breaker \"docs::get_book\": rate must be in (0, 1], got 1.5\n\
+//!      (string):3: breaker \"docs::get_book\": min must be at most the count window, got 30 with a window of 20"
+//! );
 //! # Ok::<(), breakerbox::overrides::OverridesError>(())
 //! ```
 
@@ -125,11 +133,16 @@ impl Overrides {
     fn parse(source: Arc<str>, text: &str) -> Result<Self, OverridesError> {
         match parse::entries(text) {
             Ok(entries) => Ok(Self { source, entries }),
-            Err((line, message)) => Err(OverridesError::one(Problem {
-                source,
-                line,
-                message,
-            })),
+            Err(found) => Err(OverridesError {
+                problems: found
+                    .into_iter()
+                    .map(|(line, message)| Problem {
+                        source: source.clone(),
+                        line,
+                        message,
+                    })
+                    .collect(),
+            }),
         }
     }
 
@@ -303,6 +316,13 @@ impl Registry {
     ///     "(string):3: no breaker is registered as \"docs::stok\"; did you mean \"docs::stock\"?"
     /// );
     /// assert_eq!(b.state(), State::ForcedOpen);
+    ///
+    /// // The function's name under another crate: the name of that function.
+    /// let err = registry().apply(&"[\"shop::stock\"]\naction = \"reset\"\n".parse()?).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "(string):1: no breaker is registered as \"shop::stock\"; did you mean \"docs::stock\"?"
+    /// );
     /// # Ok::<(), breakerbox::overrides::OverridesError>(())
     /// ```
     pub fn apply(&self, overrides: &Overrides) -> Result<(), OverridesError> {
@@ -314,11 +334,11 @@ impl Registry {
         for entry in &overrides.entries {
             match self.check(entry) {
                 Ok(change) => changes.push(change),
-                Err((line, message)) => problems.push(Problem {
+                Err(found) => problems.extend(found.into_iter().map(|(line, message)| Problem {
                     source: overrides.source.clone(),
                     line: Some(line),
                     message,
-                }),
+                })),
             }
         }
         if !problems.is_empty() {
@@ -330,7 +350,8 @@ impl Registry {
         Ok(())
     }
 
-    fn check(&self, entry: &Override) -> Result<Change, (usize, String)> {
+    /// The change `entry` makes, or every problem of it, each with its line.
+    fn check(&self, entry: &Override) -> Result<Change, Vec<(usize, String)>> {
         let target = match (self.get(&entry.name), self.family(&entry.name)) {
             (Some(breaker), _) => Target::Single(breaker),
             (None, Some(family)) => Target::Family(family),
@@ -340,27 +361,33 @@ impl Registry {
                     entry.name,
                     self.did_you_mean(&entry.name)
                 );
-                return Err((entry.line, message));
+                return Err(vec![(entry.line, message)]);
             }
         };
         let current = match &target {
             Target::Single(breaker) => breaker.config(),
             Target::Family(family) => family.config(),
         };
+        let of_breaker = |(line, message)| (line, format!("breaker {:?}: {message}", entry.name));
         let config = entry
             .config(&current)
-            .map_err(|(line, message)| (line, format!("breaker {:?}: {message}", entry.name)))?;
+            .map_err(|found| found.into_iter().map(of_breaker).collect::<Vec<_>>())?;
         if let (Some(site), Some(config)) = (self.site(&entry.name), &config) {
-            if let Some(field) = site.refuses(config) {
-                let line = entry.line_of_key(field).unwrap_or(entry.line);
-                let key = ConfigKey::of(field).name;
-                let message = format!(
-                    "breaker {:?}: {key} cannot be set by an override: its #[circuit_breaker] \
-                     function was compiled without `{key}`; write `{key} = ...` in its attribute \
-                     to let overrides change it",
-                    entry.name
-                );
-                return Err((line, message));
+            let refused: Vec<_> = site
+                .refuses(config)
+                .map(|field| {
+                    let line = entry.line_of_key(field).unwrap_or(entry.line);
+                    let key = ConfigKey::of(field).name;
+                    let message = format!(
+                        "{key} cannot be set by an override: its #[circuit_breaker] function \
+                         was compiled without `{key}`; write `{key} = ...` in its attribute to \
+                         let overrides change it"
+                    );
+                    of_breaker((line, message))
+                })
+                .collect();
+            if !refused.is_empty() {
+                return Err(refused);
             }
         }
         Ok(Change {
@@ -374,21 +401,31 @@ impl Registry {
 
 impl Registry {
     /// `; did you mean "a", "b" or "c"?`: the registered names nearest to `name` by
-    /// Damerau-Levenshtein distance (the attribute's own for its keys), at most three, none
-    /// further than a third of `name`'s length; empty when none is that near.
+    /// Damerau-Levenshtein distance (the attribute's own for its keys), none further than a
+    /// third of `name`'s length; then those whose last segment is that near `name`'s, so
+    /// that a function's name under another crate or module (`newcomer::fetch_recs` for
+    /// `frontend::fetch_recs`) finds it. At most three; empty when none is that near.
     fn did_you_mean(&self, name: &str) -> String {
         let limit = (name.chars().count() / 3).max(2);
-        let mut near: Vec<(usize, String)> = self
+        let last = last_segment(name);
+        let last_limit = last.chars().count() / 3;
+        let mut near: Vec<(bool, usize, String)> = self
             .names()
             .into_iter()
-            .map(|known| (strsim::damerau_levenshtein(name, &known), known))
-            .filter(|(distance, _)| *distance <= limit)
+            .filter_map(|known| {
+                let whole = strsim::damerau_levenshtein(name, &known);
+                if whole <= limit {
+                    return Some((false, whole, known));
+                }
+                let by_last = strsim::damerau_levenshtein(last, last_segment(&known));
+                (by_last <= last_limit).then_some((true, by_last, known))
+            })
             .collect();
         near.sort();
         let near: Vec<String> = near
             .into_iter()
             .take(3)
-            .map(|(_, known)| format!("{known:?}"))
+            .map(|(_, _, known)| format!("{known:?}"))
             .collect();
         match near.as_slice() {
             [] => String::new(),
@@ -396,6 +433,11 @@ impl Registry {
             [init @ .., last] => format!("; did you mean {} or {last}?", init.join(", ")),
         }
     }
+}
+
+/// What follows a name's last `::`: the function, for a name the attribute gave.
+fn last_segment(name: &str) -> &str {
+    name.rsplit("::").next().unwrap_or(name)
 }
 
 impl Change {

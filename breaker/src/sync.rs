@@ -137,3 +137,81 @@ impl<T> OnceLock<T> {
         value
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    /// Every `.rs` file under `dir`, at any depth.
+    fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// Whether a line of code (not a comment, whose examples may use std's locks) takes a
+    /// lock of its own or recovers a poisoned one by hand.
+    fn handles_poison(line: &str) -> bool {
+        let code = line.trim_start();
+        !code.starts_with("//")
+            && ((code.contains("std::sync") && (code.contains("Mutex") || code.contains("RwLock")))
+                || code.contains("PoisonError")
+                || code.contains("poison")
+                || (code.contains("unwrap_or_else(") && code.contains(".into_inner()"))
+                || [".lock()", ".read()", ".write()"].iter().any(|take| {
+                    [".unwrap()", ".expect("]
+                        .iter()
+                        .any(|then| code.contains(&format!("{take}{then}")))
+                }))
+    }
+
+    #[test]
+    fn poison_is_handled_in_sync_rs_alone() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        sources(&src, &mut files);
+        assert!(
+            files.len() > 20,
+            "the crate's sources under {}",
+            src.display()
+        );
+        let mut found = Vec::new();
+        for file in files.iter().filter(|f| !f.ends_with("sync.rs")) {
+            let text = std::fs::read_to_string(file).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                if handles_poison(line) {
+                    let file = file.strip_prefix(&src).unwrap().display();
+                    found.push(format!("{file}:{}: {}", i + 1, line.trim()));
+                }
+            }
+        }
+        assert_eq!(found, Vec::<String>::new(), "use crate::sync's locks");
+    }
+
+    #[test]
+    fn a_lock_of_its_own_or_poison_recovered_by_hand_is_found() {
+        for line in [
+            "static ALL: std::sync::Mutex<Vec<u8>> = Mutex::new(Vec::new());",
+            "use std::sync::{Arc, RwLock};",
+            "let all = ALL.lock().unwrap_or_else(|p| p.into_inner());",
+            "let all = ALL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);",
+            "let all = ALL.write().unwrap();",
+            "let all = ALL.read().expect(\"not poisoned\");",
+        ] {
+            assert!(handles_poison(line), "{line}");
+        }
+        for line in [
+            "use crate::sync::process::Mutex;",
+            "let mut all = ALL.lock();",
+            "/// let log = std::sync::Mutex::new(Vec::new()); log.lock().unwrap();",
+            "use std::sync::{Arc, Weak};",
+        ] {
+            assert!(!handles_poison(line), "{line}");
+        }
+    }
+}

@@ -340,6 +340,24 @@ impl ConfigBuilder {
         }
     }
 
+    /// Every rule broken, in [`Field::ALL`](breakerbox_rules::Field::ALL)'s order, one per
+    /// field. A field measured against a broken one (`min_calls` against a zero window) is
+    /// left out: its rule would only repeat the other's.
+    #[cfg(feature = "overrides")]
+    pub(crate) fn errors(&self) -> Vec<ConfigError> {
+        let settings = self.settings();
+        breakerbox_rules::Field::ALL
+            .iter()
+            .filter(|field| {
+                field
+                    .measured_against()
+                    .is_none_or(|measure| settings.check(measure).is_ok())
+            })
+            .filter_map(|&field| settings.check(field).err())
+            .map(ConfigError::from_violation)
+            .collect()
+    }
+
     /// The values the rules judge.
     const fn settings(&self) -> Settings {
         Settings {

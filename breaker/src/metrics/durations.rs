@@ -86,10 +86,9 @@ pub(crate) struct Durations {
 /// collector on (as its configuration says, or all of them once asked).
 pub(crate) fn durations(registry: &'static crate::Registry) -> &'static Durations {
     /// One per registry, by its address: registries live as long as the process.
-    static ALL: std::sync::Mutex<Vec<(usize, &'static Durations)>> =
-        std::sync::Mutex::new(Vec::new());
+    static ALL: Mutex<Vec<(usize, &'static Durations)>> = Mutex::new(Vec::new());
     let address = registry as *const crate::Registry as usize;
-    let mut all = ALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut all = ALL.lock();
     if let Some(&(_, durations)) = all.iter().find(|(at, _)| *at == address) {
         return durations;
     }

@@ -96,20 +96,32 @@ enum WindowValue {
     Span(Duration),
 }
 
-/// Every table of `text`, in file order.
-pub(super) fn entries(text: &str) -> Result<Vec<Override>, Located> {
+/// Every table of `text`, in file order; or every value that could not be read, in line
+/// order. TOML that does not parse, or a key or type the tables do not have, is one problem:
+/// the parser stops at the first.
+pub(super) fn entries(text: &str) -> Result<Vec<Override>, Vec<Located>> {
     let tables: BTreeMap<Spanned<String>, Spanned<Raw>> = toml::from_str(text).map_err(|e| {
-        (
+        vec![(
             e.span().map(|s| line_of(text, s.start)),
             first_line(e.message()),
-        )
+        )]
     })?;
     let mut tables: Vec<_> = tables.into_iter().collect();
     tables.sort_by_key(|(name, _)| name.span().start);
-    tables
-        .into_iter()
-        .map(|(name, raw)| Override::new(text, name, raw.into_inner()))
-        .collect()
+    let mut entries = Vec::with_capacity(tables.len());
+    let mut problems = Vec::new();
+    for (name, raw) in tables {
+        match Override::new(text, name, raw.into_inner()) {
+            Ok(entry) => entries.push(entry),
+            Err(found) => problems.extend(found),
+        }
+    }
+    if problems.is_empty() {
+        Ok(entries)
+    } else {
+        problems.sort_by_key(|(line, _)| *line);
+        Err(problems)
+    }
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -126,44 +138,32 @@ fn first_line(message: &str) -> String {
 }
 
 impl Override {
-    fn new(text: &str, name: Spanned<String>, raw: Raw) -> Result<Self, Located> {
+    /// The table `name`, or every value of it that could not be read.
+    fn new(text: &str, name: Spanned<String>, raw: Raw) -> Result<Self, Vec<Located>> {
         let line = line_of(text, name.span().start);
         let name = name.into_inner();
         let at = |s: std::ops::Range<usize>| line_of(text, s.start);
         let plain = |v: Option<Spanned<u32>>| v.map(|v| (at(v.span()), v.into_inner()));
         let number = |v: Option<Spanned<f64>>| v.map(|v| (at(v.span()), v.into_inner()));
-        let duration = |field: Field, v: Option<Spanned<String>>| -> Result<_, Located> {
-            let Some(v) = v else { return Ok(None) };
-            let key = ConfigKey::of(field).name;
-            let line = at(v.span());
-            match humantime::parse_duration(v.get_ref()) {
-                Ok(d) => Ok(Some((line, d))),
-                Err(e) => Err((
-                    Some(line),
-                    format!(
-                        "breaker {name:?}: {key} is not a duration ({e}), got {:?}",
-                        v.get_ref()
-                    ),
-                )),
-            }
-        };
+        let mut problems = Vec::new();
         let window = match raw.window {
             None => None,
             Some(w) => {
                 let line = at(w.span());
-                Some(match w.into_inner() {
-                    RawWindow::Calls(n) => (line, WindowValue::Calls(n)),
+                match w.into_inner() {
+                    RawWindow::Calls(n) => Some((line, WindowValue::Calls(n))),
                     RawWindow::Span(s) => match humantime::parse_duration(&s) {
-                        Ok(d) => (line, WindowValue::Span(d)),
+                        Ok(d) => Some((line, WindowValue::Span(d))),
                         Err(e) => {
                             let message = format!(
                                 "breaker {name:?}: window is neither a number of calls nor a \
                                  duration ({e}), got {s:?}"
                             );
-                            return Err((Some(line), message));
+                            problems.push((Some(line), message));
+                            None
                         }
                     },
-                })
+                }
             }
         };
         let open_for = match raw.open_for {
@@ -175,52 +175,76 @@ impl Override {
                         "breaker {name:?}: open_for and action cannot be used together: \
                          open_for opens the breaker for a period, action sets its state"
                     );
-                    return Err((Some(line), message));
-                }
-                match humantime::parse_duration(v.get_ref()) {
-                    Ok(d) => Some(d),
-                    Err(e) => {
-                        let message = format!(
-                            "breaker {name:?}: open_for is not a duration ({e}), got {:?}",
-                            v.get_ref()
-                        );
-                        return Err((Some(line), message));
+                    problems.push((Some(line), message));
+                    None
+                } else {
+                    match humantime::parse_duration(v.get_ref()) {
+                        Ok(d) => Some(d),
+                        Err(e) => {
+                            let message = format!(
+                                "breaker {name:?}: open_for is not a duration ({e}), got {:?}",
+                                v.get_ref()
+                            );
+                            problems.push((Some(line), message));
+                            None
+                        }
                     }
                 }
             }
         };
-        Ok(Self {
+        let mut duration = |field: Field, v: Option<Spanned<String>>| {
+            let v = v?;
+            let key = ConfigKey::of(field).name;
+            let line = at(v.span());
+            match humantime::parse_duration(v.get_ref()) {
+                Ok(d) => Some((line, d)),
+                Err(e) => {
+                    let message = format!(
+                        "breaker {name:?}: {key} is not a duration ({e}), got {:?}",
+                        v.get_ref()
+                    );
+                    problems.push((Some(line), message));
+                    None
+                }
+            }
+        };
+        let entry = Self {
             line,
             open_for,
             window,
             buckets: plain(raw.buckets),
             min: plain(raw.min),
             rate: number(raw.rate),
-            slow: duration(Field::SlowThreshold, raw.slow)?,
+            slow: duration(Field::SlowThreshold, raw.slow),
             slow_rate: number(raw.slow_rate),
-            open: duration(Field::OpenFor, raw.open)?,
+            open: duration(Field::OpenFor, raw.open),
             probes: plain(raw.probes),
             successes: plain(raw.successes),
             backoff: number(raw.backoff),
-            open_max: duration(Field::BackoffMax, raw.open_max)?,
+            open_max: duration(Field::BackoffMax, raw.open_max),
             ramp: raw.ramp.map(|v| (at(v.span()), v.into_inner())),
-            ramp_step: duration(Field::RampStep, raw.ramp_step)?,
+            ramp_step: duration(Field::RampStep, raw.ramp_step),
             ramp_guard: number(raw.ramp_guard),
-            timeout: duration(Field::Timeout, raw.timeout)?,
+            timeout: duration(Field::Timeout, raw.timeout),
             retries: plain(raw.retries),
-            retry_backoff: duration(Field::RetryBackoff, raw.retry_backoff)?,
-            retry_backoff_max: duration(Field::RetryBackoffMax, raw.retry_backoff_max)?,
+            retry_backoff: duration(Field::RetryBackoff, raw.retry_backoff),
+            retry_backoff_max: duration(Field::RetryBackoffMax, raw.retry_backoff_max),
             retry_budget: number(raw.retry_budget),
             retry_floor: plain(raw.retry_floor),
             max_concurrent: plain(raw.max_concurrent),
-            probe_timeout: duration(Field::ProbeTimeout, raw.probe_timeout)?,
+            probe_timeout: duration(Field::ProbeTimeout, raw.probe_timeout),
             shadow: raw.shadow.map(|v| (at(v.span()), v.into_inner())),
             fleet: raw.fleet.map(|v| (at(v.span()), v.into_inner())),
             fleet_quorum: plain(raw.fleet_quorum),
-            pushback_max: duration(Field::PushbackMax, raw.pushback_max)?,
+            pushback_max: duration(Field::PushbackMax, raw.pushback_max),
             action: raw.action.map(Spanned::into_inner),
             name,
-        })
+        };
+        if problems.is_empty() {
+            Ok(entry)
+        } else {
+            Err(problems)
+        }
     }
 
     /// The line of the value of the key that sets `field`, if the override sets it. Every
@@ -263,23 +287,25 @@ impl Override {
             .any(|&field| self.line_of_key(field).is_some())
     }
 
-    /// `current` with this override's values, checked by `ConfigBuilder::build`; `None` if
-    /// the override changes no value. Errors carry the line of the key at fault.
-    pub(super) fn config(&self, current: &Config) -> Result<Option<Config>, (usize, String)> {
+    /// `current` with this override's values, checked by the rules of
+    /// `ConfigBuilder::build`; `None` if the override changes no value. Errors are every
+    /// problem of the table, in line order, each at the line of the key at fault.
+    pub(super) fn config(&self, current: &Config) -> Result<Option<Config>, Vec<(usize, String)>> {
         if !self.sets_config() {
             return Ok(None);
         }
-        let needs = |field: Field| {
+        let mut problems = Vec::new();
+        let mut needs = |field: Field| {
             let line = self.line_of_key(field).unwrap_or(self.line);
             let key = ConfigKey::of(field);
             let other = key.needs.map_or("another key", |n| n.what);
-            Err((
+            problems.push((
                 line,
                 format!(
                     "{} needs {other}, which the breaker does not have",
                     key.name
                 ),
-            ))
+            ));
         };
         let mut b = current.to_builder();
 
@@ -288,7 +314,10 @@ impl Override {
             Window::Count(_) => None,
         };
         match (&self.window, self.buckets) {
-            (Some((_, WindowValue::Calls(_))), Some(_)) => return needs(Field::Buckets),
+            (Some((_, WindowValue::Calls(n))), Some(_)) => {
+                needs(Field::Buckets);
+                b = b.count_window(*n);
+            }
             (Some((_, WindowValue::Calls(n))), None) => b = b.count_window(*n),
             (Some((_, WindowValue::Span(span))), buckets) => {
                 let buckets = buckets
@@ -299,7 +328,7 @@ impl Override {
             }
             (None, Some((_, buckets))) => match current_buckets {
                 Some((span, _)) => b = b.time_window(span, buckets),
-                None => return needs(Field::Buckets),
+                None => needs(Field::Buckets),
             },
             (None, None) => {}
         }
@@ -318,7 +347,7 @@ impl Override {
             }
             (None, Some((_, rate))) => match slow {
                 Some(s) => b = b.slow_calls(s.threshold, rate),
-                None => return needs(Field::SlowRate),
+                None => needs(Field::SlowRate),
             },
             (None, None) => {}
         }
@@ -336,11 +365,11 @@ impl Override {
             (Some((_, factor)), Some((_, max))) => b = b.open_backoff(factor, max),
             (Some((_, factor)), None) => match backoff {
                 Some(old) => b = b.open_backoff(factor, old.max),
-                None => return needs(Field::BackoffFactor),
+                None => needs(Field::BackoffFactor),
             },
             (None, Some((_, max))) => match backoff {
                 Some(old) => b = b.open_backoff(old.factor, max),
-                None => return needs(Field::BackoffMax),
+                None => needs(Field::BackoffMax),
             },
             (None, None) => {}
         }
@@ -355,15 +384,16 @@ impl Override {
             }
             (None, Some((_, step))) => match ramp {
                 Some(old) => b = b.ramp_up(old.percents(), step),
-                None => return needs(Field::RampStep),
+                None => needs(Field::RampStep),
             },
             (None, None) => {}
         }
         if let Some((_, factor)) = self.ramp_guard {
             if ramp.is_none() && self.ramp.is_none() {
-                return needs(Field::RampGuard);
+                needs(Field::RampGuard);
+            } else {
+                b = b.ramp_latency_guard(factor);
             }
-            b = b.ramp_latency_guard(factor);
         }
         if let Some((_, limit)) = self.timeout {
             b = b.timeout(limit);
@@ -376,27 +406,31 @@ impl Override {
         }
         if let Some((_, base)) = self.retry_backoff {
             if retries == 0 {
-                return needs(Field::RetryBackoff);
+                needs(Field::RetryBackoff);
+            } else {
+                b = b.retry_backoff(base);
             }
-            b = b.retry_backoff(base);
         }
         if let Some((_, ratio)) = self.retry_budget {
             if retries == 0 {
-                return needs(Field::RetryBudget);
+                needs(Field::RetryBudget);
+            } else {
+                b = b.retry_budget(ratio);
             }
-            b = b.retry_budget(ratio);
         }
         if let Some((_, max)) = self.retry_backoff_max {
             if retries == 0 {
-                return needs(Field::RetryBackoffMax);
+                needs(Field::RetryBackoffMax);
+            } else {
+                b = b.retry_backoff_max(max);
             }
-            b = b.retry_backoff_max(max);
         }
         if let Some((_, per_second)) = self.retry_floor {
             if retries == 0 {
-                return needs(Field::RetryFloor);
+                needs(Field::RetryFloor);
+            } else {
+                b = b.retry_floor(per_second);
             }
-            b = b.retry_floor(per_second);
         }
         if let Some((_, calls)) = self.max_concurrent {
             b = b.max_concurrent(calls);
@@ -414,14 +448,15 @@ impl Override {
         }
         if let Some((_, quorum)) = self.fleet_quorum {
             if !fleet {
-                return needs(Field::FleetQuorum);
+                needs(Field::FleetQuorum);
+            } else {
+                b = b.fleet_quorum(quorum);
             }
-            b = b.fleet_quorum(quorum);
         }
         if let Some((_, max)) = self.pushback_max {
             b = b.pushback_max(max);
         }
-        b.build().map(Some).map_err(|e| {
+        problems.extend(b.errors().iter().map(|e| {
             let field = e.field_id();
             // `successes` kept from the breaker is broken by the `probes` written here, and
             // `retry_backoff_max` by the `retry_backoff`.
@@ -434,8 +469,16 @@ impl Override {
                 .line_of_key(field)
                 .or_else(|| by.and_then(|by| self.line_of_key(by)))
                 .unwrap_or(self.line);
-            (line, message(&e))
-        })
+            (line, message(e))
+        }));
+        if problems.is_empty() {
+            b.build()
+                .map(Some)
+                .map_err(|e| vec![(self.line, message(&e))])
+        } else {
+            problems.sort_by_key(|(line, _)| *line);
+            Err(problems)
+        }
     }
 }
 

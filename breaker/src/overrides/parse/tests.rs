@@ -1,7 +1,7 @@
 use super::*;
 
 /// The configuration the single table of `text` makes of `current`, or its error.
-fn applied(current: &Config, text: &str) -> Result<Option<Config>, (usize, String)> {
+fn applied(current: &Config, text: &str) -> Result<Option<Config>, Vec<(usize, String)>> {
     let entries = entries(text).expect("the text parses");
     entries[0].config(current)
 }
@@ -11,7 +11,7 @@ fn assert_refused(cases: impl IntoIterator<Item = (&'static str, (usize, &'stati
     for (text, (line, message)) in cases {
         assert_eq!(
             applied(&Config::default(), text),
-            Err((line, message.to_owned())),
+            Err(vec![(line, message.to_owned())]),
             "{text}"
         );
     }
@@ -81,7 +81,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
             "{} needs {}, which the breaker does not have",
             key.name, needs.what
         );
-        assert_eq!(applied(&Config::default(), &text), Err((2, message)));
+        assert_eq!(applied(&Config::default(), &text), Err(vec![(2, message)]));
         rules += 1;
     }
     assert_eq!(rules, 11);
@@ -202,8 +202,11 @@ fn call_policy_overrides_follow_the_builder_rules_at_their_line() {
 
 #[test]
 fn a_negative_retry_floor_is_refused_at_its_line() {
-    let (line, message) = entries("[\"a\"]\nretries = 1\nretry_floor = -1\n").unwrap_err();
-    assert_eq!(line, Some(3));
+    let problems = entries("[\"a\"]\nretries = 1\nretry_floor = -1\n").unwrap_err();
+    let [(line, message)] = problems.as_slice() else {
+        panic!("one problem: {problems:?}")
+    };
+    assert_eq!(*line, Some(3));
     assert!(message.contains("-1"), "{message}");
 }
 
@@ -216,11 +219,11 @@ fn a_retry_backoff_above_the_breakers_max_is_refused_at_its_line() {
         .unwrap();
     assert_eq!(
         applied(&capped, "[\"a\"]\nmin = 4\nretry_backoff = \"2s\"\n"),
-        Err((
+        Err(vec![(
             3,
             "retry_backoff_max must be at least retry_backoff, got 1s with retry_backoff 2s"
                 .to_owned()
-        ))
+        )])
     );
     let c = applied(
         &capped,
@@ -304,10 +307,10 @@ fn probes_below_kept_successes_are_refused_at_the_probes_line() {
     let current = Config::builder().probes(4).successes(3).build().unwrap();
     assert_eq!(
         applied(&current, "[\"a\"]\nrate = 0.5\nprobes = 2\n"),
-        Err((
+        Err(vec![(
             3,
             "successes must be at most probes, got 3 with 2 probes".to_owned()
-        ))
+        )])
     );
 }
 
@@ -315,10 +318,45 @@ fn probes_below_kept_successes_are_refused_at_the_probes_line() {
 fn min_override_below_two_is_refused() {
     assert_eq!(
         applied(&Config::default(), "[\"a\"]\nmin = 1\n"),
-        Err((2, "min must be at least 2, got 1".to_owned()))
+        Err(vec![(2, "min must be at least 2, got 1".to_owned())])
     );
     let c = applied(&Config::default(), "[\"a\"]\nwindow = 1\nmin = 1\n")
         .unwrap()
         .unwrap();
     assert_eq!((c.window(), c.min_calls()), (Window::Count(1), 1));
+}
+
+#[test]
+fn every_broken_rule_and_missing_need_of_a_table_is_reported_in_line_order() {
+    let text = "[\"a\"]\nprobes = 0\nrate = 1.5\nmin = 30\nbuckets = 4\nretry_budget = 0.2\n";
+    assert_eq!(
+        applied(&Config::default(), text),
+        Err(vec![
+            (2, "probes must be at least 1, got 0".to_owned()),
+            (3, "rate must be in (0, 1], got 1.5".to_owned()),
+            (
+                4,
+                "min must be at most the count window, got 30 with a window of 20".to_owned()
+            ),
+            (
+                5,
+                "buckets needs a time window, which the breaker does not have".to_owned()
+            ),
+            (
+                6,
+                "retry_budget needs retries, which the breaker does not have".to_owned()
+            ),
+        ])
+    );
+}
+
+#[test]
+fn a_rule_measured_against_a_broken_one_is_not_reported_again() {
+    assert_eq!(
+        applied(&Config::default(), "[\"a\"]\nwindow = 0\nmin = 30\n"),
+        Err(vec![(
+            2,
+            "window must be at least 1 call, got 0".to_owned()
+        )])
+    );
 }
