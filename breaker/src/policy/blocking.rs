@@ -38,12 +38,7 @@ impl Breaker {
         J: Judge<T>,
     {
         let plan = self.policy_plan();
-        let mut slot = self.bulkhead_slot()?;
-        let mut permit = slot.admit(self)?;
-        let state = (plan.retries > 0 && !permit.is_shadowed()).then(|| self.policy_state());
-        if let Some(state) = state {
-            state.budget().deposit(self.budget_second());
-        }
+        let (mut slot, mut permit, state) = self.start_call(&plan)?;
         let mut retry = 0;
         loop {
             let shadowed = permit.is_shadowed();

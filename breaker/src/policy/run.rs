@@ -317,14 +317,7 @@ impl Breaker {
         if !timed {
             plan.timeout = 0;
         }
-        let mut slot = self.bulkhead_slot()?;
-        let mut permit = slot.admit(self)?;
-        // A call without retries never touches the budget, nor does one an enforcing
-        // breaker would have rejected.
-        let state = (plan.retries > 0 && !permit.is_shadowed()).then(|| self.policy_state());
-        if let Some(state) = state {
-            state.budget().deposit(self.budget_second());
-        }
+        let (mut slot, mut permit, state) = self.start_call(&plan)?;
         let mut retry = 0;
         loop {
             // Admitted only as a shadow: an enforcing breaker would have ended the call here,
@@ -348,6 +341,22 @@ impl Breaker {
                 withdrawal.spend();
             }
         }
+    }
+
+    /// A call's start under `plan`: its bulkhead slot, its first attempt's permit, and the
+    /// retry budget's state, which has the first attempt deposited. A call without retries
+    /// never touches the budget, nor does one an enforcing breaker would have rejected.
+    pub(super) fn start_call(
+        &self,
+        plan: &Plan,
+    ) -> Result<(CallSlot<'_>, Permit<'_>, Option<&PolicyState>), crate::Rejected> {
+        let slot = self.bulkhead_slot()?;
+        let permit = slot.admit(self)?;
+        let state = (plan.retries > 0 && !permit.is_shadowed()).then(|| self.policy_state());
+        if let Some(state) = state {
+            state.budget().deposit(self.budget_second());
+        }
+        Ok((slot, permit, state))
     }
 
     /// Whether the call is retried after `ended`, its attempt `retry` (0 for the first): the
