@@ -13,25 +13,32 @@ pub(crate) fn transition(
     reason: TransitionReason,
     shadow: bool,
 ) {
-    let s = breaker.snapshot();
+    // The rates an opening logs, read only when its line is wanted: a snapshot costs more than
+    // the rest of a transition, and most transitions are logged to no one.
+    let snapshot = |enabled: bool| enabled.then(|| breaker.snapshot());
     let name = breaker.name();
     let key = breaker.key();
     if shadow {
         // A breaker that only watches tells what it would do, and changes nothing for the
         // calls: no warning.
         return match to {
-            State::Open | State::ForcedOpen => tracing::info!(
-                breaker = name,
-                key,
-                %from,
-                %to,
-                %reason,
-                shadow,
-                failure_rate = s.failure_rate,
-                slow_call_rate = s.slow_call_rate,
-                calls = s.calls,
-                "circuit breaker would open (shadow: calls still admitted)"
-            ),
+            State::Open | State::ForcedOpen => {
+                let Some(s) = snapshot(tracing::enabled!(tracing::Level::INFO)) else {
+                    return;
+                };
+                tracing::info!(
+                    breaker = name,
+                    key,
+                    %from,
+                    %to,
+                    %reason,
+                    shadow,
+                    failure_rate = s.failure_rate,
+                    slow_call_rate = s.slow_call_rate,
+                    calls = s.calls,
+                    "circuit breaker would open (shadow: calls still admitted)"
+                )
+            }
             State::Closed => tracing::info!(
                 breaker = name,
                 key,
@@ -63,17 +70,22 @@ pub(crate) fn transition(
             quorum = breaker.config().fleet_quorum(),
             "circuit breaker opened for its peers: a quorum of the fleet holds it open"
         ),
-        State::Open | State::ForcedOpen => tracing::warn!(
-            breaker = name,
-            key,
-            %from,
-            %to,
-            %reason,
-            failure_rate = s.failure_rate,
-            slow_call_rate = s.slow_call_rate,
-            calls = s.calls,
-            "circuit breaker opened"
-        ),
+        State::Open | State::ForcedOpen => {
+            let Some(s) = snapshot(tracing::enabled!(tracing::Level::WARN)) else {
+                return;
+            };
+            tracing::warn!(
+                breaker = name,
+                key,
+                %from,
+                %to,
+                %reason,
+                failure_rate = s.failure_rate,
+                slow_call_rate = s.slow_call_rate,
+                calls = s.calls,
+                "circuit breaker opened"
+            )
+        }
         State::Closed => {
             tracing::info!(breaker = name, key, %from, %to, %reason, "circuit breaker closed")
         }
