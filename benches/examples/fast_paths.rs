@@ -15,16 +15,19 @@
 #[allow(dead_code)]
 mod common;
 
+use std::future::Future;
 use std::hint::black_box;
+use std::pin::pin;
 use std::process::ExitCode;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, Config};
-use common::{call_ours, Mix, MIN_CALLS, OPEN, PROBES, RATE, WINDOW};
+use breakerbox::{circuit_breaker, Breaker, Config};
+use common::{call_ours, Down, Mix, MIN_CALLS, OPEN, PROBES, RATE, WINDOW};
 
 /// Every path the gate counts, with what it runs once per call.
-const PATHS: [(&str, &str); 7] = [
+const PATHS: [(&str, &str); 8] = [
     ("closed_success", "CLOSED, a success"),
     ("closed_mixed", "CLOSED, one failure in ten"),
     ("open_rejection", "OPEN, a rejection"),
@@ -41,7 +44,28 @@ const PATHS: [(&str, &str); 7] = [
         "time_window_mixed",
         "CLOSED on a time window, one failure in ten",
     ),
+    (
+        "async_attribute",
+        "an annotated async fn, CLOSED, its future ready at once",
+    ),
 ];
+
+/// Polls `future` to completion on this thread; nothing here waits.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+    }
+}
+
+/// A CLOSED count window never reads the clock: the default clock is never asked.
+#[circuit_breaker(window = 20, min = 10, rate = 0.5, open = "5s", probes = 3)]
+async fn annotated(n: u64) -> Result<u64, Down> {
+    Ok(black_box(n) + 1)
+}
 
 fn count_window(clock: &ManualClock) -> Breaker {
     let config = Config::builder()
@@ -118,6 +142,13 @@ fn run(path: &str, calls: u64) -> Result<(), String> {
                     clock.advance(Duration::from_secs(1));
                 }
                 call_ours(&b, mixed && mix.next());
+            }
+        }
+        "async_attribute" => {
+            for i in 0..calls {
+                if let Ok(v) = block_on(annotated(i)) {
+                    black_box(v);
+                }
             }
         }
         _ => {
