@@ -10,6 +10,8 @@
 use std::ops::Range;
 use std::time::Duration;
 
+use breakerbox::Config;
+
 use super::health::Health;
 use super::replay::{Answer, Schedule};
 use super::score::{Scores, Truth};
@@ -105,7 +107,7 @@ fn nearest<'a>(answers: &'a [Answer], t: Duration, segment: &Range<Duration>) ->
     &answers[*inside.or(any).expect("a trace has a call")]
 }
 
-/// How the leading candidates and the baseline fared on the recorded trace and its copies.
+/// How the leading candidates and the current configuration fared on the recorded trace and its copies.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Robustness {
     /// Perturbed copies replayed.
@@ -114,10 +116,10 @@ pub struct Robustness {
     pub candidates: Vec<usize>,
     /// For each candidate, its scores on the recorded trace, then on each copy.
     pub scores: Vec<Vec<Scores>>,
-    /// The baseline's scores, likewise.
-    pub baseline: Vec<Scores>,
+    /// The current configuration's scores, likewise.
+    pub current: Vec<Scores>,
     /// For each candidate, on how many copies it was on the Pareto front of the candidates
-    /// and the baseline.
+    /// and the current configuration.
     pub on_front: Vec<usize>,
 }
 
@@ -151,22 +153,21 @@ impl Spread {
 }
 
 impl Robustness {
-    /// Replays `candidates` and `baseline` on the perturbed copies of `options`, drawn with
+    /// Replays `candidates` and `current` on the perturbed copies of `options`, drawn with
     /// its seed, on its threads.
     pub fn measure(
         trace: Trace<'_>,
         specs: &[Spec],
         scores: &[Scores],
         candidates: Vec<usize>,
-        baseline: (Spec, Scores),
+        current: (&Config, Scores),
         options: &Options,
     ) -> Robustness {
         let (perturbations, threads) = (options.perturbations, options.threads);
         let mut rng = fastrand::Rng::with_seed(options.seed);
-        let mut evaluated: Vec<Spec> = candidates.iter().map(|&i| specs[i]).collect();
-        evaluated.push(baseline.0);
+        let evaluated: Vec<Spec> = candidates.iter().map(|&i| specs[i]).collect();
         let mut table: Vec<Vec<Scores>> = candidates.iter().map(|&i| vec![scores[i]]).collect();
-        table.push(vec![baseline.1]);
+        table.push(vec![current.1]);
         let mut on_front = vec![0; candidates.len()];
         for _ in 0..perturbations {
             let (answers, health) = perturb(trace.answers, trace.health, &mut rng);
@@ -178,7 +179,8 @@ impl Robustness {
                 schedule: &schedule,
                 truth: &truth,
             };
-            let got = super::search::evaluate(copy, &evaluated, threads);
+            let mut got = super::search::evaluate(copy, &evaluated, threads);
+            got.push(copy.score(current.0));
             for (i, front) in on_front.iter_mut().enumerate() {
                 if !got.iter().any(|other| other.dominates(&got[i])) {
                     *front += 1;
@@ -188,23 +190,23 @@ impl Robustness {
                 row.push(s);
             }
         }
-        let baseline = table.pop().unwrap_or_default();
+        let current = table.pop().unwrap_or_default();
         Robustness {
             perturbations,
             candidates,
             scores: table,
-            baseline,
+            current,
             on_front,
         }
     }
 
     /// The pick: among the candidates that never opened on a healthy downstream and missed
-    /// no outage of the recorded trace, and whose mean cost is below the baseline's, those
+    /// no outage of the recorded trace, and whose mean cost is below the current one's, those
     /// within [`NEAR`] of the least mean cost are as good as the trace can tell; of them,
     /// the one with the fewest flaps, then the first in the grid (fewer keys, smaller
     /// windows and rates), so that a small change of the trace keeps the pick.
     pub fn pick(&self) -> Option<usize> {
-        let baseline = Spread::of(&self.baseline).mean;
+        let current = Spread::of(&self.current).mean;
         let eligible: Vec<(f64, u64, usize, usize)> = (0..self.candidates.len())
             .filter(|&k| {
                 let recorded = &self.scores[k][0];
@@ -219,7 +221,7 @@ impl Robustness {
                     k,
                 )
             })
-            .filter(|&(mean, ..)| mean < baseline)
+            .filter(|&(mean, ..)| mean < current)
             .collect();
         let best = eligible.iter().map(|e| e.0).min_by(f64::total_cmp)?;
         eligible

@@ -68,7 +68,7 @@ fn window_calls(spec: &Spec) -> u64 {
 }
 
 fn tuned(recording: &Recording) -> Tuning {
-    tune(recording, Spec::DEFAULT)
+    tune(recording, &Config::default())
 }
 
 /// The tuning of 60 s with an outage from 20 s to 35 s, shared by the tests that read it.
@@ -85,9 +85,9 @@ fn the_recommendation_detects_a_known_outage_within_a_window_and_never_opens_whi
         [Duration::from_secs(20)..Duration::from_secs(35)]
     );
     assert_eq!(tuning.rejected, 0);
-    let spec = tuning.recommendation();
+    let spec = tuning.recommended_spec().unwrap();
     let scores = tuning.recommended_scores();
-    assert!(tuning.recommended.is_some(), "{:?}", tuning.baseline_scores);
+    assert!(tuning.recommended.is_some(), "{:?}", tuning.current_scores);
     assert_eq!(
         (scores.missed, scores.false_opens),
         (0, 0),
@@ -103,7 +103,7 @@ fn the_recommendation_detects_a_known_outage_within_a_window_and_never_opens_whi
     let k = tuning.recommended_row().unwrap();
     let r = &tuning.robustness;
     let mean = |s: &[breakerbox_tune::score::Scores]| breakerbox_tune::robust::Spread::of(s).mean;
-    assert!(mean(&r.scores[k]) < mean(&r.baseline), "{spec}");
+    assert!(mean(&r.scores[k]) < mean(&r.current), "{spec}");
     // The front is sorted by cost.
     let costs: Vec<_> = tuning
         .front
@@ -118,15 +118,16 @@ fn a_trace_without_an_outage_keeps_the_defaults() {
     let tuning = tuned(&trace(30, None));
     assert_eq!(tuning.health.outages, []);
     assert_eq!(tuning.recommended, None);
-    assert_eq!(tuning.recommendation(), Spec::DEFAULT);
-    assert_eq!(tuning.baseline_scores.false_opens, 0);
+    assert_eq!(tuning.recommended_spec(), None);
+    assert_eq!(tuning.recommendation(), Ok(Config::default()));
+    assert_eq!(tuning.current_scores.false_opens, 0);
     assert!(report(&tuning, "t.csv", "a").contains("no outage in the trace"));
 }
 
 #[test]
 fn the_override_block_configures_the_recommended_breaker() {
     let tuning = known_outage();
-    let spec = tuning.recommendation();
+    let spec = tuning.recommended_spec().unwrap();
     let registry = Registry::default();
     let b = registry.register(Arc::new(Breaker::new("app::get_book", Config::default())));
     let overrides = Overrides::from_toml("tune.toml", &spec.toml("app::get_book")).unwrap();
@@ -169,8 +170,8 @@ fn a_slowdown_without_errors_is_found_and_caught_by_the_slow_call_keys() {
         tuning.health
     );
     // The defaults count no slow call, so they never open.
-    assert_eq!(tuning.baseline_scores.missed, 1);
-    let spec = tuning.recommendation();
+    assert_eq!(tuning.current_scores.missed, 1);
+    let spec = tuning.recommended_spec().unwrap();
     let slow = spec.slow.expect("the recommendation counts slow calls");
     assert!(slow.threshold < Duration::from_millis(150), "{spec}");
     let scores = tuning.recommended_scores();
@@ -196,7 +197,7 @@ fn a_healthy_p99_under_a_millisecond_still_gives_slow_call_candidates() {
         slow.iter().all(|s| s.threshold < Duration::from_millis(2)),
         "{slow:?}"
     );
-    let spec = tuning.recommendation();
+    let spec = tuning.recommended_spec().unwrap();
     assert!(spec.slow.is_some(), "{spec}");
     assert!(spec.attribute().contains("us\""), "{}", spec.attribute());
     // The override file reads the microseconds back.
@@ -211,13 +212,9 @@ fn a_healthy_p99_under_a_millisecond_still_gives_slow_call_candidates() {
 fn an_outage_moved_by_a_second_and_a_half_keeps_its_pick() {
     let ten = tuned(&trace_ms(60, Some(20_000..30_000)));
     let longer = tuned(&trace_ms(60, Some(20_000..31_500)));
-    assert_eq!(
-        ten.recommendation(),
-        longer.recommendation(),
-        "{}\n{}",
-        ten.recommendation(),
-        longer.recommendation()
-    );
+    let (ten_pick, longer_pick) = (ten.recommended_spec(), longer.recommended_spec());
+    assert!(ten_pick.is_some());
+    assert_eq!(ten_pick, longer_pick);
     let k = ten.recommended_row().unwrap();
     let r = &ten.robustness;
     assert_eq!(r.perturbations, 8);
