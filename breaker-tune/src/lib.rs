@@ -41,9 +41,12 @@
 //! let tuning = breakerbox_tune::tune(&recording, &Config::default());
 //! assert_eq!(tuning.health.outages, [Duration::from_secs(10)..Duration::from_secs(20)]);
 //! let pick = tuning.recommended_scores();
-//! // It stops calling the sick downstream sooner, at no more cost than the running one.
+//! // It stops calling the sick downstream sooner, and costs less than the running one over
+//! // the trace and its perturbed copies.
 //! assert!(pick.detection < tuning.current_scores.detection);
-//! assert!(pick.cost() <= tuning.current_scores.cost());
+//! let k = tuning.recommended_row().unwrap();
+//! let mean = |scores| breakerbox_tune::robust::Spread::of(scores).mean;
+//! assert!(mean(&tuning.robustness.scores[k]) < mean(&tuning.robustness.current));
 //! for change in tuning.changes()? {
 //!     println!("{change}");
 //! }
@@ -55,6 +58,7 @@
 
 pub mod current;
 pub mod health;
+pub mod noise;
 pub mod plot;
 pub mod replay;
 pub mod report;
@@ -70,6 +74,7 @@ use breakerbox::{Config, ConfigError};
 
 use self::current::Change;
 use self::health::Health;
+use self::noise::Noise;
 use self::replay::{Answer, Run, Schedule};
 use self::robust::Robustness;
 use self::score::{Scores, Truth};
@@ -109,6 +114,9 @@ pub struct Tuning {
     /// ([`Health::censored`]); record in shadow mode instead.
     pub rejected: usize,
     pub health: Health,
+    /// The healthy failure rate and its bound, up to which the perturbed copies fail
+    /// healthy calls.
+    pub noise: Noise,
     pub answers: Vec<Answer>,
     pub specs: Vec<Spec>,
     pub scores: Vec<Scores>,
@@ -193,6 +201,7 @@ pub fn tune_with(recording: &Recording, current: &Config, options: Options) -> T
     let health = Health::estimate(&calls, Duration::from_secs(1));
     let answers = replay::answers(&calls, &health);
     drop(calls);
+    let noise = Noise::estimate(&health, &answers);
     let specs = search::grid(&health);
     let schedule = Schedule::new(&answers);
     let truth = Truth::new(&health, &answers);
@@ -211,13 +220,14 @@ pub fn tune_with(recording: &Recording, current: &Config, options: Options) -> T
     let robustness = if health.outages.is_empty() {
         Robustness::default()
     } else {
-        let candidates = candidates(&specs, &scores, &front, options.candidates);
+        let candidates = candidates(&specs, &scores, &front, &noise, options.candidates);
         Robustness::measure(
             trace,
             &specs,
             &scores,
             candidates,
             (current, current_scores),
+            &noise,
             &options,
         )
     };
@@ -227,6 +237,7 @@ pub fn tune_with(recording: &Recording, current: &Config, options: Options) -> T
         offset,
         rejected,
         health,
+        noise,
         answers,
         specs,
         scores,
@@ -243,10 +254,18 @@ pub fn tune_with(recording: &Recording, current: &Config, options: Options) -> T
 
 /// The candidates replayed on perturbed copies: of the candidates that never opened on a
 /// healthy downstream and missed no outage, keeping the first in the grid of those that
-/// scored alike, the `n` of least cost and the `n / 4` of least cost of each open duration
+/// scored alike, the `n` of least cost, the `n / 4` of least cost of each open duration
 /// (a pick fitted to one outage's length wins the recorded trace by a duration that its
-/// copies do not share), then the first `n / 3` of the front.
-fn candidates(specs: &[Spec], scores: &[Scores], front: &[usize], n: usize) -> Vec<usize> {
+/// copies do not share), the `n / 4` of least cost that the bound's background failures
+/// would not open ([`Noise::quiet`]: the cheapest on a clean trace may all open on them),
+/// then the first `n / 3` of the front.
+fn candidates(
+    specs: &[Spec],
+    scores: &[Scores],
+    front: &[usize],
+    noise: &Noise,
+    n: usize,
+) -> Vec<usize> {
     let mut eligible: Vec<usize> = (0..scores.len())
         .filter(|&i| scores[i].false_opens == 0 && scores[i].missed == 0)
         .collect();
@@ -260,6 +279,8 @@ fn candidates(specs: &[Spec], scores: &[Scores], front: &[usize], n: usize) -> V
         let best = eligible.iter().filter(|&&i| specs[i].open_secs == open);
         picked.extend(best.take(n / 4));
     }
+    let quiet = eligible.iter().filter(|&&i| noise.quiet(&specs[i]));
+    picked.extend(quiet.take(n / 4));
     picked.extend(front.iter().take(n / 3));
     let mut seen = std::collections::HashSet::new();
     picked.retain(|i| seen.insert(*i));

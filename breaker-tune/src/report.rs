@@ -84,6 +84,30 @@ pub fn report(t: &Tuning, trace: &str, name: &str) -> String {
             millis(h.healthy_p99)
         );
     }
+    let noise = &t.noise;
+    if noise.healthy_failures == 0 {
+        let _ = writeln!(
+            out,
+            "no failure outside the outages, in {}: a trace this clean cannot show a false \
+             open, so the perturbed copies fail healthy calls at {:.3}%, the {:.0}% upper bound \
+             of zero in {}",
+            plural(noise.healthy_calls, "healthy call", "healthy calls"),
+            noise.bound * 100.0,
+            super::noise::CONFIDENCE * 100.0,
+            noise.healthy_calls
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "background failures: {} in {} ({:.3}%); the perturbed copies fail healthy calls \
+             at up to {:.3}%, its {:.0}% upper bound",
+            noise.healthy_failures,
+            plural(noise.healthy_calls, "healthy call", "healthy calls"),
+            noise.rate() * 100.0,
+            noise.bound * 100.0,
+            super::noise::CONFIDENCE * 100.0
+        );
+    }
     if t.rejected > 0 {
         let _ = writeln!(
             out,
@@ -176,6 +200,13 @@ pub fn report(t: &Tuning, trace: &str, name: &str) -> String {
                      front before adopting it",
                     spread.swing() * 100.0,
                     current.swing() * 100.0
+                );
+            }
+            if !r.quiet(k) {
+                let _ = writeln!(
+                    out,
+                    "note: it opened on the background failures of a perturbed copy, and so did \
+                     every candidate that beats the current configuration"
                 );
             }
             let changes = super::current::changes(&t.current, &pick);

@@ -254,3 +254,76 @@ fn a_trace_recorded_behind_an_enforcing_breaker_is_flagged_censored() {
     assert_eq!(shadow.health.censored, [false]);
     assert!(!report(shadow, "s.csv", "a").contains("shadow mode"));
 }
+
+/// 40 s of a call every 20 ms taking 5 ms, failing from 10 s to 20 s and never outside.
+fn noise_free() -> Recording {
+    (0..2000u64)
+        .map(|i| RecordedCall {
+            start: Duration::from_millis(i * 20),
+            latency: Duration::from_millis(5),
+            outcome: CallOutcome::Completed(if (500..1000).contains(&i) {
+                Outcome::Failure
+            } else {
+                Outcome::Success
+            }),
+        })
+        .collect()
+}
+
+/// Whether a breaker of `config`, after 100 healthy calls, opens on ten calls of which two
+/// fail, one call at a time.
+fn two_failures_in_ten_open(config: Config) -> bool {
+    let mut replay = breakerbox::replay::Replay::new(config);
+    for i in 0..200u64 {
+        let at = Duration::from_millis(i * 20);
+        let Ok(permit) = replay.try_acquire(at) else {
+            return true;
+        };
+        let outcome = if i == 103 || i == 107 {
+            Outcome::Failure
+        } else {
+            Outcome::Success
+        };
+        replay.record(permit, outcome, at + Duration::from_millis(5));
+    }
+    !replay.transitions().is_empty()
+}
+
+#[test]
+fn a_noise_free_trace_picks_a_breaker_that_two_failures_in_ten_do_not_trip() {
+    let tuning = tuned(&noise_free());
+    // 1500 healthy calls, none failing: they still allow 0.2% at 95%.
+    assert_eq!(
+        (tuning.noise.healthy_calls, tuning.noise.healthy_failures),
+        (1500, 0)
+    );
+    assert_eq!(
+        tuning.noise.bound,
+        breakerbox_tune::noise::upper_bound(0, 1500, 0.95)
+    );
+    assert!((tuning.noise.bound - 0.001_995).abs() < 1e-6);
+    // The cheapest on the clean trace alone opens on two failures in ten.
+    let cheapest = tuning.specs[tuning.front[0]];
+    assert_eq!(
+        cheapest.to_string(),
+        "window=10 min=5 rate=0.2 open=\"5s\" probes=1"
+    );
+    assert!(two_failures_in_ten_open(cheapest.config()));
+    assert!(!tuning.noise.quiet(&cheapest));
+    // The pick does not, and the bound's background failures would not open it.
+    let pick = tuning.recommendation().unwrap();
+    assert!(!two_failures_in_ten_open(pick.clone()), "{pick:?}");
+    let k = tuning.recommended_row().unwrap();
+    assert!(tuning.robustness.quiet(k));
+    let scores = tuning.recommended_scores();
+    assert_eq!((scores.missed, scores.false_opens), (0, 0));
+    let text = report(&tuning, "clean.csv", "a");
+    assert!(
+        text.contains(
+            "no failure outside the outages, in 1500 healthy calls: a trace this clean cannot \
+             show a false open, so the perturbed copies fail healthy calls at 0.200%, the 95% \
+             upper bound of zero in 1500\n"
+        ),
+        "{text}"
+    );
+}
