@@ -59,6 +59,7 @@
 pub mod current;
 pub mod health;
 pub mod noise;
+pub mod outages;
 pub mod plot;
 pub mod replay;
 pub mod report;

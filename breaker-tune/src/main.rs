@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use breakerbox::recording::{parse_config_keys, Recording};
-use breakerbox_tune::{plot, report, tune_with, Options};
+use breakerbox_tune::{outages, plot, report, tune_with, Options};
 use clap::Parser;
 
 /// Recommends a circuit breaker configuration from a recording of real calls.
@@ -31,6 +31,10 @@ struct Args {
     /// the trace's `# config: KEYS` line].
     #[arg(long, value_name = "KEYS")]
     current: Option<String>,
+
+    /// Print every outage, one a line (the report summarizes more than 10).
+    #[arg(long)]
+    outages: bool,
 
     /// Where to draw the timeline.
     #[arg(long, value_name = "PATH", default_value = "tune.svg")]
@@ -106,6 +110,9 @@ fn run(args: Args) -> Result<(), String> {
         "{}",
         report::report(&tuning, &args.trace.display().to_string(), &name)
     );
+    if args.outages {
+        print!("\n{}", outages::list(&tuning.health));
+    }
     plot::plot(&args.svg, &tuning)
         .map_err(|e| format!("cannot draw the timeline to {}: {e}", args.svg.display()))?;
     println!("timeline written to {}", args.svg.display());

@@ -33,38 +33,14 @@ fn millis(d: Duration) -> String {
 pub fn report(t: &Tuning, trace: &str, name: &str) -> String {
     let mut out = String::new();
     let h = &t.health;
-    let outages: Vec<_> = h
-        .outages
-        .iter()
-        .zip(&h.censored)
-        .map(|(o, &censored)| {
-            let slow = h.slow.iter().any(|s| o.start <= s.start && s.end <= o.end);
-            format!(
-                "{}..{}{}{}",
-                secs(o.start),
-                secs(o.end),
-                if slow { " (slow)" } else { "" },
-                if censored { " (censored)" } else { "" }
-            )
-        })
-        .collect();
     let _ = writeln!(
         out,
-        "{trace}: {} over {}; usual median {}, healthy p99 {}; {}: {}",
+        "{trace}: {} over {}; usual median {}, healthy p99 {}; {}",
         plural(t.answers.len() as u64, "call", "calls"),
         secs(h.end),
         millis(h.baseline_median),
         millis(h.healthy_p99),
-        if outages.len() == 1 {
-            "outage"
-        } else {
-            "outages"
-        },
-        if outages.is_empty() {
-            "none".into()
-        } else {
-            outages.join(", ")
-        }
+        super::outages::summary(h)
     );
     if !t.offset.is_zero() {
         let _ = writeln!(

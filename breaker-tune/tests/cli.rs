@@ -23,6 +23,7 @@ fn help_names_the_trace_and_every_option() {
         "Usage: breakerbox-tune [OPTIONS] <TRACE>",
         "--name",
         "--current",
+        "--outages",
         "--svg",
         "--perturbations",
         "--seed",
@@ -273,4 +274,38 @@ fn a_broken_current_configuration_names_its_key_and_rule() {
             trace.display()
         )
     );
+}
+
+#[test]
+fn a_long_list_of_outages_is_summarized_and_printed_whole_with_outages() {
+    // 300 s of a call every 20 ms, sick 5 s in every 10: 30 outages.
+    let trace = dir().join("periodic.csv");
+    let mut text = String::from("# breaker: a\n# config: window = 20\nt_ms,latency_ms,outcome\n");
+    for i in 0..15_000u64 {
+        let sick = (i * 20 / 1000) % 10 >= 5;
+        text += &format!(
+            "{},5,{}\n",
+            i * 20,
+            if sick { "failure" } else { "success" }
+        );
+    }
+    std::fs::write(&trace, text).unwrap();
+    let summary = report(&trace, &["--perturbations", "1"]);
+    let first = summary.lines().next().unwrap();
+    assert_eq!(
+        first,
+        format!(
+            "{}: 15000 calls over 300.0s; usual median 5.0 ms, healthy p99 5.0 ms; 30 outages, \
+             5.0s to 5.0s long (median 5.0s), starting every 10.0s (median); the first 3: \
+             5.0s..10.0s, 15.0s..20.0s, 25.0s..30.0s; the last 3: 275.0s..280.0s, \
+             285.0s..290.0s, 295.0s..300.0s (every one with --outages, and drawn in the SVG)",
+            trace.display()
+        )
+    );
+    assert!(!summary.contains("\n30 outages:\n"));
+    let whole = report(&trace, &["--perturbations", "1", "--outages"]);
+    let list = &whole[whole.find("\n30 outages:\n").expect("the whole list") + 1..];
+    let lines: Vec<&str> = list.lines().take(31).collect();
+    assert_eq!(lines[1], "     1  5.0s..10.0s");
+    assert_eq!(lines[30], "    30  295.0s..300.0s");
 }
