@@ -40,6 +40,10 @@
 //! a slow request is logged after faster ones that started later: the recipe reads the log
 //! twice, first to find the earliest start, then to write every start from it, never below
 //! zero.
+//!
+//! A converted log names neither the breaker nor its configuration: give the tuner both
+//! (`breakerbox-tune --name app::get_book --current 'rate = 0.4, open = "3s"' trace.csv`),
+//! or write them first as the comment lines above.
 
 use std::fmt;
 use std::fs::File;
