@@ -114,7 +114,7 @@ fn the_recommendation_detects_a_known_outage_within_a_window_and_never_opens_whi
 }
 
 #[test]
-fn a_trace_without_an_outage_keeps_the_defaults() {
+fn a_trace_without_an_outage_keeps_the_current_configuration() {
     let tuning = tuned(&trace(30, None));
     assert_eq!(tuning.health.outages, []);
     assert_eq!(tuning.recommended, None);

@@ -195,9 +195,11 @@ impl Recording {
     /// use std::time::Duration;
     /// use breakerbox::recording::Recording;
     ///
-    /// let text = "# breaker: app::get_book\n\
-    ///             # config: window = 20, min = 10, rate = 0.4, open = \"3s\", probes = 2\n\
-    ///             t_ms,latency_ms,outcome\n0,12.5,success\n";
+    /// let text = concat!(
+    ///     "# breaker: app::get_book\n",
+    ///     "# config: window = 20, min = 10, rate = 0.4, open = \"3s\", probes = 2\n",
+    ///     "t_ms,latency_ms,outcome\n0,12.5,success\n",
+    /// );
     /// let recording = Recording::read_csv_from(text.as_bytes())?;
     /// let config = recording.config().unwrap();
     /// assert_eq!((config.failure_rate(), config.open_for()), (0.4, Duration::from_secs(3)));
