@@ -213,9 +213,10 @@ pub fn run(variant: &'static str, config: Config, scenario: &Scenario) -> Report
 }
 
 /// Runs the scenario through a breaker configured with `config` and records every call: the
-/// trace `docs/trace.csv` holds, named `app::get_book`. A served call takes 8 to 16 ms, a
+/// trace `docs/trace.csv` holds, named `app::get_book` and giving `config`. A served call takes 8 to 16 ms, a
 /// call to a downstream that is down or falls over times out after 1 s.
 pub fn record(config: Config, scenario: &Scenario) -> Recording {
+    let running = config.clone();
     let mut recording = Vec::new();
     let mut latencies = Arrivals(scenario.seed.wrapping_add(1).max(1));
     run_observed("recorded", config, scenario, |call| {
@@ -240,6 +241,7 @@ pub fn record(config: Config, scenario: &Scenario) -> Recording {
         .into_iter()
         .collect::<Recording>()
         .with_name("app::get_book")
+        .with_config(running)
 }
 
 /// How long a call to a downstream that does not answer takes to fail.

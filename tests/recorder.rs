@@ -122,9 +122,13 @@ fn a_recording_round_trips_through_its_csv_format() {
     b.recording().write_csv_to(&mut csv).unwrap();
     assert_eq!(
         String::from_utf8(csv.clone()).unwrap(),
-        "# breaker: recorded\nt_ms,latency_ms,outcome\n0,12.5,success\n12.5,0,rejected_forced_open\n"
+        "# breaker: recorded\n\
+         # config: window = 4, min = 4, rate = 0.5, open = \"5s\", probes = 1\n\
+         t_ms,latency_ms,outcome\n0,12.5,success\n12.5,0,rejected_forced_open\n"
     );
-    assert_eq!(Recording::read_csv_from(&csv[..]).unwrap(), b.recording());
+    let read = Recording::read_csv_from(&csv[..]).unwrap();
+    assert_eq!(read, b.recording());
+    assert_eq!(read.config(), Some(&b.config()));
 }
 
 #[test]
@@ -211,7 +215,9 @@ fn a_breakers_recording_names_it_in_its_csv() {
     let text = String::from_utf8(csv).unwrap();
     assert_eq!(
         text,
-        "# breaker: recorded\nt_ms,latency_ms,outcome\n0,3,success\n"
+        "# breaker: recorded\n\
+         # config: window = 4, min = 4, rate = 0.5, open = \"5s\", probes = 1\n\
+         t_ms,latency_ms,outcome\n0,3,success\n"
     );
     let read = Recording::read_csv_from(text.as_bytes()).unwrap();
     assert_eq!(read.name(), Some("recorded"));

@@ -2,7 +2,7 @@
 //! `breakerbox::recording`'s docs, run on a sample nginx access log
 //! (`$msec $request_time $status`), writes a trace the tuner reads (every start at 0 or later
 //! although nginx logs a request when it ends, and the log's outage found), and the trace
-//! `docs/trace.csv` is tuned to a pick that beats the defaults. Here, not in the tuner's
+//! `docs/trace.csv` is tuned, against the configuration it gives, to a pick that beats it. Here, not in the tuner's
 //! package, because both read files of the workspace that the published tuner does not ship.
 
 use std::path::Path;
@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use breakerbox::recording::{CallOutcome, Recording};
 use breakerbox::Outcome;
-use breakerbox_tune::search::Spec;
 
 /// The recipe, as the docs of `breakerbox::recording` print it.
 fn recipe() -> String {
@@ -59,7 +58,7 @@ fn the_docs_awk_recipe_turns_an_nginx_log_into_a_trace_the_tuner_reads() {
         .count();
     assert_eq!(failures, 10);
 
-    let tuning = breakerbox_tune::tune(&recording, Spec::DEFAULT);
+    let tuning = breakerbox_tune::tune(&recording, &breakerbox::Config::default());
     assert_eq!(tuning.offset, Duration::ZERO);
     assert_eq!(
         tuning.health.outages,
@@ -68,11 +67,14 @@ fn the_docs_awk_recipe_turns_an_nginx_log_into_a_trace_the_tuner_reads() {
 }
 
 #[test]
-fn the_tuner_beats_the_defaults_on_the_shipped_trace() {
+fn the_tuner_beats_the_configuration_the_shipped_trace_gives() {
     let shipped =
         Recording::read_csv(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/trace.csv")).unwrap();
     assert_eq!(shipped.name(), Some("app::get_book"));
-    let tuning = breakerbox_tune::tune(&shipped, Spec::DEFAULT);
+    // The trace gives the configuration that recorded it: the defaults.
+    let current = shipped.config().expect("the trace gives its configuration");
+    assert_eq!(current, &breakerbox::Config::default());
+    let tuning = breakerbox_tune::tune(&shipped, current);
     assert_eq!(
         tuning.health.outages,
         [Duration::from_secs(20)..Duration::from_secs(40)]
@@ -84,6 +86,15 @@ fn the_tuner_beats_the_defaults_on_the_shipped_trace() {
     let k = tuning.recommended_row().unwrap();
     let r = &tuning.robustness;
     let mean = |s: &[breakerbox_tune::score::Scores]| breakerbox_tune::robust::Spread::of(s).mean;
-    assert!(mean(&r.scores[k]) < mean(&r.baseline));
-    assert!(scores.flaps <= tuning.baseline_scores.flaps, "{scores:?}");
+    assert!(mean(&r.scores[k]) < mean(&r.current));
+    assert!(scores.flaps <= tuning.current_scores.flaps, "{scores:?}");
+    let report = breakerbox_tune::report::report(&tuning, "docs/trace.csv", "app::get_book");
+    let current = report
+        .find("\ncurrent:\n")
+        .expect("the report has a current row");
+    let row = report[current..].lines().nth(2).unwrap();
+    assert!(
+        row.ends_with("  window = 20, min = 10, rate = 0.5, open = \"5s\", probes = 3"),
+        "{row}"
+    );
 }

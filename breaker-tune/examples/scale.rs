@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
 use breakerbox::Outcome;
-use breakerbox_tune::search::Spec;
+
 use breakerbox_tune::{tune_with, Options};
 
 /// `n` calls at 1,000 a second, 10 to 20 ms, 1% failing; failing in 20 ms (1 s with
@@ -88,7 +88,7 @@ fn main() {
         let recording = trace(n, timeouts, slow_successes);
         let (cpu0, started) = (cpu(), Instant::now());
         let options = Options::default();
-        let tuning = tune_with(&recording, Spec::DEFAULT, options);
+        let tuning = tune_with(&recording, &breakerbox::Config::default(), options);
         let wall = started.elapsed();
         let cpu = cpu().zip(cpu0).map(|(a, b)| a - b);
         println!(
@@ -112,7 +112,9 @@ fn main() {
             cpu.map_or("?".into(), |c| format!("{:.1} s", c.as_secs_f64())),
             options.threads,
             peak_mb().map_or("?".into(), |m| format!("{m:.0}")),
-            tuning.recommendation()
+            tuning
+                .recommended_spec()
+                .map_or("none (keep the current)".into(), |s| s.to_string())
         );
         return;
     }

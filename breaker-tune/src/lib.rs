@@ -15,13 +15,16 @@
 //! breakerbox-tune trace.csv
 //! ```
 //!
+//! Every candidate is compared with the configuration the recorded breaker runs
+//! ([`current`]): the one its recording gives ([`Recording::config`]), or the one its
+//! caller names.
+//!
 //! A library user tunes a recording in code:
 //!
 //! ```
 //! use std::time::Duration;
 //! use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
-//! use breakerbox::Outcome;
-//! use breakerbox_tune::search::Spec;
+//! use breakerbox::{Config, Outcome};
 //!
 //! // 40 s of a call every 20 ms, failing from 10 s to 20 s.
 //! let recording: Recording = (0..2000u64)
@@ -35,19 +38,28 @@
 //!         }),
 //!     })
 //!     .collect();
-//! let tuning = breakerbox_tune::tune(&recording, Spec::DEFAULT);
+//! let tuning = breakerbox_tune::tune(&recording, &Config::default());
 //! assert_eq!(tuning.health.outages, [Duration::from_secs(10)..Duration::from_secs(20)]);
 //! let pick = tuning.recommended_scores();
-//! // It stops calling the sick downstream sooner, at no more cost than the defaults.
-//! assert!(pick.detection < tuning.baseline_scores.detection);
-//! assert!(pick.cost() <= tuning.baseline_scores.cost());
-//! println!("{}", tuning.recommendation().attribute());
+//! // It stops calling the sick downstream sooner, and costs less than the running one over
+//! // the trace and its perturbed copies.
+//! assert!(pick.detection < tuning.current_scores.detection);
+//! let k = tuning.recommended_row().unwrap();
+//! let mean = |scores| breakerbox_tune::robust::Spread::of(scores).mean;
+//! assert!(mean(&tuning.robustness.scores[k]) < mean(&tuning.robustness.current));
+//! for change in tuning.changes()? {
+//!     println!("{change}");
+//! }
+//! # Ok::<(), breakerbox::ConfigError>(())
 //! ```
 //!
 //! Memory grows with the calls, never with the span of the trace: times are taken from the
 //! first call, and the health estimate keeps only the seconds that have a call.
 
+pub mod current;
 pub mod health;
+pub mod noise;
+pub mod outages;
 pub mod plot;
 pub mod replay;
 pub mod report;
@@ -59,8 +71,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
+use breakerbox::{Config, ConfigError};
 
+use self::current::Change;
 use self::health::Health;
+use self::noise::Noise;
 use self::replay::{Answer, Run, Schedule};
 use self::robust::Robustness;
 use self::score::{Scores, Truth};
@@ -100,17 +115,21 @@ pub struct Tuning {
     /// ([`Health::censored`]); record in shadow mode instead.
     pub rejected: usize,
     pub health: Health,
+    /// The healthy failure rate and its bound, up to which the perturbed copies fail
+    /// healthy calls.
+    pub noise: Noise,
     pub answers: Vec<Answer>,
     pub specs: Vec<Spec>,
     pub scores: Vec<Scores>,
-    /// The configuration compared against: the one the recording's service runs.
-    pub baseline: Spec,
-    pub baseline_scores: Scores,
+    /// The configuration compared against: the one the recorded breaker runs.
+    pub current: Config,
+    pub current_scores: Scores,
     /// The Pareto front, by cost.
     pub front: Vec<usize>,
-    /// The leading candidates and the baseline on perturbed copies of the trace.
+    /// The leading candidates and the current configuration on perturbed copies of the
+    /// trace.
     pub robustness: Robustness,
-    /// The recommended candidate; `None` to keep the baseline.
+    /// The recommended candidate; `None` to keep the current configuration.
     pub recommended: Option<usize>,
     /// What a flap costs, in calls: a second of the trace's traffic.
     pub flap_cost: u64,
@@ -120,15 +139,38 @@ pub struct Tuning {
 }
 
 impl Tuning {
-    /// The recommended configuration, or the baseline when none beats it.
-    pub fn recommendation(&self) -> Spec {
-        self.recommended.map_or(self.baseline, |i| self.specs[i])
+    /// The recommended configuration: the recommended candidate's keys with the current
+    /// configuration's other keys ([`current::apply`]), or the current configuration when
+    /// no candidate beats it.
+    ///
+    /// # Errors
+    ///
+    /// The rule that a tuned key and a kept one break together.
+    pub fn recommendation(&self) -> Result<Config, ConfigError> {
+        match self.recommended {
+            Some(i) => current::apply(&self.specs[i], &self.current),
+            None => Ok(self.current.clone()),
+        }
+    }
+
+    /// The recommended candidate of the grid, if one beats the current configuration.
+    pub fn recommended_spec(&self) -> Option<Spec> {
+        self.recommended.map(|i| self.specs[i])
+    }
+
+    /// What the recommendation changes in the current configuration, key by key.
+    ///
+    /// # Errors
+    ///
+    /// As [`recommendation`](Self::recommendation).
+    pub fn changes(&self) -> Result<Vec<Change>, ConfigError> {
+        Ok(current::changes(&self.current, &self.recommendation()?))
     }
 
     /// The scores of [`recommendation`](Self::recommendation) on the recorded trace.
     pub fn recommended_scores(&self) -> Scores {
         self.recommended
-            .map_or(self.baseline_scores, |i| self.scores[i])
+            .map_or(self.current_scores, |i| self.scores[i])
     }
 
     /// The recommended candidate's row in [`Tuning::robustness`].
@@ -137,19 +179,21 @@ impl Tuning {
         self.robustness.candidates.iter().position(|&c| c == i)
     }
 
-    /// A replay of `spec`, to draw its states.
-    pub fn replay(&self, spec: &Spec) -> Run {
-        replay::replay(&self.answers, &Schedule::new(&self.answers), spec.config())
+    /// A replay of `config`, to draw its states.
+    pub fn replay(&self, config: &Config) -> Run {
+        replay::replay(&self.answers, &Schedule::new(&self.answers), config.clone())
     }
 }
 
-/// Tunes against `baseline` on the grid of [`search::grid`], with the default [`Options`].
-pub fn tune(recording: &Recording, baseline: Spec) -> Tuning {
-    tune_with(recording, baseline, Options::default())
+/// Tunes against `current`, the configuration the recorded breaker runs, on the grid of
+/// [`search::grid`], with the default [`Options`].
+pub fn tune(recording: &Recording, current: &Config) -> Tuning {
+    tune_with(recording, current, Options::default())
 }
 
-/// Tunes against `baseline` on the grid of [`search::grid`], in buckets of one second.
-pub fn tune_with(recording: &Recording, baseline: Spec, options: Options) -> Tuning {
+/// Tunes against `current`, the configuration the recorded breaker runs, on the grid of
+/// [`search::grid`], in buckets of one second.
+pub fn tune_with(recording: &Recording, current: &Config, options: Options) -> Tuning {
     let (offset, calls) = rebase(recording.calls());
     let rejected = calls
         .iter()
@@ -158,6 +202,7 @@ pub fn tune_with(recording: &Recording, baseline: Spec, options: Options) -> Tun
     let health = Health::estimate(&calls, Duration::from_secs(1));
     let answers = replay::answers(&calls, &health);
     drop(calls);
+    let noise = Noise::estimate(&health, &answers);
     let specs = search::grid(&health);
     let schedule = Schedule::new(&answers);
     let truth = Truth::new(&health, &answers);
@@ -170,19 +215,20 @@ pub fn tune_with(recording: &Recording, baseline: Spec, options: Options) -> Tun
     let started = Instant::now();
     let scores = search::evaluate(trace, &specs, options.threads);
     let elapsed = started.elapsed();
-    let baseline_scores = trace.score(&baseline);
+    let current_scores = trace.score(current);
     let front = search::pareto(&scores);
 
     let robustness = if health.outages.is_empty() {
         Robustness::default()
     } else {
-        let candidates = candidates(&specs, &scores, &front, options.candidates);
+        let candidates = candidates(&specs, &scores, &front, &noise, options.candidates);
         Robustness::measure(
             trace,
             &specs,
             &scores,
             candidates,
-            (baseline, baseline_scores),
+            (current, current_scores),
+            &noise,
             &options,
         )
     };
@@ -192,11 +238,12 @@ pub fn tune_with(recording: &Recording, baseline: Spec, options: Options) -> Tun
         offset,
         rejected,
         health,
+        noise,
         answers,
         specs,
         scores,
-        baseline,
-        baseline_scores,
+        current: current.clone(),
+        current_scores,
         front,
         robustness,
         recommended,
@@ -208,10 +255,18 @@ pub fn tune_with(recording: &Recording, baseline: Spec, options: Options) -> Tun
 
 /// The candidates replayed on perturbed copies: of the candidates that never opened on a
 /// healthy downstream and missed no outage, keeping the first in the grid of those that
-/// scored alike, the `n` of least cost and the `n / 4` of least cost of each open duration
+/// scored alike, the `n` of least cost, the `n / 4` of least cost of each open duration
 /// (a pick fitted to one outage's length wins the recorded trace by a duration that its
-/// copies do not share), then the first `n / 3` of the front.
-fn candidates(specs: &[Spec], scores: &[Scores], front: &[usize], n: usize) -> Vec<usize> {
+/// copies do not share), the `n / 4` of least cost that the bound's background failures
+/// would not open ([`Noise::quiet`]: the cheapest on a clean trace may all open on them),
+/// then the first `n / 3` of the front.
+fn candidates(
+    specs: &[Spec],
+    scores: &[Scores],
+    front: &[usize],
+    noise: &Noise,
+    n: usize,
+) -> Vec<usize> {
     let mut eligible: Vec<usize> = (0..scores.len())
         .filter(|&i| scores[i].false_opens == 0 && scores[i].missed == 0)
         .collect();
@@ -225,6 +280,8 @@ fn candidates(specs: &[Spec], scores: &[Scores], front: &[usize], n: usize) -> V
         let best = eligible.iter().filter(|&&i| specs[i].open_secs == open);
         picked.extend(best.take(n / 4));
     }
+    let quiet = eligible.iter().filter(|&&i| noise.quiet(&specs[i]));
+    picked.extend(quiet.take(n / 4));
     picked.extend(front.iter().take(n / 3));
     let mut seen = std::collections::HashSet::new();
     picked.retain(|i| seen.insert(*i));

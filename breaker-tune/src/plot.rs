@@ -46,8 +46,8 @@ pub fn plot(path: &Path, t: &Tuning) -> Result<(), Box<dyn Error>> {
     let end = t.health.end.as_secs_f64().max(1.0);
     let panels = charts.split_evenly((2, 1));
     let runs = [
-        ("the defaults", t.baseline, t.baseline_scores),
-        ("recommended", t.recommendation(), t.recommended_scores()),
+        ("current", t.current.clone(), t.current_scores),
+        ("recommended", t.recommendation()?, t.recommended_scores()),
     ];
     for (area, (title, spec, scores)) in panels.iter().zip(runs) {
         let run = t.replay(&spec);

@@ -1,8 +1,10 @@
-//! What the tuner found, in words: the trace, the front, the defaults, the pick and how
-//! stable it is, warnings, and the lines to paste.
+//! What the tuner found, in words: the trace, the front, the current configuration, the pick
+//! and how stable it is, what it changes key by key, warnings, and the lines to paste.
 
 use std::fmt::Write as _;
 use std::time::Duration;
+
+use breakerbox::recording::{config_key_values, config_keys};
 
 use super::robust::Spread;
 use super::score::Scores;
@@ -31,38 +33,14 @@ fn millis(d: Duration) -> String {
 pub fn report(t: &Tuning, trace: &str, name: &str) -> String {
     let mut out = String::new();
     let h = &t.health;
-    let outages: Vec<_> = h
-        .outages
-        .iter()
-        .zip(&h.censored)
-        .map(|(o, &censored)| {
-            let slow = h.slow.iter().any(|s| o.start <= s.start && s.end <= o.end);
-            format!(
-                "{}..{}{}{}",
-                secs(o.start),
-                secs(o.end),
-                if slow { " (slow)" } else { "" },
-                if censored { " (censored)" } else { "" }
-            )
-        })
-        .collect();
     let _ = writeln!(
         out,
-        "{trace}: {} over {}; usual median {}, healthy p99 {}; {}: {}",
+        "{trace}: {} over {}; usual median {}, healthy p99 {}; {}",
         plural(t.answers.len() as u64, "call", "calls"),
         secs(h.end),
         millis(h.baseline_median),
         millis(h.healthy_p99),
-        if outages.len() == 1 {
-            "outage"
-        } else {
-            "outages"
-        },
-        if outages.is_empty() {
-            "none".into()
-        } else {
-            outages.join(", ")
-        }
+        super::outages::summary(h)
     );
     if !t.offset.is_zero() {
         let _ = writeln!(
@@ -80,6 +58,30 @@ pub fn report(t: &Tuning, trace: &str, name: &str) -> String {
             secs(s.end),
             super::health::SICK_SLOWDOWN,
             millis(h.healthy_p99)
+        );
+    }
+    let noise = &t.noise;
+    if noise.healthy_failures == 0 {
+        let _ = writeln!(
+            out,
+            "no failure outside the outages, in {}: a trace this clean cannot show a false \
+             open, so the perturbed copies fail healthy calls at {:.3}%, the {:.0}% upper bound \
+             of zero in {}",
+            plural(noise.healthy_calls, "healthy call", "healthy calls"),
+            noise.bound * 100.0,
+            super::noise::CONFIDENCE * 100.0,
+            noise.healthy_calls
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "background failures: {} in {} ({:.3}%); the perturbed copies fail healthy calls \
+             at up to {:.3}%, its {:.0}% upper bound",
+            noise.healthy_failures,
+            plural(noise.healthy_calls, "healthy call", "healthy calls"),
+            noise.rate() * 100.0,
+            noise.bound * 100.0,
+            super::noise::CONFIDENCE * 100.0
         );
     }
     if t.rejected > 0 {
@@ -131,10 +133,18 @@ pub fn report(t: &Tuning, trace: &str, name: &str) -> String {
     for &i in t.front.iter().take(12) {
         row(&mut out, &t.scores[i], t.specs[i].to_string());
     }
-    let _ = writeln!(out, "\nthe defaults:");
-    row(&mut out, &t.baseline_scores, t.baseline.to_string());
-    match (t.recommended, t.recommended_row()) {
-        (Some(i), Some(k)) => {
+    let _ = writeln!(out, "\ncurrent:");
+    row(&mut out, &t.current_scores, config_keys(&t.current));
+    match (t.recommended, t.recommended_row(), t.recommendation()) {
+        (Some(i), Some(_), Err(broken)) => {
+            let _ = writeln!(
+                out,
+                "\nthe pick, {}, breaks a rule with the keys it keeps from the current \
+                 configuration: {broken}; keep the current configuration or change that key",
+                t.specs[i]
+            );
+        }
+        (Some(i), Some(k), Ok(pick)) => {
             let r = &t.robustness;
             let _ = writeln!(
                 out,
@@ -142,50 +152,83 @@ pub fn report(t: &Tuning, trace: &str, name: &str) -> String {
                  outage missed):",
                 plural(r.perturbations as u64, "perturbed copy", "perturbed copies")
             );
-            row(&mut out, &t.scores[i], t.specs[i].to_string());
-            let (pick, defaults) = (Spread::of(&r.scores[k]), Spread::of(&r.baseline));
+            row(&mut out, &t.scores[i], config_keys(&pick));
+            let (spread, current) = (Spread::of(&r.scores[k]), Spread::of(&r.current));
             let _ = writeln!(
                 out,
                 "\nstability: on the front in {} of {} (outages moved and stretched by up to \
                  30%, latencies jittered by 20%); cost {:.0} on average, {} to {} (the \
-                 defaults: {:.0}, {} to {})",
+                 current configuration: {:.0}, {} to {})",
                 r.on_front[k],
                 plural(r.perturbations as u64, "perturbed copy", "perturbed copies"),
-                pick.mean,
-                pick.min,
-                pick.max,
-                defaults.mean,
-                defaults.min,
-                defaults.max
+                spread.mean,
+                spread.min,
+                spread.max,
+                current.mean,
+                current.min,
+                current.max
             );
-            if pick.swing() > defaults.swing() {
+            if spread.swing() > current.swing() {
                 let _ = writeln!(
                     out,
-                    "note: its cost swings more than the defaults' ({:.0}% of its mean against \
-                     {:.0}%): it fits this trace's outages more closely than the defaults do; \
-                     read the front before adopting it",
-                    pick.swing() * 100.0,
-                    defaults.swing() * 100.0
+                    "note: its cost swings more than the current configuration's ({:.0}% of its \
+                     mean against {:.0}%): it fits this trace's outages more closely; read the \
+                     front before adopting it",
+                    spread.swing() * 100.0,
+                    current.swing() * 100.0
                 );
             }
-            let _ = writeln!(out, "\n{}", t.specs[i].attribute());
+            if !r.quiet(k) {
+                let _ = writeln!(
+                    out,
+                    "note: it opened on the background failures of a perturbed copy, and so did \
+                     every candidate that beats the current configuration"
+                );
+            }
+            let changes = super::current::changes(&t.current, &pick);
+            let _ = writeln!(out, "\nchanges against the current configuration:");
+            for change in &changes {
+                let _ = writeln!(out, "  {change}");
+            }
+            let _ = writeln!(out, "\n#[circuit_breaker({})]", config_keys(&pick));
+            let removed: Vec<&str> = changes
+                .iter()
+                .filter(|c| c.to.is_none())
+                .map(|c| c.key)
+                .collect();
+            let mut block = format!("[{name:?}]\n");
+            for (key, value) in config_key_values(&pick) {
+                if changes.iter().any(|c| c.key == key) {
+                    let _ = writeln!(block, "{key} = {value}");
+                }
+            }
             let _ = writeln!(
                 out,
-                "\nas an override (feature `overrides`):\n\n{}",
-                t.specs[i].toml(name)
+                "\nas an override of the keys that change (feature `overrides`):\n\n{block}"
             );
+            if !removed.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "an override cannot remove a key: remove {} from the attribute",
+                    removed
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
         }
         _ if h.outages.is_empty() => {
             let _ = writeln!(
                 out,
-                "\nno outage in the trace: nothing to tune against; keep the defaults"
+                "\nno outage in the trace: nothing to tune against; keep the current configuration"
             );
         }
         _ => {
             let _ = writeln!(
                 out,
-                "\nno configuration of the grid beats the defaults on this trace and its \
-                 perturbed copies without a false open or a missed outage"
+                "\nno configuration of the grid beats the current one on this trace and its \
+                 perturbed copies without a false open or a missed outage: keep it"
             );
         }
     }

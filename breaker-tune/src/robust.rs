@@ -4,13 +4,19 @@
 //! wins on the recorded trace and loses when the next outage is 1.5 s longer. Each perturbed
 //! copy moves every outage's start by up to 30% of its length and scales its length by 0.7
 //! to 1.3, and jitters every latency by up to 20%, with a seeded generator, so a run is
-//! reproducible. The recommendation is the candidate of least mean cost over the recorded
-//! trace and its copies.
+//! reproducible. Each copy also fails healthy calls at random, up to the upper bound of the
+//! healthy failure rate ([`Noise`]), so that a trace too clean to show a false open still
+//! tests for one. The recommendation is the candidate of least mean cost over the recorded
+//! trace and its copies, of those that never opened on the copies' background failures if
+//! any did not.
 
 use std::ops::Range;
 use std::time::Duration;
 
+use breakerbox::{Config, Outcome};
+
 use super::health::Health;
+use super::noise::Noise;
 use super::replay::{Answer, Schedule};
 use super::score::{Scores, Truth};
 use super::search::{Spec, Trace};
@@ -20,14 +26,20 @@ use super::Options;
 pub const OUTAGE_SPREAD: f64 = 0.3;
 /// Mean costs within this share of the least are as good as the trace can tell.
 pub const NEAR: f64 = 0.1;
+/// Added to the seed of the perturbations for the background failures' own generator.
+const NOISE_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
 /// How far a latency moves, as a share of it.
 pub const LATENCY_JITTER: f64 = 0.2;
 
 /// A perturbed copy of the trace: its answers and the health that holds by construction.
+/// Each healthy call of the copy that succeeds fails instead with a chance of `added`
+/// ([`Noise::added`]), drawn from `noise`, so that the moves and jitters drawn from `rng`
+/// are those of a copy without background failures.
 pub fn perturb(
     answers: &[Answer],
     health: &Health,
     rng: &mut fastrand::Rng,
+    (added, noise): (f64, &mut fastrand::Rng),
 ) -> (Vec<Answer>, Health) {
     let mut moved: Vec<Range<Duration>> = Vec::with_capacity(health.outages.len());
     for (i, o) in health.outages.iter().enumerate() {
@@ -68,16 +80,25 @@ pub fn perturb(
         };
         (x + (y - x).mul_f64(share.clamp(0.0, 1.0)), x..y)
     };
+    let sick = |t: Duration| {
+        let i = moved.partition_point(|o| o.start <= t);
+        i > 0 && moved[i - 1].contains(&t)
+    };
     let perturbed = answers
         .iter()
         .map(|a| {
             let (t, segment) = source(a.start);
             let near = nearest(answers, t, &segment);
             let jitter = 1.0 + (rng.f64() * 2.0 - 1.0) * LATENCY_JITTER;
+            let fails = added > 0.0 && noise.f64() < added;
+            let outcome = match near.outcome {
+                Outcome::Success if fails && !sick(a.start) => Outcome::Failure,
+                outcome => outcome,
+            };
             Answer {
                 start: a.start,
                 latency: near.latency.mul_f64(jitter),
-                outcome: near.outcome,
+                outcome,
             }
         })
         .collect();
@@ -105,7 +126,7 @@ fn nearest<'a>(answers: &'a [Answer], t: Duration, segment: &Range<Duration>) ->
     &answers[*inside.or(any).expect("a trace has a call")]
 }
 
-/// How the leading candidates and the baseline fared on the recorded trace and its copies.
+/// How the leading candidates and the current configuration fared on the recorded trace and its copies.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Robustness {
     /// Perturbed copies replayed.
@@ -114,11 +135,14 @@ pub struct Robustness {
     pub candidates: Vec<usize>,
     /// For each candidate, its scores on the recorded trace, then on each copy.
     pub scores: Vec<Vec<Scores>>,
-    /// The baseline's scores, likewise.
-    pub baseline: Vec<Scores>,
+    /// The current configuration's scores, likewise.
+    pub current: Vec<Scores>,
     /// For each candidate, on how many copies it was on the Pareto front of the candidates
-    /// and the baseline.
+    /// and the current configuration.
     pub on_front: Vec<usize>,
+    /// For each candidate, whether the bound's background failures would open it less than
+    /// once in 20 traces like this one ([`Noise::quiet`]).
+    pub calm: Vec<bool>,
 }
 
 /// Cost statistics over the recorded trace and its copies.
@@ -151,25 +175,27 @@ impl Spread {
 }
 
 impl Robustness {
-    /// Replays `candidates` and `baseline` on the perturbed copies of `options`, drawn with
+    /// Replays `candidates` and `current` on the perturbed copies of `options`, drawn with
     /// its seed, on its threads.
     pub fn measure(
         trace: Trace<'_>,
         specs: &[Spec],
         scores: &[Scores],
         candidates: Vec<usize>,
-        baseline: (Spec, Scores),
+        current: (&Config, Scores),
+        noise: &Noise,
         options: &Options,
     ) -> Robustness {
         let (perturbations, threads) = (options.perturbations, options.threads);
         let mut rng = fastrand::Rng::with_seed(options.seed);
-        let mut evaluated: Vec<Spec> = candidates.iter().map(|&i| specs[i]).collect();
-        evaluated.push(baseline.0);
+        let mut background = fastrand::Rng::with_seed(options.seed.wrapping_add(NOISE_SEED));
+        let evaluated: Vec<Spec> = candidates.iter().map(|&i| specs[i]).collect();
         let mut table: Vec<Vec<Scores>> = candidates.iter().map(|&i| vec![scores[i]]).collect();
-        table.push(vec![baseline.1]);
+        table.push(vec![current.1]);
         let mut on_front = vec![0; candidates.len()];
         for _ in 0..perturbations {
-            let (answers, health) = perturb(trace.answers, trace.health, &mut rng);
+            let added = (noise.added(), &mut background);
+            let (answers, health) = perturb(trace.answers, trace.health, &mut rng, added);
             let schedule = Schedule::new(&answers);
             let truth = Truth::new(&health, &answers);
             let copy = Trace {
@@ -178,7 +204,8 @@ impl Robustness {
                 schedule: &schedule,
                 truth: &truth,
             };
-            let got = super::search::evaluate(copy, &evaluated, threads);
+            let mut got = super::search::evaluate(copy, &evaluated, threads);
+            got.push(copy.score(current.0));
             for (i, front) in on_front.iter_mut().enumerate() {
                 if !got.iter().any(|other| other.dominates(&got[i])) {
                     *front += 1;
@@ -188,24 +215,36 @@ impl Robustness {
                 row.push(s);
             }
         }
-        let baseline = table.pop().unwrap_or_default();
+        let current = table.pop().unwrap_or_default();
+        let calm = candidates.iter().map(|&i| noise.quiet(&specs[i])).collect();
         Robustness {
             perturbations,
+            calm,
             candidates,
             scores: table,
-            baseline,
+            current,
             on_front,
         }
     }
 
+    /// Whether candidate `k` (a row of [`candidates`](Self::candidates)) would not open on
+    /// the background failures of the bound of [`Noise`], by their expected count: the
+    /// copies' sampled ones are too few to tell on a short trace, and too random to decide
+    /// the pick (their false opens count in the copies' costs).
+    pub fn quiet(&self, k: usize) -> bool {
+        self.calm[k]
+    }
+
     /// The pick: among the candidates that never opened on a healthy downstream and missed
-    /// no outage of the recorded trace, and whose mean cost is below the baseline's, those
-    /// within [`NEAR`] of the least mean cost are as good as the trace can tell; of them,
-    /// the one with the fewest flaps, then the first in the grid (fewer keys, smaller
-    /// windows and rates), so that a small change of the trace keeps the pick.
+    /// no outage of the recorded trace, and whose mean cost is below the current one's, the
+    /// [`quiet`](Self::quiet) ones if any is (a candidate that opens on the bound's
+    /// background failures loses to one that does not); of those, the ones within [`NEAR`]
+    /// of the least mean cost are as good as the trace can tell; of them, the one with the
+    /// fewest flaps, then the first in the grid (fewer keys, smaller windows and rates), so
+    /// that a small change of the trace keeps the pick.
     pub fn pick(&self) -> Option<usize> {
-        let baseline = Spread::of(&self.baseline).mean;
-        let eligible: Vec<(f64, u64, usize, usize)> = (0..self.candidates.len())
+        let current = Spread::of(&self.current).mean;
+        let mut eligible: Vec<(f64, u64, usize, usize)> = (0..self.candidates.len())
             .filter(|&k| {
                 let recorded = &self.scores[k][0];
                 recorded.false_opens == 0 && recorded.missed == 0
@@ -219,8 +258,11 @@ impl Robustness {
                     k,
                 )
             })
-            .filter(|&(mean, ..)| mean < baseline)
+            .filter(|&(mean, ..)| mean < current)
             .collect();
+        if eligible.iter().any(|&(.., k)| self.quiet(k)) {
+            eligible.retain(|&(.., k)| self.quiet(k));
+        }
         let best = eligible.iter().map(|e| e.0).min_by(f64::total_cmp)?;
         eligible
             .into_iter()

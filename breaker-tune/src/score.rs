@@ -3,11 +3,10 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use breakerbox::State;
+use breakerbox::{State, Window};
 
 use super::health::Health;
 use super::replay::{Answer, Run};
-use super::search::WindowSpec;
 
 /// The scores of one replay. Lower is better in every field.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -111,7 +110,7 @@ pub fn score(
     truth: &Truth,
     answers: &[Answer],
     run: &Run,
-    window: WindowSpec,
+    window: Window,
 ) -> Scores {
     let mut scores = Scores::default();
     let t = &run.transitions;
@@ -167,8 +166,8 @@ pub fn score(
             continue;
         };
         let span = match window {
-            WindowSpec::Time(secs) => Duration::from_secs(secs),
-            WindowSpec::Count(n) => {
+            Window::Time { span, .. } => span,
+            Window::Count(n) => {
                 let next = answers.partition_point(|a| a.start <= closed);
                 let last = (next + n as usize).min(answers.len()).saturating_sub(1);
                 answers
@@ -261,7 +260,7 @@ mod tests {
         };
         let health = health(&[(5, 10)], 19);
         let truth = Truth::new(&health, &answers);
-        let scores = score(&health, &truth, &answers, &run, WindowSpec::Count(20));
+        let scores = score(&health, &truth, &answers, &run, Window::Count(20));
         assert_eq!(
             scores,
             Scores {
@@ -301,7 +300,16 @@ mod tests {
         let health = health(&[(5, 10)], 39);
         let truth = Truth::new(&health, &answers);
         assert_eq!(truth.flap_cost, 1);
-        let scores = score(&health, &truth, &answers, &run, WindowSpec::Time(10));
+        let scores = score(
+            &health,
+            &truth,
+            &answers,
+            &run,
+            Window::Time {
+                span: Duration::from_secs(10),
+                buckets: 10,
+            },
+        );
         assert_eq!((scores.flaps, scores.false_opens), (1, 1));
         assert_eq!(scores.cost, 5 + 1); // every sick call let through, and the flap
     }
@@ -315,7 +323,7 @@ mod tests {
         };
         let health = health(&[(2, 6)], 9);
         let truth = Truth::new(&health, &answers);
-        let scores = score(&health, &truth, &answers, &run, WindowSpec::Count(20));
+        let scores = score(&health, &truth, &answers, &run, Window::Count(20));
         assert_eq!(
             (scores.missed, scores.detection, scores.detection_calls),
             (1, SECS(4), 4)

@@ -230,10 +230,10 @@ pub struct Trace<'a> {
 }
 
 impl Trace<'_> {
-    /// Replays and scores one candidate.
-    pub fn score(&self, spec: &Spec) -> Scores {
-        let run = replay(self.answers, self.schedule, spec.config());
-        score(self.health, self.truth, self.answers, &run, spec.window)
+    /// Replays and scores one configuration.
+    pub fn score(&self, config: &Config) -> Scores {
+        let run = replay(self.answers, self.schedule, config.clone());
+        score(self.health, self.truth, self.answers, &run, config.window())
     }
 }
 
@@ -278,7 +278,7 @@ pub fn evaluate(trace: Trace<'_>, specs: &[Spec], threads: usize) -> Vec<Scores>
                         let Some(&i) = distinct.get(k) else {
                             return done;
                         };
-                        done.push((i, trace.score(&specs[i])));
+                        done.push((i, trace.score(&specs[i].config())));
                     }
                 })
             })

@@ -3,7 +3,6 @@
 //! first call, and seconds without a call take no memory.
 
 use breakerbox::recording::Recording;
-use breakerbox_tune::search::Spec;
 use breakerbox_tune::{tune_with, Options};
 
 #[global_allocator]
@@ -23,7 +22,7 @@ fn an_epoch_millisecond_trace_is_rebased_to_its_first_call_in_bounded_memory() {
         threads: 1,
         ..Options::default()
     };
-    let tuning = tune_with(&recording, Spec::DEFAULT, options);
+    let tuning = tune_with(&recording, &breakerbox::Config::default(), options);
     let peak = dhat::HeapStats::get().max_bytes;
     assert!(peak < 4 << 20, "the tuner held {peak} bytes at once");
     assert_eq!(tuning.offset.as_millis(), 1_733_000_000_000);

@@ -68,7 +68,7 @@ fn window_calls(spec: &Spec) -> u64 {
 }
 
 fn tuned(recording: &Recording) -> Tuning {
-    tune(recording, Spec::DEFAULT)
+    tune(recording, &Config::default())
 }
 
 /// The tuning of 60 s with an outage from 20 s to 35 s, shared by the tests that read it.
@@ -85,9 +85,9 @@ fn the_recommendation_detects_a_known_outage_within_a_window_and_never_opens_whi
         [Duration::from_secs(20)..Duration::from_secs(35)]
     );
     assert_eq!(tuning.rejected, 0);
-    let spec = tuning.recommendation();
+    let spec = tuning.recommended_spec().unwrap();
     let scores = tuning.recommended_scores();
-    assert!(tuning.recommended.is_some(), "{:?}", tuning.baseline_scores);
+    assert!(tuning.recommended.is_some(), "{:?}", tuning.current_scores);
     assert_eq!(
         (scores.missed, scores.false_opens),
         (0, 0),
@@ -103,7 +103,7 @@ fn the_recommendation_detects_a_known_outage_within_a_window_and_never_opens_whi
     let k = tuning.recommended_row().unwrap();
     let r = &tuning.robustness;
     let mean = |s: &[breakerbox_tune::score::Scores]| breakerbox_tune::robust::Spread::of(s).mean;
-    assert!(mean(&r.scores[k]) < mean(&r.baseline), "{spec}");
+    assert!(mean(&r.scores[k]) < mean(&r.current), "{spec}");
     // The front is sorted by cost.
     let costs: Vec<_> = tuning
         .front
@@ -114,19 +114,20 @@ fn the_recommendation_detects_a_known_outage_within_a_window_and_never_opens_whi
 }
 
 #[test]
-fn a_trace_without_an_outage_keeps_the_defaults() {
+fn a_trace_without_an_outage_keeps_the_current_configuration() {
     let tuning = tuned(&trace(30, None));
     assert_eq!(tuning.health.outages, []);
     assert_eq!(tuning.recommended, None);
-    assert_eq!(tuning.recommendation(), Spec::DEFAULT);
-    assert_eq!(tuning.baseline_scores.false_opens, 0);
+    assert_eq!(tuning.recommended_spec(), None);
+    assert_eq!(tuning.recommendation(), Ok(Config::default()));
+    assert_eq!(tuning.current_scores.false_opens, 0);
     assert!(report(&tuning, "t.csv", "a").contains("no outage in the trace"));
 }
 
 #[test]
 fn the_override_block_configures_the_recommended_breaker() {
     let tuning = known_outage();
-    let spec = tuning.recommendation();
+    let spec = tuning.recommended_spec().unwrap();
     let registry = Registry::default();
     let b = registry.register(Arc::new(Breaker::new("app::get_book", Config::default())));
     let overrides = Overrides::from_toml("tune.toml", &spec.toml("app::get_book")).unwrap();
@@ -169,8 +170,8 @@ fn a_slowdown_without_errors_is_found_and_caught_by_the_slow_call_keys() {
         tuning.health
     );
     // The defaults count no slow call, so they never open.
-    assert_eq!(tuning.baseline_scores.missed, 1);
-    let spec = tuning.recommendation();
+    assert_eq!(tuning.current_scores.missed, 1);
+    let spec = tuning.recommended_spec().unwrap();
     let slow = spec.slow.expect("the recommendation counts slow calls");
     assert!(slow.threshold < Duration::from_millis(150), "{spec}");
     let scores = tuning.recommended_scores();
@@ -196,7 +197,7 @@ fn a_healthy_p99_under_a_millisecond_still_gives_slow_call_candidates() {
         slow.iter().all(|s| s.threshold < Duration::from_millis(2)),
         "{slow:?}"
     );
-    let spec = tuning.recommendation();
+    let spec = tuning.recommended_spec().unwrap();
     assert!(spec.slow.is_some(), "{spec}");
     assert!(spec.attribute().contains("us\""), "{}", spec.attribute());
     // The override file reads the microseconds back.
@@ -211,13 +212,9 @@ fn a_healthy_p99_under_a_millisecond_still_gives_slow_call_candidates() {
 fn an_outage_moved_by_a_second_and_a_half_keeps_its_pick() {
     let ten = tuned(&trace_ms(60, Some(20_000..30_000)));
     let longer = tuned(&trace_ms(60, Some(20_000..31_500)));
-    assert_eq!(
-        ten.recommendation(),
-        longer.recommendation(),
-        "{}\n{}",
-        ten.recommendation(),
-        longer.recommendation()
-    );
+    let (ten_pick, longer_pick) = (ten.recommended_spec(), longer.recommended_spec());
+    assert!(ten_pick.is_some());
+    assert_eq!(ten_pick, longer_pick);
     let k = ten.recommended_row().unwrap();
     let r = &ten.robustness;
     assert_eq!(r.perturbations, 8);
@@ -256,4 +253,77 @@ fn a_trace_recorded_behind_an_enforcing_breaker_is_flagged_censored() {
     let shadow = known_outage();
     assert_eq!(shadow.health.censored, [false]);
     assert!(!report(shadow, "s.csv", "a").contains("shadow mode"));
+}
+
+/// 40 s of a call every 20 ms taking 5 ms, failing from 10 s to 20 s and never outside.
+fn noise_free() -> Recording {
+    (0..2000u64)
+        .map(|i| RecordedCall {
+            start: Duration::from_millis(i * 20),
+            latency: Duration::from_millis(5),
+            outcome: CallOutcome::Completed(if (500..1000).contains(&i) {
+                Outcome::Failure
+            } else {
+                Outcome::Success
+            }),
+        })
+        .collect()
+}
+
+/// Whether a breaker of `config`, after 100 healthy calls, opens on ten calls of which two
+/// fail, one call at a time.
+fn two_failures_in_ten_open(config: Config) -> bool {
+    let mut replay = breakerbox::replay::Replay::new(config);
+    for i in 0..200u64 {
+        let at = Duration::from_millis(i * 20);
+        let Ok(permit) = replay.try_acquire(at) else {
+            return true;
+        };
+        let outcome = if i == 103 || i == 107 {
+            Outcome::Failure
+        } else {
+            Outcome::Success
+        };
+        replay.record(permit, outcome, at + Duration::from_millis(5));
+    }
+    !replay.transitions().is_empty()
+}
+
+#[test]
+fn a_noise_free_trace_picks_a_breaker_that_two_failures_in_ten_do_not_trip() {
+    let tuning = tuned(&noise_free());
+    // 1500 healthy calls, none failing: they still allow 0.2% at 95%.
+    assert_eq!(
+        (tuning.noise.healthy_calls, tuning.noise.healthy_failures),
+        (1500, 0)
+    );
+    assert_eq!(
+        tuning.noise.bound,
+        breakerbox_tune::noise::upper_bound(0, 1500, 0.95)
+    );
+    assert!((tuning.noise.bound - 0.001_995).abs() < 1e-6);
+    // The cheapest on the clean trace alone opens on two failures in ten.
+    let cheapest = tuning.specs[tuning.front[0]];
+    assert_eq!(
+        cheapest.to_string(),
+        "window=10 min=5 rate=0.2 open=\"5s\" probes=1"
+    );
+    assert!(two_failures_in_ten_open(cheapest.config()));
+    assert!(!tuning.noise.quiet(&cheapest));
+    // The pick does not, and the bound's background failures would not open it.
+    let pick = tuning.recommendation().unwrap();
+    assert!(!two_failures_in_ten_open(pick.clone()), "{pick:?}");
+    let k = tuning.recommended_row().unwrap();
+    assert!(tuning.robustness.quiet(k));
+    let scores = tuning.recommended_scores();
+    assert_eq!((scores.missed, scores.false_opens), (0, 0));
+    let text = report(&tuning, "clean.csv", "a");
+    assert!(
+        text.contains(
+            "no failure outside the outages, in 1500 healthy calls: a trace this clean cannot \
+             show a false open, so the perturbed copies fail healthy calls at 0.200%, the 95% \
+             upper bound of zero in 1500\n"
+        ),
+        "{text}"
+    );
 }

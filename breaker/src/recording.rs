@@ -1,10 +1,12 @@
 //! Recorded calls and their CSV format: what the replay tuner reads.
 //!
-//! One call per line, after a header line, optionally after a comment line that names the
-//! recorded breaker (what [`Breaker::recording`](crate::Breaker::recording) writes):
+//! One call per line, after a header line, optionally after comment lines that name the
+//! recorded breaker and its configuration (what
+//! [`Breaker::recording`](crate::Breaker::recording) writes):
 //!
 //! ```text
 //! # breaker: app::get_book
+//! # config: window = 20, min = 10, rate = 0.4, open = "3s", probes = 2, timeout = "150ms", retries = 1
 //! t_ms,latency_ms,outcome
 //! 0,12.5,success
 //! 3.25,1000,failure
@@ -20,7 +22,8 @@
 //!   [`RejectReason`]).
 //!
 //! Lines starting with `#` are comments; `# breaker: NAME` names the breaker (see
-//! [`Recording::name`]).
+//! [`Recording::name`]), and `# config: KEYS` gives its configuration in the attribute's keys
+//! (see [`Recording::config`] and [`config_keys`]).
 //!
 //! An access log converts with `awk`. For an nginx log whose fields are the time in seconds,
 //! the request time in seconds and the status (`log_format trace '$msec $request_time
@@ -37,6 +40,10 @@
 //! a slow request is logged after faster ones that started later: the recipe reads the log
 //! twice, first to find the earliest start, then to write every start from it, never below
 //! zero.
+//!
+//! A converted log names neither the breaker nor its configuration: give the tuner both
+//! (`breakerbox-tune --name app::get_book --current 'rate = 0.4, open = "3s"' trace.csv`),
+//! or write them first as the comment lines above.
 
 use std::fmt;
 use std::fs::File;
@@ -45,7 +52,11 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::{Outcome, RejectReason};
+use crate::{Config, Outcome, RejectReason};
+
+mod config_line;
+
+pub use self::config_line::{config_key_values, config_keys, parse_config_keys, ConfigLineError};
 
 /// What became of one recorded call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -138,6 +149,7 @@ pub struct RecordedCall {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Recording {
     name: Option<String>,
+    config: Option<Config>,
     calls: Vec<RecordedCall>,
 }
 
@@ -146,6 +158,7 @@ impl Recording {
     pub const fn new() -> Self {
         Self {
             name: None,
+            config: None,
             calls: Vec::new(),
         }
     }
@@ -174,6 +187,37 @@ impl Recording {
         self
     }
 
+    /// The configuration of the recorded breaker, when the recording knows it: a breaker's
+    /// own recording does, and a CSV file carries it in a `# config: KEYS` comment line, the
+    /// attribute's keys (see [`config_keys`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breakerbox::recording::Recording;
+    ///
+    /// let text = concat!(
+    ///     "# breaker: app::get_book\n",
+    ///     "# config: window = 20, min = 10, rate = 0.4, open = \"3s\", probes = 2\n",
+    ///     "t_ms,latency_ms,outcome\n0,12.5,success\n",
+    /// );
+    /// let recording = Recording::read_csv_from(text.as_bytes())?;
+    /// let config = recording.config().unwrap();
+    /// assert_eq!((config.failure_rate(), config.open_for()), (0.4, Duration::from_secs(3)));
+    /// let mut csv = Vec::new();
+    /// recording.write_csv_to(&mut csv)?;
+    /// assert_eq!(String::from_utf8(csv).unwrap(), text);
+    /// # Ok::<(), breakerbox::recording::RecordingError>(())
+    /// ```
+    pub fn config(&self) -> Option<&Config> {
+        self.config.as_ref()
+    }
+
+    /// The recording, giving the recorded breaker's configuration as `config`.
+    pub fn with_config(mut self, config: Config) -> Self {
+        self.config = Some(config);
+        self
+    }
+
     /// Adds a call, keeping the calls in the order of their start.
     pub fn push(&mut self, call: RecordedCall) {
         let at = self.calls.partition_point(|c| c.start <= call.start);
@@ -198,17 +242,24 @@ impl Recording {
         reader
             .read_to_end(&mut text)
             .map_err(|e| RecordingError::at(0, e.to_string()))?;
-        let name = text
+        let (mut name, mut config) = (None, None);
+        let comments = text
             .split(|&b| b == b'\n')
-            .take_while(|line| line.starts_with(b"#"))
-            .find_map(|line| {
-                let line = std::str::from_utf8(line).ok()?;
-                let name = line
-                    .trim_start_matches('#')
-                    .trim()
-                    .strip_prefix("breaker:")?;
-                Some(name.trim().to_owned()).filter(|n| !n.is_empty())
-            });
+            .take_while(|l| l.starts_with(b"#"));
+        for (i, line) in comments.enumerate() {
+            let Ok(line) = std::str::from_utf8(line) else {
+                continue;
+            };
+            let line = line.trim_start_matches('#').trim();
+            if let Some(n) = line.strip_prefix("breaker:").map(str::trim) {
+                name = Some(n.to_owned()).filter(|n| !n.is_empty()).or(name);
+            } else if let Some(keys) = line.strip_prefix("config:") {
+                let parsed = parse_config_keys(keys).map_err(|e| {
+                    RecordingError::at(i as u64 + 1, format!("the configuration line: {e}"))
+                })?;
+                config = Some(parsed);
+            }
+        }
         let mut csv = csv::ReaderBuilder::new()
             .trim(csv::Trim::All)
             .comment(Some(b'#'))
@@ -237,7 +288,11 @@ impl Recording {
             });
         }
         calls.sort_by_key(|c| c.start);
-        Ok(Self { name, calls })
+        Ok(Self {
+            name,
+            config,
+            calls,
+        })
     }
 
     /// Writes the recording to a CSV file in the [format](self) above.
@@ -254,6 +309,10 @@ impl Recording {
     pub fn write_csv_to(&self, mut writer: impl Write) -> Result<(), RecordingError> {
         if let Some(name) = &self.name {
             writeln!(writer, "# breaker: {name}")
+                .map_err(|e| RecordingError::at(0, e.to_string()))?;
+        }
+        if let Some(config) = &self.config {
+            writeln!(writer, "# config: {}", config_keys(config))
                 .map_err(|e| RecordingError::at(0, e.to_string()))?;
         }
         let mut csv = csv::Writer::from_writer(writer);
@@ -275,7 +334,11 @@ impl FromIterator<RecordedCall> for Recording {
     fn from_iter<I: IntoIterator<Item = RecordedCall>>(calls: I) -> Self {
         let mut calls: Vec<_> = calls.into_iter().collect();
         calls.sort_by_key(|c| c.start);
-        Self { name: None, calls }
+        Self {
+            name: None,
+            config: None,
+            calls,
+        }
     }
 }
 

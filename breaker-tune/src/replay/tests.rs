@@ -216,7 +216,12 @@ fn every_candidate_replays_as_a_real_breaker_decides() {
     let calls = troubled();
     let health = Health::estimate(&calls, Duration::from_secs(1));
     let recorded = answers(&calls, &health);
-    let (copy, _) = perturb(&recorded, &health, &mut fastrand::Rng::with_seed(5));
+    let (copy, _) = perturb(
+        &recorded,
+        &health,
+        &mut fastrand::Rng::with_seed(5),
+        (0.0, &mut fastrand::Rng::with_seed(6)),
+    );
     let specs = grid(&health);
     assert_eq!(specs.len(), 5400, "slow-call candidates too");
     for answers in [recorded, copy] {

@@ -153,22 +153,22 @@ impl Breaker {
         Ok(())
     }
 
-    /// The calls recorded so far, oldest first, named for the breaker (the CSV file names it
-    /// in a comment line); empty and unnamed when no recording is on.
+    /// The calls recorded so far, oldest first, named for the breaker and with its
+    /// configuration (the CSV file gives both in comment lines); empty and unnamed when no recording is on.
     pub fn recording(&self) -> Recording {
         self.rare()
             .and_then(|rare| rare.recorder.recording())
-            .map(|r| r.with_name(self.name()))
+            .map(|r| r.with_name(self.name()).with_config(self.config()))
             .unwrap_or_default()
     }
 
-    /// Ends the recording, returning it, named for the breaker (empty and unnamed when none
+    /// Ends the recording, returning it, named for the breaker and with its configuration (empty and unnamed when none
     /// was on); calls cost nothing to record again.
     pub fn stop_recording(&self) -> Recording {
         self.shared.set_recording(false);
         self.rare()
             .and_then(|rare| rare.recorder.stop())
-            .map(|r| r.with_name(self.name()))
+            .map(|r| r.with_name(self.name()).with_config(self.config()))
             .unwrap_or_default()
     }
 
