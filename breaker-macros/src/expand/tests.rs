@@ -224,7 +224,10 @@ fn with_timeout_and_fallback_the_body_gets_copies_and_the_fallback_the_arguments
         out.contains(":: run_once (") && out.contains("Reuse :: reuse (& isbn)"),
         "{out}"
     );
-    assert!(out.contains("degraded (isbn ,"), "{out}");
+    assert!(
+        out.contains("fallback (degraded , (isbn ,) , rejected)"),
+        "{out}"
+    );
 }
 
 fn errors(attr: &str, item: &str) -> Vec<String> {
@@ -272,5 +275,33 @@ fn retried_and_timed_bodies_with_a_fallback_share_self_and_copy_the_arguments() 
             "async fn sum((a, b): (u32, u32)) -> Result<u32, E> { Ok(a + b) }"
         ),
         ["with `retries`, every argument needs a plain name, to be passed to each attempt"]
+    );
+}
+
+#[test]
+fn a_plain_fn_runs_its_body_in_a_closure_and_awaits_nothing() {
+    let item = "fn get(isbn: &str) -> Result<u32, E> { Ok(1) }";
+    let out = expansion("fallback = degraded", item);
+    assert!(
+        out.contains("call_once :: < Result < u32 , E > , _ > (move || { Ok (1) })"),
+        "{out}"
+    );
+    assert!(!out.contains(". await"), "{out}");
+    let retried = expansion("retries = 2", item);
+    assert!(
+        retried.contains(":: run_blocking (& * breaker ,"),
+        "{retried}"
+    );
+}
+
+#[test]
+fn timeout_on_a_plain_fn_is_refused_at_the_key() {
+    let item = "fn get(isbn: &str) -> Result<u32, E> { Ok(1) }";
+    let refused = errors("timeout = \"1s\"", item);
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0]
+            .starts_with("`timeout` needs an `async fn`: a blocking call cannot be cancelled"),
+        "{refused:?}"
     );
 }
