@@ -25,6 +25,7 @@
 
 mod layout;
 mod members;
+mod store;
 mod task;
 #[cfg(feature = "fleet-tls")]
 mod tls;

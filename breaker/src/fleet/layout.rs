@@ -74,27 +74,48 @@ return 1
 });
 
 /// `KEYS`: live and until of each name, in pairs. `ARGV`: the most instances to read per name.
-/// Returns, per name, the live opinions as flat `[instance, seq, until left, expires left]`.
+/// Returns, per name, `[error, skipped, ...]` and the live opinions as flat
+/// `[instance, seq, until left, expires left]`: `error` is empty unless the name's keys could
+/// not be read (of the wrong type), `skipped` how many of its rows were not understood. Bad
+/// data under one name never fails the script: every other name is read as usual.
 pub(crate) static SNAPSHOT: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{NOW}\
+local function left(ms)
+  if ms == nil or ms ~= ms then return nil end
+  return string.format('%d', math.max(0, math.min(ms - now, 1e15)))
+end
 local out = {{}}
 for i = 1, #KEYS, 2 do
-  local live = redis.call('ZRANGEBYSCORE', KEYS[i], '(' .. string.format('%d', now), '+inf', 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
-  local row = {{}}
-  for j = 1, #live, 2 do
-    local v = redis.call('HGET', KEYS[i + 1], live[j])
-    if v then
-      local sp = string.find(v, ' ', 1, true)
-      if sp then
-        local until_ms = tonumber(string.sub(v, 1, sp - 1))
-        row[#row + 1] = live[j]
-        row[#row + 1] = string.sub(v, sp + 1)
-        row[#row + 1] = string.format('%d', until_ms - now)
-        row[#row + 1] = string.format('%d', tonumber(live[j + 1]) - now)
+  local row = {{'', '0'}}
+  local live = redis.pcall('ZRANGEBYSCORE', KEYS[i], '(' .. string.format('%d', now), '+inf', 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
+  if live.err then
+    row[1] = live.err
+  else
+    local skipped = 0
+    for j = 1, #live, 2 do
+      local v = redis.pcall('HGET', KEYS[i + 1], live[j])
+      if type(v) == 'table' then
+        row[1] = v.err
+        break
+      end
+      if v then
+        local sp = string.find(v, ' ', 1, true)
+        local until_left = sp and left(tonumber(string.sub(v, 1, sp - 1)))
+        local expires_left = left(tonumber(live[j + 1]))
+        if until_left and expires_left then
+          row[#row + 1] = live[j]
+          row[#row + 1] = string.sub(v, sp + 1)
+          row[#row + 1] = until_left
+          row[#row + 1] = expires_left
+        else
+          skipped = skipped + 1
+        end
       end
     end
+    row[2] = string.format('%d', skipped)
   end
+  if row[1] ~= '' then row = {{row[1], '0'}} end
   out[#out + 1] = row
 end
 return out

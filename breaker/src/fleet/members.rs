@@ -16,7 +16,8 @@ use tokio::sync::mpsc::WeakUnboundedSender;
 use tokio::time::Instant;
 
 use super::layout::{self, Keys};
-use super::task::{bounded, millis, Command, Settings};
+use super::store::{bounded_for_name, millis};
+use super::task::{Command, Settings};
 use super::{Fleet, Inner};
 use crate::{Breaker, Event, State, TransitionReason};
 
@@ -279,23 +280,27 @@ impl Members {
                     .arg(&*inner.instance)
                     .arg(1)
                     .arg(millis(settings.lease_ttl));
-                match bounded(settings.timeout, script.invoke_async::<u64>(*conn)).await {
+                let asked = script.invoke_async::<u64>(*conn);
+                match bounded_for_name(name, settings.timeout, asked).await {
                     // Its trial starts at its next call.
-                    Ok(0) => {
+                    Ok(Some(0)) => {
                         slot.holds_lease = true;
                         open_adopted(&breaker, Duration::ZERO);
                     }
                     // Open until the lease may be free, and long enough to ask again before.
-                    Ok(wait) => {
+                    Ok(Some(wait)) => {
                         let wait = Duration::from_millis(wait).min(settings.lease_ttl);
                         let until = Instant::now() + wait.max(inner.lead * 2) + jitter(inner.ttl);
                         if open_adopted(&breaker, until - Instant::now()) {
                             slot.lease_at = Some(lease_time(Instant::now(), until, inner.lead));
                         }
                     }
-                    Err(_failure) => {
+                    Ok(None) | Err(_) => {
                         #[cfg(feature = "tracing")]
-                        tracing::warn!(breaker = &**name, reason = %_failure, "fleet probe lease unavailable: probing locally");
+                        tracing::warn!(
+                            breaker = &**name,
+                            "fleet probe lease unavailable: probing locally"
+                        );
                     }
                 }
             }
@@ -330,7 +335,7 @@ impl Members {
                     .arg(&*inner.instance)
                     .arg(1)
                     .arg(millis(settings.lease_ttl));
-                bounded(settings.timeout, script.invoke_async::<u64>(conn)).await?;
+                bounded_for_name(name, settings.timeout, script.invoke_async::<u64>(conn)).await?;
             }
         }
         Ok(())

@@ -5,7 +5,6 @@
 //! task's failures become [`FleetEvent`](super::FleetEvent)s and log lines, never errors.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -13,10 +12,11 @@ use futures_util::StreamExt;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSubStream};
 use redis::Client;
 use tokio::sync::mpsc::{UnboundedReceiver, WeakUnboundedSender};
-use tokio::time::{timeout, Instant, MissedTickBehavior};
+use tokio::time::{Instant, MissedTickBehavior};
 
 use super::layout::{self, Keys, Message};
 use super::members::{Joined, Left, Members};
+use super::store::{bounded, bounded_for_name, millis, parse_rows, Failure};
 use super::view::Applied;
 use super::Inner;
 use crate::{Breaker, State};
@@ -56,9 +56,6 @@ struct Own {
     until: Instant,
     seq: u64,
 }
-
-/// Why the store failed, as the degraded event tells it.
-type Failure = String;
 
 pub(crate) struct Task {
     inner: Arc<Inner>,
@@ -341,7 +338,8 @@ impl Task {
             .arg(self.seq)
             .arg(&self.channel)
             .arg(&**name);
-        bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
+        let wait = self.settings.timeout;
+        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
         Ok(())
     }
 
@@ -360,7 +358,8 @@ impl Task {
             .arg(self.seq)
             .arg(&self.channel)
             .arg(&**name);
-        bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
+        let wait = self.settings.timeout;
+        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
         Ok(())
     }
 
@@ -389,7 +388,8 @@ impl Task {
             .arg(millis(self.settings.ttl))
             .arg(&self.channel)
             .arg(&**name);
-        bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
+        let wait = self.settings.timeout;
+        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
         Ok(())
     }
 
@@ -426,19 +426,27 @@ impl Task {
                 bounded(self.settings.timeout, script.invoke_async(conn)).await?;
             let now = Instant::now();
             for (name, row) in chunk.iter().zip(&reply) {
-                let rows = match parse_rows(row) {
-                    Ok(rows) => rows,
-                    Err(what) => {
+                let read = match parse_rows(row) {
+                    Ok(read) => read,
+                    Err(_why) => {
                         #[cfg(feature = "tracing")]
                         tracing::warn!(
                             breaker = &**name,
-                            field = what,
-                            "fleet snapshot row ignored: malformed"
+                            reason = %_why,
+                            "fleet snapshot of a name skipped: its keys are unreadable"
                         );
-                        let _ = what;
                         continue;
                     }
                 };
+                if read.skipped > 0 {
+                    #[cfg(feature = "tracing")]
+                    tracing::warn!(
+                        breaker = &**name,
+                        skipped = read.skipped,
+                        "fleet snapshot rows skipped: malformed"
+                    );
+                }
+                let rows = read.rows;
                 let stale = self
                     .inner
                     .view
@@ -466,44 +474,6 @@ impl Task {
             let _ = self.online(conn, Command::Withdraw { name }).await;
         }
     }
-}
-
-/// Runs `future` for at most `wait`; a store error or the time running out is a failure.
-pub(crate) async fn bounded<T>(
-    wait: Duration,
-    future: impl Future<Output = redis::RedisResult<T>>,
-) -> Result<T, Failure> {
-    match timeout(wait, future).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(error)) => Err(error.to_string()),
-        Err(_) => Err(format!("no answer within {}", humantime_ms(wait))),
-    }
-}
-
-fn humantime_ms(wait: Duration) -> String {
-    format!("{}ms", wait.as_millis())
-}
-
-pub(crate) fn millis(span: Duration) -> u64 {
-    u64::try_from(span.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// One name's row of a snapshot: `[instance, seq, until left, expires left]` repeated.
-fn parse_rows(row: &[String]) -> Result<Vec<(String, u64, u64, u64)>, &'static str> {
-    if !row.len().is_multiple_of(4) {
-        return Err("length");
-    }
-    row.chunks(4)
-        .map(|r| {
-            let number = |text: &str, what| text.parse::<u64>().map_err(|_| what);
-            Ok((
-                r[0].clone(),
-                number(&r[1], "seq")?,
-                number(&r[2], "until")?,
-                number(&r[3], "expires")?,
-            ))
-        })
-        .collect()
 }
 
 /// Waits until `deadline`, or forever without one.
