@@ -66,7 +66,12 @@ pub(crate) struct Task {
     sender: WeakUnboundedSender<Command>,
     own: HashMap<Arc<str>, Own>,
     members: Members,
+    /// This process's messages, counted: every message carries `epoch + seq`.
     seq: u64,
+    /// Where this process's sequence numbers start: the store's time in microseconds at its
+    /// first connection, so that an instance restarted under its fixed id speaks with higher
+    /// numbers than in its former life, and its peers hear it.
+    epoch: Option<u64>,
 }
 
 impl Task {
@@ -86,6 +91,7 @@ impl Task {
             own: HashMap::new(),
             members: Members::default(),
             seq: 0,
+            epoch: None,
         }
     }
 
@@ -141,6 +147,14 @@ impl Task {
         mut conn: ConnectionManager,
         mut stream: PubSubStream,
     ) -> Result<(), Failure> {
+        if self.epoch.is_none() {
+            let (secs, micros): (u64, u64) = bounded(
+                self.settings.timeout,
+                redis::cmd("TIME").query_async(&mut conn),
+            )
+            .await?;
+            self.epoch = Some(secs.saturating_mul(1_000_000).saturating_add(micros));
+        }
         // Messages were lost while unsubscribed: the snapshot makes up for them, and the
         // store may have lost this instance's opinions, which are written again.
         self.snapshot(&mut conn, None).await?;
@@ -311,6 +325,11 @@ impl Task {
         Some((name, left.is_some()))
     }
 
+    /// The sequence number `seq` of this process as its messages carry it.
+    fn wire(&self, seq: u64) -> u64 {
+        self.epoch.unwrap_or(0).saturating_add(seq)
+    }
+
     /// Keeps an opinion of this instance's: `name` OPEN for `left` from now.
     fn opine(&mut self, name: Arc<str>, left: Duration) {
         self.seq += 1;
@@ -335,7 +354,7 @@ impl Task {
             .key(&keys.live)
             .key(&keys.until)
             .arg(&*self.inner.instance)
-            .arg(self.seq)
+            .arg(self.wire(self.seq))
             .arg(&self.channel)
             .arg(&**name);
         let wait = self.settings.timeout;
@@ -355,7 +374,7 @@ impl Task {
         script
             .key(&keys.lease)
             .arg(&*self.inner.instance)
-            .arg(self.seq)
+            .arg(self.wire(self.seq))
             .arg(&self.channel)
             .arg(&**name);
         let wait = self.settings.timeout;
@@ -383,7 +402,7 @@ impl Task {
             .key(&keys.live)
             .key(&keys.until)
             .arg(&*self.inner.instance)
-            .arg(own.seq)
+            .arg(self.wire(own.seq))
             .arg(millis(left).max(1))
             .arg(millis(self.settings.ttl))
             .arg(&self.channel)
