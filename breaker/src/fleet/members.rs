@@ -16,7 +16,7 @@ use tokio::sync::mpsc::WeakUnboundedSender;
 use tokio::time::Instant;
 
 use super::layout::{self, Keys};
-use super::store::{bounded_for_name, millis};
+use super::store::{bounded_for_name, later, millis};
 use super::task::{Command, Settings};
 use super::{Fleet, Inner};
 use crate::{Breaker, Event, State, TransitionReason};
@@ -218,7 +218,7 @@ impl Members {
             if !fresh || breaker.state() != State::Closed {
                 continue;
             }
-            let until = end + jitter(inner.ttl);
+            let until = later(end, jitter(inner.ttl));
             if open_adopted(&breaker, until - now) {
                 slot.adopted = voters
                     .iter()
@@ -290,7 +290,8 @@ impl Members {
                     // Open until the lease may be free, and long enough to ask again before.
                     Ok(Some(wait)) => {
                         let wait = Duration::from_millis(wait).min(settings.lease_ttl);
-                        let until = Instant::now() + wait.max(inner.lead * 2) + jitter(inner.ttl);
+                        let until =
+                            later(Instant::now(), wait.max(inner.lead * 2) + jitter(inner.ttl));
                         if open_adopted(&breaker, until - Instant::now()) {
                             slot.lease_at = Some(lease_time(Instant::now(), until, inner.lead));
                         }
@@ -355,7 +356,7 @@ impl Members {
 /// Opens `breaker` for `left` for its peers, through its own change path; from the fleet's
 /// OPEN, the period is replaced.
 fn open_adopted(breaker: &Breaker, left: Duration) -> bool {
-    let until = breaker.clock().now() + left;
+    let until = crate::clock::later(breaker.clock().now(), left);
     breaker.open_until_because(until, TransitionReason::FleetOpen);
     true
 }

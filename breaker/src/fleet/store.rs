@@ -6,7 +6,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use redis::{ErrorKind, RedisError, ServerErrorKind};
-use tokio::time::timeout;
+use tokio::time::{timeout, Instant};
 
 /// Why the store failed, as the degraded event tells it.
 pub(crate) type Failure = String;
@@ -56,8 +56,15 @@ fn refuses_data(error: &RedisError) -> bool {
             .is_some_and(|detail| detail.contains("script"))
 }
 
+/// `span` in ms as the store is told it, never past thirty years: the scripts add it to the
+/// server's time in Lua's doubles, where that is still exact.
 pub(crate) fn millis(span: Duration) -> u64 {
-    u64::try_from(span.as_millis()).unwrap_or(u64::MAX)
+    u64::try_from(span.min(crate::clock::FAR).as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `at + by` on the task's clock, never past thirty years from `at` (see `clock::later`).
+pub(crate) fn later(at: Instant, by: Duration) -> Instant {
+    Instant::from_std(crate::clock::later(at.into_std(), by))
 }
 
 /// One name's part of a snapshot, read.

@@ -16,7 +16,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use super::layout::{self, Keys, Message};
 use super::members::{Joined, Left, Members};
-use super::store::{bounded, bounded_for_name, millis, parse_rows, Failure};
+use super::store::{bounded, bounded_for_name, later, millis, parse_rows, Failure};
 use super::view::Applied;
 use super::Inner;
 use crate::{Breaker, State};
@@ -112,7 +112,7 @@ impl Task {
             };
             self.inner.degraded(&failure);
             // Commands keep coming while the store is away: served locally until it is back.
-            let until = Instant::now() + backoff;
+            let until = later(Instant::now(), backoff);
             backoff = (backoff * 2).min(self.settings.ttl);
             loop {
                 let deadline = self.members.next_deadline();
@@ -161,12 +161,12 @@ impl Task {
         self.renew(&mut conn).await?;
         self.inner.recovered();
         let mut renew = tokio::time::interval_at(
-            Instant::now() + self.settings.ttl / 3,
+            later(Instant::now(), self.settings.ttl / 3),
             self.settings.ttl / 3,
         );
         renew.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let every = self.settings.snapshot_every;
-        let mut snapshot = tokio::time::interval_at(Instant::now() + every, every);
+        let mut snapshot = tokio::time::interval_at(later(Instant::now(), every), every);
         snapshot.set_missed_tick_behavior(MissedTickBehavior::Delay);
         loop {
             let deadline = self.members.next_deadline();
@@ -334,7 +334,7 @@ impl Task {
     fn opine(&mut self, name: Arc<str>, left: Duration) {
         self.seq += 1;
         let own = Own {
-            until: Instant::now() + left,
+            until: later(Instant::now(), left),
             seq: self.seq,
         };
         self.own.insert(name, own);

@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::layout::{Kind, Message};
+use super::store::later;
 
 /// The peers' opinions of the names this instance tracks.
 pub(crate) struct View {
@@ -98,8 +99,8 @@ impl View {
             return Applied::LeaseFreed;
         }
         let open = (message.kind == Kind::Open).then(|| Opinion {
-            until: now + Duration::from_millis(message.until_ms),
-            expires: now + Duration::from_millis(message.expires_ms),
+            until: later(now, Duration::from_millis(message.until_ms)),
+            expires: later(now, Duration::from_millis(message.expires_ms)),
         });
         peers.learn(message.instance, message.seq, open, now, max_instances)
     }
@@ -131,8 +132,8 @@ impl View {
                 continue;
             }
             let open = Opinion {
-                until: now + Duration::from_millis(*until_ms),
-                expires: now + Duration::from_millis(*expires_ms),
+                until: later(now, Duration::from_millis(*until_ms)),
+                expires: later(now, Duration::from_millis(*expires_ms)),
             };
             if peers.learn(instance, *seq, Some(open), asked, max_instances) == Applied::Stale {
                 stale += 1;
