@@ -220,7 +220,8 @@ impl Fleet {
     }
 
     /// How many peers hold `name` OPEN in this instance's view now (0 for a name no breaker
-    /// of this instance joined with).
+    /// of this instance is in the fleet with: one that left, or whose breakers are gone, is
+    /// forgotten).
     pub fn peers_open(&self, name: &str) -> usize {
         let now = tokio::time::Instant::now();
         self.inner.view.lock().live(name, now).len()

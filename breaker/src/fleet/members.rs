@@ -197,6 +197,27 @@ impl Members {
         Some(Left { withdraw, lease })
     }
 
+    /// Drops the members whose breakers are gone, of `only` or of every name, and has the
+    /// view forget each name no breaker of this instance is in the fleet with any more: it
+    /// is read no more and takes no room. Returns the names forgotten. A member that left
+    /// stays, switched off, for when it joins again.
+    pub(crate) fn prune(&mut self, inner: &Inner, only: Option<&str>) -> Vec<Arc<str>> {
+        let mut forgotten = Vec::new();
+        let mut view = inner.view.lock();
+        self.by_name.retain(|name, slots| {
+            if only.is_some_and(|only| only != &**name) {
+                return true;
+            }
+            slots.retain(|slot| slot.member.breaker.strong_count() > 0);
+            if !slots.iter().any(|slot| slot.member.live().is_some()) && view.tracks(name) {
+                view.forget(name);
+                forgotten.push(Arc::clone(name));
+            }
+            !slots.is_empty()
+        });
+        forgotten
+    }
+
     /// The peers' opinions of `name` changed: opens each CLOSED member of that name whose
     /// quorum holds, until the quorum ends (plus jitter), unless it adopted that quorum.
     pub(crate) fn reconsider(&mut self, inner: &Inner, name: &str, now: Instant) {

@@ -72,6 +72,9 @@ pub(crate) struct Task {
     /// first connection, so that an instance restarted under its fixed id speaks with higher
     /// numbers than in its former life, and its peers hear it.
     epoch: Option<u64>,
+    /// Names forgotten (their breakers left or are gone) whose own opinion is still to be
+    /// withdrawn from the store.
+    gone: Vec<Arc<str>>,
 }
 
 impl Task {
@@ -92,6 +95,7 @@ impl Task {
             members: Members::default(),
             seq: 0,
             epoch: None,
+            gone: Vec::new(),
         }
     }
 
@@ -180,13 +184,20 @@ impl Task {
                         self.withdraw_all(&mut conn).await;
                         return Ok(());
                     }
-                    Some(command) => self.online(&mut conn, command).await?,
+                    Some(command) => {
+                        self.online(&mut conn, command).await?;
+                        self.withdraw_gone(&mut conn).await?;
+                    }
                 },
                 _ = renew.tick(), if !self.own.is_empty() || self.members.holds_a_lease() => {
                     self.renew(&mut conn).await?;
                     self.members.renew_leases(&self.inner, &mut conn, &self.settings).await?;
                 }
-                _ = snapshot.tick() => self.snapshot(&mut conn, None).await?,
+                _ = snapshot.tick() => {
+                    self.prune(None);
+                    self.withdraw_gone(&mut conn).await?;
+                    self.snapshot(&mut conn, None).await?;
+                }
                 () = at(deadline) => {
                     let lease = (&mut conn, &self.settings);
                     self.members.on_deadline(&self.inner, Some(lease), Instant::now()).await;
@@ -249,6 +260,7 @@ impl Task {
                     if lease {
                         self.release_lease(conn, &name).await?;
                     }
+                    self.prune(Some(&name));
                 }
             }
             Command::Opine { name, left } => {
@@ -273,15 +285,21 @@ impl Task {
         match command {
             Command::Join { breaker, quorum } => {
                 self.join(&breaker, quorum);
+                self.gone.clear();
             }
             // The store's copy of a withdrawn opinion expires; the lease by its time-to-live.
             Command::Leave(breaker) => {
                 let name = breaker.upgrade().map(|b| Arc::<str>::from(b.name()));
                 if let (Some(Left { withdraw: true, .. }), Some(name)) =
-                    (self.members.leave(&breaker), name)
+                    (self.members.leave(&breaker), name.clone())
                 {
                     self.own.remove(&name);
                 }
+                if let Some(name) = name {
+                    self.prune(Some(&name));
+                }
+                // The store's copies expire.
+                self.gone.clear();
             }
             Command::Opine { name, left } => self.opine(name, left),
             // Written again from `own` when the store is back; the store's copy expires.
@@ -302,6 +320,9 @@ impl Task {
     /// an OPEN of its own, now this instance's opinion, if it entered.
     fn join(&mut self, breaker: &Weak<Breaker>, quorum: usize) -> Option<(Arc<str>, bool)> {
         let breaker = breaker.upgrade()?;
+        if self.inner.view.lock().is_full() {
+            self.prune(None);
+        }
         match self
             .members
             .join(&self.inner, &breaker, quorum, &self.sender)
@@ -323,6 +344,24 @@ impl Task {
             self.opine(Arc::clone(&name), left);
         }
         Some((name, left.is_some()))
+    }
+
+    /// Forgets the names, of `only` or all, that no breaker of this instance is in the
+    /// fleet with any more (see [`Members::prune`]); their own opinions are to be withdrawn.
+    fn prune(&mut self, only: Option<&str>) {
+        for name in self.members.prune(&self.inner, only) {
+            if self.own.remove(&name).is_some() {
+                self.gone.push(name);
+            }
+        }
+    }
+
+    /// Withdraws the own opinions of the names forgotten.
+    async fn withdraw_gone(&mut self, conn: &mut ConnectionManager) -> Result<(), Failure> {
+        while let Some(name) = self.gone.pop() {
+            self.withdraw(conn, &name).await?;
+        }
+        Ok(())
     }
 
     /// The sequence number `seq` of this process as its messages carry it.

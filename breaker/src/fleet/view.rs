@@ -81,6 +81,21 @@ impl View {
         true
     }
 
+    /// Stops tracking `name`: what its peers say of it is forgotten, and it takes no room.
+    pub(crate) fn forget(&mut self, name: &str) {
+        self.names.remove(name);
+    }
+
+    /// Whether the view tracks `name`.
+    pub(crate) fn tracks(&self, name: &str) -> bool {
+        self.names.contains_key(name)
+    }
+
+    /// Whether the view tracks as many names as it may.
+    pub(crate) fn is_full(&self) -> bool {
+        self.names.len() >= self.max_names
+    }
+
     /// The names tracked.
     pub(crate) fn names(&self) -> impl Iterator<Item = &Arc<str>> {
         self.names.keys()
