@@ -23,6 +23,7 @@
 //! # Ok(()) }
 //! ```
 
+mod health;
 mod layout;
 mod members;
 mod store;
@@ -37,9 +38,11 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::{self, UnboundedSender};
 
-use crate::sync::process::{Mutex, RwLock};
+use crate::sync::process::Mutex;
 use crate::Breaker;
 
+use self::health::Health;
+pub use self::health::{FleetEvent, FleetHealth};
 use self::task::{Command, Settings, Task};
 use self::view::View;
 
@@ -54,42 +57,15 @@ pub struct Fleet {
     commands: UnboundedSender<Command>,
 }
 
-/// A listener of [`FleetEvent`]s.
-type Listener = Arc<dyn Fn(&FleetEvent) + Send + Sync>;
-
 /// What the handles and the task share.
 pub(crate) struct Inner {
     instance: Arc<str>,
     view: Mutex<View>,
-    degraded: Mutex<Option<String>>,
-    listeners: RwLock<Vec<Listener>>,
+    health: Health,
     max_instances: usize,
     ttl: Duration,
     /// How long before an adopted OPEN ends the lease is asked for: twice the timeout.
     lead: Duration,
-}
-
-/// What the fleet reports about its store.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum FleetEvent {
-    /// The store failed (down, paused, slow, unreachable): breakers judge alone, and the
-    /// peers' opinions already known expire by their time-to-live.
-    Degraded {
-        /// What failed, as the client said it.
-        reason: String,
-    },
-    /// The store answers again: the view was read anew and this instance's opinions written.
-    Recovered,
-}
-
-impl fmt::Display for FleetEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Degraded { reason } => write!(f, "fleet view degraded: {reason}"),
-            Self::Recovered => f.write_str("fleet view recovered"),
-        }
-    }
 }
 
 /// A fleet that could not start.
@@ -229,12 +205,39 @@ impl Fleet {
 
     /// Whether the store failed and has not answered since (see [`FleetEvent::Degraded`]).
     pub fn is_degraded(&self) -> bool {
-        self.inner.degraded.lock().is_some()
+        self.inner.health.is_degraded()
     }
 
-    /// Calls `listener` on every [`FleetEvent`], from the background task.
+    /// The fleet's health now: whether the store failed and why, and what this instance
+    /// refused to believe.
+    pub fn health(&self) -> FleetHealth {
+        self.inner.health.now()
+    }
+
+    /// Calls `listener` on every [`FleetEvent`], from the background task; first, at once,
+    /// with [`FleetEvent::Degraded`] if the store is failing now, so that a listener that
+    /// subscribes after [`start`](FleetBuilder::start) misses nothing. Every change reaches
+    /// every listener once, in order. A listener must not call `on_event` itself.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use breakerbox::fleet::{Fleet, FleetEvent};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// // Nothing listens on port 1: the fleet degrades before anyone subscribes.
+    /// let fleet = Fleet::builder("redis://127.0.0.1:1").start()?;
+    /// while !fleet.is_degraded() {
+    ///     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    /// }
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// fleet.on_event(move |event| log.lock().unwrap().push(event.clone()));
+    /// assert!(matches!(seen.lock().unwrap()[..], [FleetEvent::Degraded { .. }]));
+    /// # Ok::<(), breakerbox::fleet::FleetError>(())
+    /// # }).unwrap();
+    /// ```
     pub fn on_event(&self, listener: impl Fn(&FleetEvent) + Send + Sync + 'static) {
-        self.inner.listeners.write().push(Arc::new(listener));
+        self.inner.health.subscribe(Arc::new(listener));
     }
 
     /// Resolves once the background task has served everything sent to it before: the
@@ -353,8 +356,7 @@ impl FleetBuilder {
                 self.max_instances,
             )),
             instance,
-            degraded: Mutex::new(None),
-            listeners: RwLock::new(Vec::new()),
+            health: Health::default(),
             max_instances: self.max_instances,
             ttl: self.ttl,
             lead: self.timeout * 2,
@@ -401,40 +403,23 @@ fn default_instance() -> String {
 }
 
 impl Inner {
-    fn emit(&self, event: &FleetEvent) {
-        let listeners = self.listeners.read().clone();
-        for listener in listeners {
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| listener(event)));
-        }
-    }
-
     /// The store failed: said once, until it recovers.
     pub(crate) fn degraded(&self, reason: &str) {
-        let first = {
-            let mut degraded = self.degraded.lock();
-            let first = degraded.is_none();
-            *degraded = Some(reason.to_string());
-            first
-        };
-        if first {
+        if self.health.degraded(reason) {
             #[cfg(feature = "tracing")]
             tracing::warn!(
                 instance = &*self.instance,
                 reason,
                 "fleet view degraded: breakers judge alone"
             );
-            self.emit(&FleetEvent::Degraded {
-                reason: reason.to_string(),
-            });
         }
     }
 
     /// The store answers; said if it had failed.
     pub(crate) fn recovered(&self) {
-        if self.degraded.lock().take().is_some() {
+        if self.health.recovered() {
             #[cfg(feature = "tracing")]
             tracing::info!(instance = &*self.instance, "fleet view recovered");
-            self.emit(&FleetEvent::Recovered);
         }
     }
 }

@@ -211,6 +211,7 @@ impl Task {
         let parsed = match Message::parse(&text) {
             Ok(parsed) => parsed,
             Err(layout::Malformed(what)) => {
+                self.inner.health.count(|h| &mut h.messages_malformed, 1);
                 #[cfg(feature = "tracing")]
                 tracing::warn!(text = %text, field = what, "fleet message ignored: malformed");
                 let _ = what;
@@ -487,6 +488,7 @@ impl Task {
                 let read = match parse_rows(row) {
                     Ok(read) => read,
                     Err(_why) => {
+                        self.inner.health.count(|h| &mut h.rows_skipped, 1);
                         #[cfg(feature = "tracing")]
                         tracing::warn!(
                             breaker = &**name,
@@ -497,6 +499,9 @@ impl Task {
                     }
                 };
                 if read.skipped > 0 {
+                    self.inner
+                        .health
+                        .count(|h| &mut h.rows_skipped, read.skipped);
                     #[cfg(feature = "tracing")]
                     tracing::warn!(
                         breaker = &**name,
