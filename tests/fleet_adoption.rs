@@ -19,7 +19,7 @@ use breakerbox::fleet::Fleet;
 use breakerbox::{Breaker, Config, RejectReason, State};
 use support::{breaker, eventually, instance, trip};
 
-const SNAPSHOT: Duration = Duration::from_millis(300);
+const SNAPSHOT: Duration = Duration::from_millis(400);
 
 /// A breaker on a clock of its own, `offset` ahead of its peers'.
 fn on_clock(name: &str, open: Duration, offset: Duration) -> (Arc<Breaker>, ManualClock) {

@@ -14,7 +14,7 @@ use breaker_workspace::redis_server::RedisServer;
 use breakerbox::{RejectReason, State};
 use support::{breaker, eventually, instance, store, trip};
 
-const SNAPSHOT: Duration = Duration::from_millis(300);
+const SNAPSHOT: Duration = Duration::from_millis(400);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_malformed_value_or_a_key_of_the_wrong_type_blinds_no_other_name() {

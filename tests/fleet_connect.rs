@@ -27,8 +27,8 @@ fn settings(url: &str, id: &str) -> FleetBuilder {
     Fleet::builder(url)
         .instance(id)
         .ttl(TTL)
-        .timeout(Duration::from_millis(100))
-        .snapshot_every(Duration::from_millis(300))
+        .timeout(Duration::from_millis(300))
+        .snapshot_every(Duration::from_millis(400))
 }
 
 /// The same over TLS, with 900 ms to answer: a handshake of an unoptimized build on a busy

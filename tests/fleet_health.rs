@@ -19,7 +19,7 @@ async fn a_listener_that_subscribes_after_the_store_failed_hears_it_first() {
     let fleet = Fleet::builder("redis://127.0.0.1:1")
         .instance("alone")
         .ttl(TTL)
-        .timeout(Duration::from_millis(100))
+        .timeout(Duration::from_millis(300))
         .start()
         .unwrap();
     eventually("the fleet is degraded", || fleet.is_degraded()).await;

@@ -17,7 +17,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as Cases, TestRunner};
 use support::{breaker, eventually, instance, trip};
 
-const SNAPSHOT: Duration = Duration::from_millis(300);
+const SNAPSHOT: Duration = Duration::from_millis(400);
 
 /// Open periods from a second to the longest `Duration`, crowded at the top.
 fn near_the_limits() -> impl Strategy<Value = Duration> {

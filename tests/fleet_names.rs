@@ -14,7 +14,7 @@ use breaker_workspace::redis_server::RedisServer;
 use breakerbox::fleet::Fleet;
 use support::{breaker, eventually, instance, trip, TTL};
 
-const SNAPSHOT: Duration = Duration::from_millis(300);
+const SNAPSHOT: Duration = Duration::from_millis(400);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_whose_breaker_left_or_was_dropped_makes_room_for_the_next() {
@@ -26,7 +26,7 @@ async fn a_name_whose_breaker_left_or_was_dropped_makes_room_for_the_next() {
     let me = Fleet::builder(server.url())
         .instance("me")
         .ttl(TTL)
-        .timeout(Duration::from_millis(100))
+        .timeout(Duration::from_millis(300))
         .snapshot_every(SNAPSHOT)
         .bounds(1, 10)
         .start()

@@ -92,7 +92,7 @@ async fn overrides_turn_the_fleet_on_and_off_for_running_breakers() {
         Fleet::builder(server.url())
             .instance("me")
             .ttl(TTL)
-            .timeout(Duration::from_millis(100))
+            .timeout(Duration::from_millis(300))
             .snapshot_every(Duration::from_secs(10)),
     )
     .unwrap();

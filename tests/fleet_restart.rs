@@ -13,7 +13,7 @@ use breaker_workspace::redis_server::RedisServer;
 use breakerbox::{RejectReason, State};
 use support::{breaker, eventually, instance, trip};
 
-const SNAPSHOT: Duration = Duration::from_millis(300);
+const SNAPSHOT: Duration = Duration::from_millis(400);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_restarted_with_its_fixed_id_is_heard_by_its_peers() {
