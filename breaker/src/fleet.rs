@@ -25,6 +25,7 @@
 
 mod health;
 mod layout;
+mod lease;
 mod members;
 mod store;
 mod task;
@@ -289,8 +290,8 @@ impl FleetBuilder {
     }
 
     /// How long the task waits for any answer of the store before it calls it failed;
-    /// 250 ms by default. A connection, with its TLS handshake over `rediss://`, must be
-    /// made within it too: give a distant store more.
+    /// 250 ms by default. A connection, with its TLS handshake over `rediss://`, gets four
+    /// times as long, and at least 2 s.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self

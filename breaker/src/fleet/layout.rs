@@ -140,6 +140,22 @@ return math.max(1, math.floor(tonumber(first[2]) - now))
     ))
 });
 
+/// `KEYS`: lease. `ARGV`: instance, ttl ms. Renews the instance's probe lease if it still
+/// holds it: 1 when renewed, 0 when it does not hold it (it expired, or the store lost it).
+pub(crate) static RENEW_LEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{NOW}\
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+return 1
+"
+    ))
+});
+
 /// `KEYS`: lease. `ARGV`: instance, seq, channel, name. Gives the instance's probe lease back
 /// and tells the waiters.
 pub(crate) static RELEASE_LEASE: LazyLock<Script> = LazyLock::new(|| {

@@ -21,6 +21,10 @@ use super::view::Applied;
 use super::Inner;
 use crate::{Breaker, State};
 
+/// The least time a connection gets, with its TLS handshake: an unoptimized build on a
+/// busy machine takes more than the default `timeout` for a handshake.
+const CONNECT_AT_LEAST: Duration = Duration::from_secs(2);
+
 /// What breakers and handles tell the task.
 pub(crate) enum Command {
     /// Put a breaker in the fleet with a quorum (or give it that quorum): track its name,
@@ -75,6 +79,8 @@ pub(crate) struct Task {
     /// Names forgotten (their breakers left or are gone) whose own opinion is still to be
     /// withdrawn from the store.
     gone: Vec<Arc<str>>,
+    /// Names whose probe lease a member that no longer uses it held: to be given back.
+    leases_gone: Vec<Arc<str>>,
 }
 
 impl Task {
@@ -96,6 +102,7 @@ impl Task {
             seq: 0,
             epoch: None,
             gone: Vec::new(),
+            leases_gone: Vec::new(),
         }
     }
 
@@ -126,7 +133,10 @@ impl Task {
                         Some(command) => self.offline(command),
                     },
                     () = tokio::time::sleep_until(until) => break,
-                    () = at(deadline) => self.members.on_deadline(&self.inner, None, Instant::now()).await,
+                    // An idle lease expires in the store by its time-to-live.
+                    () = at(deadline) => {
+                        self.members.on_deadline(&self.inner, None, Instant::now()).await;
+                    }
                 }
             }
         }
@@ -134,13 +144,18 @@ impl Task {
 
     async fn connect(&self) -> Result<(ConnectionManager, PubSubStream), Failure> {
         let wait = self.settings.timeout;
+        // A connection, with its TLS handshake, may take longer than an answer: it is on no
+        // caller's path.
+        let connecting = (wait * 4).max(CONNECT_AT_LEAST);
         let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(wait))
+            .set_connection_timeout(Some(connecting))
             .set_response_timeout(Some(wait))
             .set_number_of_retries(0);
         let client = self.settings.client.clone();
-        let conn = bounded(wait * 2, client.get_connection_manager_with_config(config)).await?;
-        let mut pubsub = bounded(wait, self.settings.client.get_async_pubsub()).await?;
+        let manager = client.get_connection_manager_with_config(config);
+        let conn = bounded(connecting, manager).await?;
+        let pubsub = self.settings.client.get_async_pubsub();
+        let mut pubsub = bounded(connecting, pubsub).await?;
         bounded(wait, pubsub.subscribe(&self.channel)).await?;
         Ok((conn, pubsub.into_on_message()))
     }
@@ -200,7 +215,9 @@ impl Task {
                 }
                 () = at(deadline) => {
                     let lease = (&mut conn, &self.settings);
-                    self.members.on_deadline(&self.inner, Some(lease), Instant::now()).await;
+                    let idle = self.members.on_deadline(&self.inner, Some(lease), Instant::now()).await;
+                    self.leases_gone.extend(idle);
+                    self.withdraw_gone(&mut conn).await?;
                 }
             }
         }
@@ -287,6 +304,7 @@ impl Task {
             Command::Join { breaker, quorum } => {
                 self.join(&breaker, quorum);
                 self.gone.clear();
+                self.leases_gone.clear();
             }
             // The store's copy of a withdrawn opinion expires; the lease by its time-to-live.
             Command::Leave(breaker) => {
@@ -301,6 +319,7 @@ impl Task {
                 }
                 // The store's copies expire.
                 self.gone.clear();
+                self.leases_gone.clear();
             }
             Command::Opine { name, left } => self.opine(name, left),
             // Written again from `own` when the store is back; the store's copy expires.
@@ -350,7 +369,9 @@ impl Task {
     /// Forgets the names, of `only` or all, that no breaker of this instance is in the
     /// fleet with any more (see [`Members::prune`]); their own opinions are to be withdrawn.
     fn prune(&mut self, only: Option<&str>) {
-        for name in self.members.prune(&self.inner, only) {
+        let pruned = self.members.prune(&self.inner, only);
+        self.leases_gone.extend(pruned.leases);
+        for name in pruned.forgotten {
             if self.own.remove(&name).is_some() {
                 self.gone.push(name);
             }
@@ -361,6 +382,9 @@ impl Task {
     async fn withdraw_gone(&mut self, conn: &mut ConnectionManager) -> Result<(), Failure> {
         while let Some(name) = self.gone.pop() {
             self.withdraw(conn, &name).await?;
+        }
+        while let Some(name) = self.leases_gone.pop() {
+            self.release_lease(conn, &name).await?;
         }
         Ok(())
     }
@@ -535,6 +559,10 @@ impl Task {
         let names: Vec<Arc<str>> = self.own.keys().cloned().collect();
         for name in names {
             let _ = self.online(conn, Command::Withdraw { name }).await;
+        }
+        // And its leases go back, so that a waiter asks at once.
+        for name in self.members.give_all_back() {
+            let _ = self.release_lease(conn, &name).await;
         }
     }
 }
