@@ -207,3 +207,53 @@ async fn twenty_instances_that_adopted_open_recover_without_a_herd() {
         "{most} probes at once, at most {PROBES}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adopted_open_never_ends_before_the_quorums_end() {
+    let Some(server) = RedisServer::start_or_skip("fleet_adoption::an_adopted_open_never_ends")
+    else {
+        return;
+    };
+    let open = Duration::from_millis(1500);
+    let fleets: Vec<Fleet> = ["a", "b", "c"]
+        .iter()
+        .map(|id| instance(&server, id, SNAPSHOT))
+        .collect();
+    let peers = [breaker("db", open), breaker("db", open)];
+    let c = breaker("db", open);
+    for (fleet, member) in fleets.iter().zip(peers.iter().chain([&c])) {
+        fleet.join(member, 2);
+        fleet.flush().await;
+    }
+    // Three adoptions, as a newcomer tried them: the adopting instance calls every 2 ms,
+    // and its first probe comes when the peers' OPENs ended, not before.
+    for round in 0..3 {
+        // The earliest the quorum's OPEN can end: the first peer opened after this.
+        let earliest_end = tokio::time::Instant::now() + open;
+        for peer in &peers {
+            trip(peer);
+        }
+        eventually("c adopts", || c.try_acquire().is_err()).await;
+        let probed = loop {
+            if let Ok(permit) = c.try_acquire() {
+                let at = tokio::time::Instant::now();
+                permit.success();
+                break at;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        };
+        assert!(
+            probed >= earliest_end,
+            "round {round}: c probed {:?} before the quorum's OPEN ended",
+            earliest_end - probed
+        );
+        assert_eq!(c.state(), State::Closed);
+        for peer in &peers {
+            peer.reset();
+        }
+        eventually("the peers' opinions withdrawn", || {
+            fleets[2].peers_open("db") == 0
+        })
+        .await;
+    }
+}

@@ -62,6 +62,11 @@ pub(crate) fn millis(span: Duration) -> u64 {
     u64::try_from(span.min(crate::clock::FAR).as_millis()).unwrap_or(u64::MAX)
 }
 
+/// [`millis`], rounded up: the end of an OPEN told in whole ms is never told early.
+pub(crate) fn millis_rounded_up(span: Duration) -> u64 {
+    millis(span.saturating_add(Duration::from_nanos(999_999)))
+}
+
 /// `at + by` on the task's clock, never past thirty years from `at` (see `clock::later`).
 pub(crate) fn later(at: Instant, by: Duration) -> Instant {
     Instant::from_std(crate::clock::later(at.into_std(), by))

@@ -16,7 +16,9 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use super::layout::{self, Keys, Message};
 use super::members::{Joined, Left, Members};
-use super::store::{bounded, bounded_for_name, later, millis, parse_rows, Failure};
+use super::store::{
+    bounded, bounded_for_name, later, millis, millis_rounded_up, parse_rows, Failure,
+};
 use super::view::Applied;
 use super::Inner;
 use crate::{Breaker, State};
@@ -467,7 +469,7 @@ impl Task {
             .key(&keys.until)
             .arg(&*self.inner.instance)
             .arg(self.wire(own.seq))
-            .arg(millis(left).max(1))
+            .arg(millis_rounded_up(left).max(1))
             .arg(millis(self.settings.ttl))
             .arg(&self.channel)
             .arg(&**name);

@@ -114,7 +114,7 @@ impl View {
             return Applied::LeaseFreed;
         }
         let open = (message.kind == Kind::Open).then(|| Opinion {
-            until: later(now, Duration::from_millis(message.until_ms)),
+            until: later(now, end_left(message.until_ms)),
             expires: later(now, Duration::from_millis(message.expires_ms)),
         });
         peers.learn(message.instance, message.seq, open, now, max_instances)
@@ -147,7 +147,7 @@ impl View {
                 continue;
             }
             let open = Opinion {
-                until: later(now, Duration::from_millis(*until_ms)),
+                until: later(now, end_left(*until_ms)),
                 expires: later(now, Duration::from_millis(*expires_ms)),
             };
             if peers.learn(instance, *seq, Some(open), asked, max_instances) == Applied::Stale {
@@ -194,6 +194,13 @@ impl View {
         ends.sort_unstable_by(|a, b| b.cmp(a));
         Some(ends[quorum - 1])
     }
+}
+
+/// The time left until a peer's OPEN ends, told in whole ms: the store's clock reads whole
+/// ms, rounded down, once when the OPEN is written and once when it is told, so the end
+/// is taken 2 ms later than told, and an adopted OPEN never ends before the peer's.
+fn end_left(until_ms: u64) -> Duration {
+    Duration::from_millis(until_ms.saturating_add(2))
 }
 
 impl Peers {
@@ -262,11 +269,11 @@ mod tests {
         v.apply(&open("c", 1, 4_000, 1_000), now);
         assert_eq!(
             v.quorum_until("db", now, 2),
-            Some(now + Duration::from_secs(4))
+            Some(now + Duration::from_millis(4_002))
         );
         assert_eq!(
             v.quorum_until("db", now, 3),
-            Some(now + Duration::from_secs(3))
+            Some(now + Duration::from_millis(3_002))
         );
         assert_eq!(v.quorum_until("db", now, 4), None);
         let later = now + Duration::from_millis(1_000);
@@ -296,7 +303,10 @@ mod tests {
         let mut v = view();
         v.apply(&open("a", 5, 5_000, 1_000), now);
         assert_eq!(v.apply(&open("a", 4, 9_000, 9_000), now), Applied::Stale);
-        assert_eq!(v.live("db", now)[0].until, now + Duration::from_secs(5));
+        assert_eq!(
+            v.live("db", now)[0].until,
+            now + Duration::from_millis(5_002)
+        );
         let closed = Message {
             kind: Kind::Closed,
             ..open("a", 6, 0, 0)
@@ -320,7 +330,10 @@ mod tests {
         assert_eq!(v.apply_snapshot("db", &rows, asked, t1), 0);
         let mut ends: Vec<_> = v.live("db", t1).iter().map(|o| o.until - t1).collect();
         ends.sort();
-        assert_eq!(ends, [Duration::from_secs(2), Duration::from_secs(5)]);
+        assert_eq!(
+            ends,
+            [Duration::from_millis(2_002), Duration::from_millis(5_002)]
+        );
     }
 
     #[test]
