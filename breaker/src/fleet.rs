@@ -27,6 +27,7 @@ mod health;
 mod layout;
 mod lease;
 mod members;
+mod sign;
 mod store;
 mod task;
 #[cfg(feature = "fleet-tls")]
@@ -112,6 +113,7 @@ pub struct FleetBuilder {
     timeout: Duration,
     max_names: usize,
     max_instances: usize,
+    secret: Option<sign::Secret>,
     #[cfg(feature = "fleet-tls")]
     tls: tls::Trust,
 }
@@ -149,6 +151,7 @@ impl Fleet {
             timeout: Duration::from_millis(250),
             max_names: 10_000,
             max_instances: 1_000,
+            secret: None,
             #[cfg(feature = "fleet-tls")]
             tls: tls::Trust::default(),
         }
@@ -304,6 +307,30 @@ impl FleetBuilder {
         self
     }
 
+    /// A key the instances of one service share: every message and every stored opinion is
+    /// signed with HMAC-SHA256 under it, and what is not signed with it (by a writer to the
+    /// store without the key, or an instance with another) is ignored and counted
+    /// ([`FleetHealth::messages_forged`], [`FleetHealth::rows_forged`]). Give every instance
+    /// of the service the same key, and keep it as a password is kept; an empty key is an
+    /// error. Without it, anyone who may write to the fleet's keys and channel may pose as
+    /// peers: give each service a Redis ACL user of its own (`docs/fleet.md`).
+    ///
+    /// ```
+    /// use breakerbox::fleet::Fleet;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let fleet = Fleet::builder("redis://127.0.0.1:6379").secret("a long random key").start()?;
+    /// assert_eq!(fleet.health().messages_forged, 0);
+    /// let empty = Fleet::builder("redis://127.0.0.1:6379").secret("").start();
+    /// assert_eq!(empty.err().unwrap().to_string(), "fleet: secret must not be empty");
+    /// # Ok::<(), breakerbox::fleet::FleetError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn secret(mut self, key: impl AsRef<[u8]>) -> Self {
+        self.secret = Some(sign::Secret(key.as_ref().to_vec()));
+        self
+    }
+
     /// Starts the background task on the current tokio runtime. The store need not be up:
     /// the task connects when it can, and breakers judge alone until then.
     pub fn start(self) -> Result<Fleet, FleetError> {
@@ -339,6 +366,13 @@ impl FleetBuilder {
                 format!("must be non-empty, without braces, got {:?}", self.prefix),
             );
         }
+        let signer = match &self.secret {
+            None => None,
+            Some(secret) => match sign::Signer::new(&secret.0) {
+                Some(signer) => Some(signer),
+                None => return invalid("secret", "must not be empty".into()),
+            },
+        };
         let client = self.client()?;
         let instance = match self.instance {
             Some(id) => id,
@@ -369,6 +403,7 @@ impl FleetBuilder {
             snapshot_every: self.snapshot_every,
             timeout: self.timeout,
             lease_ttl: self.ttl,
+            signer,
         };
         let (commands, receiver) = mpsc::unbounded_channel();
         let task = Task::new(Arc::clone(&inner), settings, receiver, commands.downgrade());

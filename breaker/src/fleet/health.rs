@@ -50,8 +50,14 @@ pub struct FleetHealth {
     pub degraded: Option<String>,
     /// Messages on the channel ignored because they could not be read.
     pub messages_malformed: u64,
+    /// Messages ignored because their signature was missing or wrong
+    /// ([`FleetBuilder::secret`](super::FleetBuilder::secret)).
+    pub messages_forged: u64,
     /// Rows of the store that a snapshot skipped: malformed, or under a key of the wrong type.
     pub rows_skipped: u64,
+    /// Rows of the store ignored because their signature was missing or wrong, or because they
+    /// claimed more time than they were signed with.
+    pub rows_forged: u64,
 }
 
 /// A listener of [`FleetEvent`]s.

@@ -9,6 +9,8 @@ use std::sync::LazyLock;
 
 use redis::Script;
 
+use super::sign::Signer;
+
 /// The keys of one breaker name under a prefix.
 pub(crate) struct Keys {
     /// Sorted set: instance id -> when its OPEN opinion stops counting (server ms), the
@@ -41,9 +43,11 @@ const NOW: &str = "local t = redis.call('TIME')\nlocal now = tonumber(t[1]) * 10
 /// Drops the opinions whose time-to-live ran out, with their ends.
 const SWEEP: &str = "local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)\nfor _, id in ipairs(dead) do redis.call('HDEL', KEYS[2], id) end\nredis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n";
 
-/// `KEYS`: live, until. `ARGV`: instance, seq, ms until the OPEN ends, ttl ms, channel, name.
-/// Writes (or renews) the instance's OPEN opinion and publishes it, atomically; returns the
-/// ms until it stops counting.
+/// `KEYS`: live, until. `ARGV`: instance, what the row keeps after the end (`seq`, or with a
+/// secret `seq left tag`), ms until the OPEN ends, ttl ms, channel, the message. Writes (or
+/// renews) the instance's OPEN opinion and publishes the message (made by
+/// [`Message::text`], whose times left are those written here), atomically; returns the ms
+/// until it stops counting.
 pub(crate) static OPINE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{NOW}{SWEEP}\
@@ -55,19 +59,19 @@ local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 local keep = math.floor(tonumber(last[2]) - now) + 1000
 redis.call('PEXPIRE', KEYS[1], keep)
 redis.call('PEXPIRE', KEYS[2], keep)
-redis.call('PUBLISH', ARGV[5], string.format('1|open|%s|%s|%d|%d|%s', ARGV[1], ARGV[2], until_ms - now, expires - now, ARGV[6]))
+redis.call('PUBLISH', ARGV[5], ARGV[6])
 return expires - now
 "
     ))
 });
 
-/// `KEYS`: live, until. `ARGV`: instance, seq, channel, name. Withdraws the instance's OPEN
+/// `KEYS`: live, until. `ARGV`: instance, channel, the message. Withdraws the instance's OPEN
 /// opinion (it closed, or its OPEN was not its own any more) and publishes that.
 pub(crate) static WITHDRAW: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('PUBLISH', ARGV[3], string.format('1|closed|%s|%s|0|0|%s', ARGV[1], ARGV[2], ARGV[4]))
+redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1
 ",
     )
@@ -156,12 +160,12 @@ return 1
     ))
 });
 
-/// `KEYS`: lease. `ARGV`: instance, seq, channel, name. Gives the instance's probe lease back
-/// and tells the waiters.
+/// `KEYS`: lease. `ARGV`: instance, channel, the message. Gives the instance's probe lease
+/// back and tells the waiters.
 pub(crate) static RELEASE_LEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
-  redis.call('PUBLISH', ARGV[3], string.format('1|free|%s|%s|0|0|%s', ARGV[1], ARGV[2], ARGV[4]))
+  redis.call('PUBLISH', ARGV[2], ARGV[3])
 end
 return 1
 ",
@@ -178,6 +182,8 @@ pub(crate) struct Message<'a> {
     pub(crate) until_ms: u64,
     pub(crate) expires_ms: u64,
     pub(crate) name: &'a str,
+    /// The HMAC-SHA256 tag of a signed message (version 2), over its unsigned text.
+    pub(crate) tag: Option<&'a str>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,13 +200,25 @@ pub(crate) enum Kind {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Malformed(pub(crate) &'static str);
 
+impl Kind {
+    fn word(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Closed => "closed",
+            Self::Free => "free",
+        }
+    }
+}
+
 impl<'a> Message<'a> {
-    /// `1|kind|instance|seq|until ms|expires ms|name`; the name comes last, whole, so it may
-    /// hold any character.
+    /// `1|kind|instance|seq|until ms|expires ms|name`, or signed
+    /// `2|kind|instance|seq|until ms|expires ms|tag|name`, the tag over the first form; the
+    /// name comes last, whole, so it may hold any character.
     pub(crate) fn parse(text: &'a str) -> Result<Self, Malformed> {
-        let mut parts = text.splitn(7, '|');
+        let signed = text.starts_with("2|");
+        let mut parts = text.splitn(if signed { 8 } else { 7 }, '|');
         let mut next = |what| parts.next().ok_or(Malformed(what));
-        if next("version")? != "1" {
+        if !matches!(next("version")?, "1" | "2") {
             return Err(Malformed("version"));
         }
         let kind = match next("kind")? {
@@ -214,6 +232,10 @@ impl<'a> Message<'a> {
         let seq = number(next("seq")?, "seq")?;
         let until_ms = number(next("until")?, "until")?;
         let expires_ms = number(next("expires")?, "expires")?;
+        let tag = match signed {
+            true => Some(next("tag")?),
+            false => None,
+        };
         let name = next("name")?;
         if instance.is_empty() || name.is_empty() {
             return Err(Malformed("empty instance or name"));
@@ -225,7 +247,34 @@ impl<'a> Message<'a> {
             until_ms,
             expires_ms,
             name,
+            tag,
         })
+    }
+
+    /// The message as it travels: unsigned, or signed with `signer`'s tag.
+    pub(crate) fn text(&self, signer: Option<&Signer>) -> String {
+        let unsigned = self.unsigned();
+        match signer {
+            None => unsigned,
+            Some(signer) => {
+                let tag = signer.tag(&unsigned);
+                let (kind, instance, seq) = (self.kind.word(), self.instance, self.seq);
+                let (until, expires, name) = (self.until_ms, self.expires_ms, self.name);
+                format!("2|{kind}|{instance}|{seq}|{until}|{expires}|{tag}|{name}")
+            }
+        }
+    }
+
+    /// Whether the message is signed with `signer`'s key.
+    pub(crate) fn signed_by(&self, signer: &Signer) -> bool {
+        self.tag
+            .is_some_and(|tag| signer.verify(&self.unsigned(), tag))
+    }
+
+    fn unsigned(&self) -> String {
+        let (kind, instance, seq) = (self.kind.word(), self.instance, self.seq);
+        let (until, expires, name) = (self.until_ms, self.expires_ms, self.name);
+        format!("1|{kind}|{instance}|{seq}|{until}|{expires}|{name}")
     }
 }
 
@@ -245,15 +294,46 @@ mod tests {
                 until_ms: 5000,
                 expires_ms: 1500,
                 name: "pay|ments[a|b]",
+                tag: None,
             }
         );
     }
 
     #[test]
+    fn a_signed_message_reads_back_and_checks_under_its_key_only() {
+        let message = Message {
+            kind: Kind::Open,
+            instance: "web-7",
+            seq: 12,
+            until_ms: 5000,
+            expires_ms: 1500,
+            name: "pay|ments",
+            tag: None,
+        };
+        assert_eq!(message.text(None), "1|open|web-7|12|5000|1500|pay|ments");
+        let key = Signer::new(b"key").unwrap();
+        let text = message.text(Some(&key));
+        let read = Message::parse(&text).unwrap();
+        assert_eq!((read.name, read.until_ms), ("pay|ments", 5000));
+        assert!(read.signed_by(&key));
+        assert!(!read.signed_by(&Signer::new(b"other").unwrap()));
+        let forged = text.replace("|5000|", "|9000|");
+        assert!(!Message::parse(&forged).unwrap().signed_by(&key));
+        assert!(!Message::parse("1|open|web-7|12|5000|1500|pay")
+            .unwrap()
+            .signed_by(&key));
+    }
+
+    #[test]
     fn malformed_messages_say_what_is_wrong() {
         assert_eq!(
-            Message::parse("2|open|a|1|1|1|n"),
+            Message::parse("3|open|a|1|1|1|n"),
             Err(Malformed("version"))
+        );
+        assert_eq!(
+            Message::parse("2|open|a|1|1|1|n"),
+            Err(Malformed("name")),
+            "a signed message without its tag"
         );
         assert_eq!(Message::parse("1|shut|a|1|1|1|n"), Err(Malformed("kind")));
         assert_eq!(Message::parse("1|open|a|x|1|1|n"), Err(Malformed("seq")));

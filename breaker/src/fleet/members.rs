@@ -261,7 +261,10 @@ impl Members {
             if !fresh || breaker.state() != State::Closed {
                 continue;
             }
-            let until = later(end, jitter(inner.ttl));
+            // A claim longer than this breaker would ever open by itself counts only that long:
+            // peers that lie cannot hold it open for longer than its own judgement would.
+            let longest = later(now, longest_open(&breaker.config()));
+            let until = later(end.min(longest), jitter(inner.ttl));
             if open_adopted(&breaker, until - now) {
                 slot.adopted = voters
                     .iter()
@@ -272,6 +275,14 @@ impl Members {
             }
         }
     }
+}
+
+/// The longest OPEN `config` enters by its own judgement: its open duration after backoff.
+fn longest_open(config: &crate::Config) -> Duration {
+    let open = config.open_for();
+    config
+        .open_backoff()
+        .map_or(open, |backoff| backoff.max.max(open))
 }
 
 /// Joins every breaker of the registry whose configuration has the fleet on, now and as

@@ -72,11 +72,23 @@ pub(crate) fn later(at: Instant, by: Duration) -> Instant {
     Instant::from_std(crate::clock::later(at.into_std(), by))
 }
 
+/// One stored opinion, as a snapshot read it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Row {
+    pub(crate) instance: String,
+    pub(crate) seq: u64,
+    /// Ms until the OPEN ends, and until it stops counting.
+    pub(crate) until_ms: u64,
+    pub(crate) expires_ms: u64,
+    /// With a secret: the ms the OPEN had left when written, and the tag of the row.
+    pub(crate) signature: Option<(u64, String)>,
+}
+
 /// One name's part of a snapshot, read.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct NameRows {
-    /// The live opinions: `(instance, seq, ms until the OPEN ends, ms until it stops counting)`.
-    pub(crate) rows: Vec<(String, u64, u64, u64)>,
+    /// The live opinions.
+    pub(crate) rows: Vec<Row>,
     /// How many rows were not understood, and left out.
     pub(crate) skipped: u64,
 }
@@ -98,10 +110,21 @@ pub(crate) fn parse_rows(reply: &[String]) -> Result<NameRows, String> {
     read.skipped += u64::from(!rows.len().is_multiple_of(4));
     for row in rows.chunks_exact(4) {
         let number = |text: &str| text.parse::<u64>().ok();
-        match (number(&row[1]), number(&row[2]), number(&row[3])) {
-            (Some(seq), Some(until), Some(expires)) => {
-                read.rows.push((row[0].clone(), seq, until, expires))
-            }
+        let mut kept = row[1].split(' ');
+        let seq = kept.next().and_then(number);
+        let signature = match (kept.next(), kept.next(), kept.next()) {
+            (None, _, _) => Some(None),
+            (Some(left), Some(tag), None) => number(left).map(|left| Some((left, tag.to_string()))),
+            _ => None,
+        };
+        match (seq, signature, number(&row[2]), number(&row[3])) {
+            (Some(seq), Some(signature), Some(until_ms), Some(expires_ms)) => read.rows.push(Row {
+                instance: row[0].clone(),
+                seq,
+                until_ms,
+                expires_ms,
+                signature,
+            }),
             _ => read.skipped += 1,
         }
     }
@@ -119,13 +142,21 @@ mod tests {
     #[test]
     fn a_row_that_is_not_understood_is_skipped_and_the_others_read() {
         let read = parse_rows(&reply(&[
-            "", "1", "a", "3", "500", "200", "b", "x", "1", "1",
+            "", "1", "a", "3", "500", "200", "b", "x", "1", "1", "c", "4 600 ab", "500", "200",
+            "d", "5 600", "1", "1",
         ]));
+        let row = |instance: &str, seq, signature| Row {
+            instance: instance.into(),
+            seq,
+            until_ms: 500,
+            expires_ms: 200,
+            signature,
+        };
         assert_eq!(
             read,
             Ok(NameRows {
-                rows: vec![("a".into(), 3, 500, 200)],
-                skipped: 2,
+                rows: vec![row("a", 3, None), row("c", 4, Some((600, "ab".into())))],
+                skipped: 3,
             })
         );
     }

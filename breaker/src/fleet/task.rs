@@ -14,10 +14,11 @@ use redis::Client;
 use tokio::sync::mpsc::{UnboundedReceiver, WeakUnboundedSender};
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::layout::{self, Keys, Message};
+use super::layout::{self, Keys, Kind, Message};
 use super::members::{Joined, Left, Members};
+use super::sign::{self, Signer};
 use super::store::{
-    bounded, bounded_for_name, later, millis, millis_rounded_up, parse_rows, Failure,
+    self, bounded, bounded_for_name, later, millis, millis_rounded_up, parse_rows, Failure,
 };
 use super::view::Applied;
 use super::Inner;
@@ -55,6 +56,8 @@ pub(crate) struct Settings {
     pub(crate) snapshot_every: Duration,
     pub(crate) timeout: Duration,
     pub(crate) lease_ttl: Duration,
+    /// The key that signs and checks messages and rows, if the fleet has one.
+    pub(crate) signer: Option<Signer>,
 }
 
 /// An opinion of this instance's own, kept to be renewed and rewritten after a reconnection.
@@ -237,6 +240,14 @@ impl Task {
                 return;
             }
         };
+        if let Some(signer) = &self.settings.signer {
+            if !parsed.signed_by(signer) {
+                self.inner.health.count(|h| &mut h.messages_forged, 1);
+                #[cfg(feature = "tracing")]
+                tracing::warn!(text = %text, "fleet message ignored: not signed with the fleet's secret");
+                return;
+            }
+        }
         let now = Instant::now();
         let applied = self.inner.view.lock().apply(&parsed, now);
         match applied {
@@ -391,6 +402,20 @@ impl Task {
         Ok(())
     }
 
+    /// A message of this instance's, signed if the fleet has a secret.
+    fn message(&self, kind: Kind, seq: u64, until_ms: u64, expires_ms: u64, name: &str) -> String {
+        let message = Message {
+            kind,
+            instance: &self.inner.instance,
+            seq,
+            until_ms,
+            expires_ms,
+            name,
+            tag: None,
+        };
+        message.text(self.settings.signer.as_ref())
+    }
+
     /// The sequence number `seq` of this process as its messages carry it.
     fn wire(&self, seq: u64) -> u64 {
         self.epoch.unwrap_or(0).saturating_add(seq)
@@ -415,14 +440,14 @@ impl Task {
         self.own.remove(name);
         self.seq += 1;
         let keys = Keys::new(&self.settings.prefix, name);
+        let message = self.message(Kind::Closed, self.wire(self.seq), 0, 0, name);
         let mut script = layout::WITHDRAW.prepare_invoke();
         script
             .key(&keys.live)
             .key(&keys.until)
             .arg(&*self.inner.instance)
-            .arg(self.wire(self.seq))
             .arg(&self.channel)
-            .arg(&**name);
+            .arg(message);
         let wait = self.settings.timeout;
         bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
         Ok(())
@@ -436,13 +461,13 @@ impl Task {
     ) -> Result<(), Failure> {
         self.seq += 1;
         let keys = Keys::new(&self.settings.prefix, name);
+        let message = self.message(Kind::Free, self.wire(self.seq), 0, 0, name);
         let mut script = layout::RELEASE_LEASE.prepare_invoke();
         script
             .key(&keys.lease)
             .arg(&*self.inner.instance)
-            .arg(self.wire(self.seq))
             .arg(&self.channel)
-            .arg(&**name);
+            .arg(message);
         let wait = self.settings.timeout;
         bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
         Ok(())
@@ -463,16 +488,28 @@ impl Task {
             return Ok(());
         }
         let keys = Keys::new(&self.settings.prefix, name);
+        let (seq, left) = (self.wire(own.seq), millis_rounded_up(left).max(1));
+        let ttl = millis(self.settings.ttl);
+        // What the row keeps after its end: with a secret, the time left it may claim and
+        // the tag of both.
+        let row = match &self.settings.signer {
+            None => seq.to_string(),
+            Some(signer) => {
+                let tag = signer.tag(&sign::row_text(&self.inner.instance, seq, left, name));
+                format!("{seq} {left} {tag}")
+            }
+        };
+        let message = self.message(Kind::Open, seq, left, left.min(ttl), name);
         let mut script = layout::OPINE.prepare_invoke();
         script
             .key(&keys.live)
             .key(&keys.until)
             .arg(&*self.inner.instance)
-            .arg(self.wire(own.seq))
-            .arg(millis_rounded_up(left).max(1))
-            .arg(millis(self.settings.ttl))
+            .arg(row)
+            .arg(left)
+            .arg(ttl)
             .arg(&self.channel)
-            .arg(&**name);
+            .arg(message);
         let wait = self.settings.timeout;
         bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
         Ok(())
@@ -535,7 +572,7 @@ impl Task {
                         "fleet snapshot rows skipped: malformed"
                     );
                 }
-                let rows = read.rows;
+                let rows = self.believed(name, read.rows);
                 let stale = self
                     .inner
                     .view
@@ -553,6 +590,37 @@ impl Task {
             }
         }
         Ok(())
+    }
+
+    /// The rows of `name` to believe: with a secret, those whose tag is the fleet's and that
+    /// claim no more time than they were written with; the others are counted and dropped.
+    fn believed(&self, name: &str, rows: Vec<store::Row>) -> Vec<(String, u64, u64, u64)> {
+        let mut forged = 0;
+        let rows: Vec<_> = rows
+            .into_iter()
+            .filter(|row| {
+                let Some(signer) = &self.settings.signer else {
+                    return true;
+                };
+                let genuine = row.signature.as_ref().is_some_and(|(left, tag)| {
+                    let text = sign::row_text(&row.instance, row.seq, *left, name);
+                    row.until_ms <= *left && signer.verify(&text, tag)
+                });
+                forged += u64::from(!genuine);
+                genuine
+            })
+            .map(|row| (row.instance, row.seq, row.until_ms, row.expires_ms))
+            .collect();
+        if forged > 0 {
+            self.inner.health.count(|h| &mut h.rows_forged, forged);
+            #[cfg(feature = "tracing")]
+            tracing::warn!(
+                breaker = name,
+                forged,
+                "fleet snapshot rows ignored: not signed with the fleet's secret"
+            );
+        }
+        rows
     }
 
     /// On the way out: the opinions of an instance that stops stop counting now, not at the

@@ -250,6 +250,7 @@ mod tests {
             until_ms,
             expires_ms,
             name: "db",
+            tag: None,
         }
     }
 
