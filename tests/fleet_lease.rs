@@ -50,10 +50,12 @@ async fn adopted(server: &RedisServer, name: &str) -> Adopted {
         fleet.join(b, 2);
         fleet.flush().await;
     }
+    // The peers' own OPENs last a minute: their claim counts only as long as the adopters'
+    // own longest OPEN, and they ask for the lease only near their end.
     let mut peers = Vec::new();
     for id in ["a", "b"] {
         let fleet = instance(server, id, SNAPSHOT);
-        let b = breaker(name, OPEN);
+        let b = breaker(name, Duration::from_secs(60));
         fleet.join(&b, 9);
         fleet.flush().await;
         trip(&b);

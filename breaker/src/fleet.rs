@@ -8,7 +8,8 @@
 //! name OPEN, the local breaker of that name opens until the earliest of their OPENs ends
 //! (plus jitter), and rejects with [`RejectReason::FleetOpen`](crate::RejectReason::FleetOpen).
 //! It then half-opens and closes by its own probes; a lease in Redis lets one instance probe
-//! at a time. `docs/fleet.md` draws the data layout, the failure modes and what each costs.
+//! at a time after any OPEN, its own or adopted, and when its trial passes the others
+//! half-open at once. `docs/fleet.md` draws the data layout, the failure modes and what each costs.
 //!
 //! Admission and recording do no network I/O: the fleet acts on a breaker only through the
 //! breaker's own change path, from the background task. A store that is down, paused, slow or

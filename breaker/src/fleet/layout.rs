@@ -194,6 +194,9 @@ pub(crate) enum Kind {
     Closed,
     /// "I gave my probe lease back."
     Free,
+    /// "My trial passed: the downstream answers again." The lease goes back, and every
+    /// instance waiting for it half-opens.
+    Passed,
 }
 
 /// Why a message was not understood.
@@ -206,6 +209,7 @@ impl Kind {
             Self::Open => "open",
             Self::Closed => "closed",
             Self::Free => "free",
+            Self::Passed => "passed",
         }
     }
 }
@@ -225,6 +229,7 @@ impl<'a> Message<'a> {
             "open" => Kind::Open,
             "closed" => Kind::Closed,
             "free" => Kind::Free,
+            "passed" => Kind::Passed,
             _ => return Err(Malformed("kind")),
         };
         let instance = next("instance")?;

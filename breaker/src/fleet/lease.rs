@@ -1,6 +1,7 @@
-//! The probe lease: one instance at a time probes a name's downstream after an OPEN of the
-//! fleet. A member asks for it shortly before its OPEN ends; granted, it half-opens when that
-//! OPEN ends and not before; refused, it stays OPEN until the lease may be free. A holder
+//! The probe lease: one instance at a time probes a name's downstream after an OPEN, its own
+//! or its peers'. A member asks for it shortly before its OPEN ends; granted, it half-opens
+//! when that OPEN ends and not before; refused, it stays OPEN until the lease may be free.
+//! When the holder's trial passes, every waiter half-opens at once. A holder
 //! keeps the lease only while it uses it: it is renewed while the holder's probe is in
 //! flight, given back when the trial ends, when no probe started in time, when the member
 //! leaves or is gone and when the fleet stops; a renewal the store refuses means it is lost.
@@ -19,6 +20,39 @@ use super::Inner;
 use crate::{Breaker, State, TransitionReason};
 
 impl Members {
+    /// A member of `name` opened by its own judgement for `left`: it asks for the lease
+    /// shortly before that OPEN ends, as an adopted OPEN does, so that one instance at a
+    /// time probes the downstream however each opened.
+    pub(crate) fn own_open(&mut self, name: &str, left: Duration, inner: &Inner) {
+        let now = Instant::now();
+        let end = later(now, left);
+        for slot in self.by_name.get_mut(name).into_iter().flatten() {
+            let own = slot
+                .member
+                .live()
+                .is_some_and(|b| b.state() == State::Open && !b.in_fleet_open());
+            if own {
+                slot.lease_at = Some(lease_time(now, end, inner.lead));
+                slot.not_before = Some(end);
+            }
+        }
+    }
+
+    /// The holder of `name`'s lease passed its trial: every member still waiting for the
+    /// lease half-opens now (jittered within a tenth of the ttl) and closes by its own probes.
+    pub(crate) fn trial_passed(&mut self, inner: &Inner, name: &str) {
+        for slot in self.by_name.get_mut(name).into_iter().flatten() {
+            let Some(breaker) = slot.member.live() else {
+                continue;
+            };
+            if slot.lease_at.is_some() && breaker.state() == State::Open {
+                slot.lease_at = None;
+                slot.not_before = None;
+                open_adopted(&breaker, jitter(inner.ttl));
+            }
+        }
+    }
+
     /// A lease on `name` was given back: its waiters ask at once.
     pub(crate) fn lease_freed(&mut self, name: &str, now: Instant) {
         for slot in self.by_name.get_mut(name).into_iter().flatten() {
@@ -79,9 +113,8 @@ impl Members {
                 let Some(breaker) = slot.member.breaker.upgrade() else {
                     continue;
                 };
-                // Only the fleet's OPEN waits for the lease: an OPEN of its own (a probe
-                // failed) is the breaker's to end.
-                if !breaker.in_fleet_open() {
+                // Every OPEN of a member waits for the lease, its own or its peers'.
+                if breaker.state() != State::Open {
                     continue;
                 }
                 let Some((conn, settings)) = store.as_mut() else {
@@ -96,12 +129,14 @@ impl Members {
                     .arg(millis(settings.lease_ttl));
                 let asked = script.invoke_async::<u64>(*conn);
                 match bounded_for_name(name, settings.timeout, asked).await {
-                    // It half-opens when the quorum's OPEN ends, not before: its OPEN may
-                    // have been kept longer only to wait for the lease.
+                    // It half-opens when its OPEN (its own, or the quorum's) ends, not
+                    // before: an OPEN may have been kept longer only to wait for the lease.
                     Ok(Some(0)) => {
                         let granted = Instant::now();
-                        let end = slot.not_before.unwrap_or(granted).max(granted);
-                        open_adopted(&breaker, end - granted);
+                        if breaker.in_fleet_open() {
+                            let end = slot.not_before.unwrap_or(granted).max(granted);
+                            open_adopted(&breaker, end - granted);
+                        }
                         let unused = settings.lease_ttl.saturating_sub(settings.timeout);
                         slot.lease = Some(Held {
                             idle_at: later(granted, unused),

@@ -51,6 +51,7 @@ impl Member {
             if from == State::HalfOpen {
                 let _ = commands.send(Command::Settled {
                     name: Arc::clone(&name),
+                    passed: to != State::Open,
                 });
             }
             let command = match to {

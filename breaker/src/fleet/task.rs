@@ -42,8 +42,10 @@ pub(crate) enum Command {
     Opine { name: Arc<str>, left: Duration },
     /// This instance no longer holds `name` OPEN by its own judgement.
     Withdraw { name: Arc<str> },
-    /// A member of `name` left HALF_OPEN: its trial is over, its probe lease goes back.
-    Settled { name: Arc<str> },
+    /// A member of `name` left HALF_OPEN: its trial is over. Passed, its probe lease goes
+    /// back and its peers half-open; failed, it keeps the lease through its next OPEN
+    /// unless it starts no probe in time.
+    Settled { name: Arc<str>, passed: bool },
     /// Resolves when every command sent before it has been served (for tests and shutdown).
     Flush(tokio::sync::oneshot::Sender<()>),
 }
@@ -253,6 +255,7 @@ impl Task {
         match applied {
             Applied::Changed => self.members.reconsider(&self.inner, parsed.name, now),
             Applied::LeaseFreed => self.members.lease_freed(parsed.name, now),
+            Applied::TrialPassed => self.members.trial_passed(&self.inner, parsed.name),
             Applied::NotMine => {}
             Applied::Stale => {
                 #[cfg(feature = "tracing")]
@@ -296,12 +299,13 @@ impl Task {
             }
             Command::Opine { name, left } => {
                 self.opine(Arc::clone(&name), left);
+                self.members.own_open(&name, left, &self.inner);
                 self.write(conn, &name).await?;
             }
             Command::Withdraw { name } => self.withdraw(conn, &name).await?,
-            Command::Settled { name } => {
-                if self.members.settle(&name) {
-                    self.release_lease(conn, &name).await?;
+            Command::Settled { name, passed } => {
+                if passed && self.members.settle(&name) {
+                    self.release_lease_as(conn, &name, Kind::Passed).await?;
                 }
             }
             Command::Flush(done) => {
@@ -334,14 +338,19 @@ impl Task {
                 self.gone.clear();
                 self.leases_gone.clear();
             }
-            Command::Opine { name, left } => self.opine(name, left),
+            Command::Opine { name, left } => {
+                self.members.own_open(&name, left, &self.inner);
+                self.opine(name, left);
+            }
             // Written again from `own` when the store is back; the store's copy expires.
             Command::Withdraw { name } => {
                 self.own.remove(&name);
             }
             // The lease expires by its time-to-live.
-            Command::Settled { name } => {
-                self.members.settle(&name);
+            Command::Settled { name, passed } => {
+                if passed {
+                    self.members.settle(&name);
+                }
             }
             Command::Flush(done) => {
                 let _ = done.send(());
@@ -459,9 +468,20 @@ impl Task {
         conn: &mut ConnectionManager,
         name: &Arc<str>,
     ) -> Result<(), Failure> {
+        self.release_lease_as(conn, name, Kind::Free).await
+    }
+
+    /// Gives the probe lease of `name` back, publishing `kind`: `Free`, or `Passed` when
+    /// the trial passed and the waiters half-open.
+    async fn release_lease_as(
+        &mut self,
+        conn: &mut ConnectionManager,
+        name: &Arc<str>,
+        kind: Kind,
+    ) -> Result<(), Failure> {
         self.seq += 1;
         let keys = Keys::new(&self.settings.prefix, name);
-        let message = self.message(Kind::Free, self.wire(self.seq), 0, 0, name);
+        let message = self.message(kind, self.wire(self.seq), 0, 0, name);
         let mut script = layout::RELEASE_LEASE.prepare_invoke();
         script
             .key(&keys.lease)

@@ -51,6 +51,8 @@ pub(crate) enum Applied {
     Changed,
     /// A lease on this name was given back.
     LeaseFreed,
+    /// The holder of this name's lease passed its trial and gave the lease back.
+    TrialPassed,
     /// About a name this instance does not track, or from itself: nothing to do.
     NotMine,
     /// Older than what the view holds of that peer: ignored.
@@ -110,8 +112,10 @@ impl View {
         let Some(peers) = self.names.get_mut(message.name) else {
             return Applied::NotMine;
         };
-        if message.kind == Kind::Free {
-            return Applied::LeaseFreed;
+        match message.kind {
+            Kind::Free => return Applied::LeaseFreed,
+            Kind::Passed => return Applied::TrialPassed,
+            Kind::Open | Kind::Closed => {}
         }
         let open = (message.kind == Kind::Open).then(|| Opinion {
             until: later(now, end_left(message.until_ms)),
