@@ -67,7 +67,7 @@ pub(crate) struct Inner {
     health: Health,
     max_instances: usize,
     ttl: Duration,
-    /// How long before an adopted OPEN ends the lease is asked for: twice the timeout.
+    /// How long before an OPEN of a member ends the lease is asked for: twice the timeout.
     lead: Duration,
 }
 
