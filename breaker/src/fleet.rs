@@ -29,6 +29,7 @@ mod layout;
 mod lease;
 mod members;
 mod sign;
+mod snapshot;
 mod store;
 mod task;
 #[cfg(feature = "fleet-tls")]
