@@ -102,6 +102,29 @@ impl Pki {
     /// A server that speaks TLS on a port of its own (`rediss://127.0.0.1:PORT`, returned),
     /// checking clients' certificates or not.
     fn server(&self, what: &str, check_clients: bool) -> Option<(RedisServer, String)> {
+        // The TLS port is free when chosen, and may not be when the server binds it (the
+        // plain port chosen after it, or another process, may take it): a few tries.
+        let mut tries = 3;
+        loop {
+            tries -= 1;
+            match self.try_server(what, check_clients) {
+                Err(why) if tries > 0 => {
+                    eprintln!("redis-server with TLS did not start ({why}): again")
+                }
+                Err(why) => panic!(
+                    "redis-server did not start with TLS ({why}): these tests need a build with \
+                     TLS (BUILD_TLS=yes), as Debian's and Homebrew's are"
+                ),
+                Ok(started) => return started,
+            }
+        }
+    }
+
+    fn try_server(
+        &self,
+        what: &str,
+        check_clients: bool,
+    ) -> Result<Option<(RedisServer, String)>, String> {
         let port = free_port().to_string();
         let (cert, key, ca) = (
             self.file("server.pem"),
@@ -124,13 +147,13 @@ impl Pki {
         let server = match RedisServer::start_with(&args) {
             Ok(server) => server,
             // Skipped loudly, or failed under CI, as every fleet test does.
-            Err(Unavailable::Missing) => RedisServer::start_or_skip_with(what, &args)?,
-            Err(Unavailable::NotReady(why)) => panic!(
-                "redis-server did not start with TLS ({why}): these tests need a build with TLS \
-                 (BUILD_TLS=yes), as Debian's and Homebrew's are"
-            ),
+            Err(Unavailable::Missing) => match RedisServer::start_or_skip_with(what, &args) {
+                Some(server) => server,
+                None => return Ok(None),
+            },
+            Err(Unavailable::NotReady(why)) => return Err(why),
         };
-        Some((server, format!("rediss://127.0.0.1:{port}")))
+        Ok(Some((server, format!("rediss://127.0.0.1:{port}"))))
     }
 }
 
