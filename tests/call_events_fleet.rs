@@ -22,7 +22,7 @@ async fn a_rejection_in_the_fleets_open_is_told_as_fleet_open() {
     };
     let fleets: Vec<Fleet> = ["a", "b", "c"]
         .iter()
-        .map(|id| instance(&server, id, Duration::from_millis(300)))
+        .map(|id| instance(&server, id, Duration::from_millis(400)))
         .collect();
     let members = [
         breaker("db", Duration::from_secs(30)),

@@ -1,7 +1,7 @@
 //! The fleet's quorum against a real `redis-server` on loopback: one OPEN peer changes
 //! nothing, two open a third, which rejects with `FleetOpen` and closes by its own probes;
-//! clocks that disagree change nothing; twenty instances that adopted OPEN recover one
-//! prober at a time.
+//! clocks that disagree change nothing; twenty instances that adopted OPEN probe one at a
+//! time until a trial passes.
 //!
 //! Needs `redis-server` on the PATH (CI installs it); without it each test says loudly that
 //! it skipped, unless `CI=true`, where it fails.
@@ -9,7 +9,7 @@
 #[path = "support/fleet.rs"]
 mod support;
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ use breakerbox::fleet::Fleet;
 use breakerbox::{Breaker, Config, RejectReason, State};
 use support::{breaker, eventually, instance, trip};
 
-const SNAPSHOT: Duration = Duration::from_millis(300);
+const SNAPSHOT: Duration = Duration::from_millis(400);
 
 /// A breaker on a clock of its own, `offset` ahead of its peers'.
 fn on_clock(name: &str, open: Duration, offset: Duration) -> (Arc<Breaker>, ManualClock) {
@@ -126,7 +126,7 @@ async fn clocks_that_disagree_change_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn twenty_instances_that_adopted_open_recover_without_a_herd() {
+async fn twenty_instances_that_adopted_open_probe_one_at_a_time_until_one_passes() {
     let Some(server) = RedisServer::start_or_skip("fleet_adoption::twenty_instances_recover")
     else {
         return;
@@ -167,21 +167,29 @@ async fn twenty_instances_that_adopted_open_recover_without_a_herd() {
         eventually("every instance adopts", || member.state() == State::Open).await;
     }
 
-    // Traffic on all twenty: a call every 5 ms each, a probe taking 20 ms.
+    // Traffic on all twenty: a call every 5 ms each, a probe taking 20 ms. Until the first
+    // trial passes, one instance probes at a time; then every other half-opens at once.
     let probing = Arc::new(AtomicU32::new(0));
     let most = Arc::new(AtomicU32::new(0));
+    let passed = Arc::new(AtomicBool::new(false));
     let tasks: Vec<_> = members
         .iter()
         .map(|member| {
-            let (member, probing, most) =
-                (Arc::clone(member), Arc::clone(&probing), Arc::clone(&most));
+            let (member, probing, most, passed) = (
+                Arc::clone(member),
+                Arc::clone(&probing),
+                Arc::clone(&most),
+                Arc::clone(&passed),
+            );
             tokio::spawn(async move {
                 while member.state() != State::Closed {
                     let probe = member.state() != State::Closed;
                     if let Ok(permit) = member.try_acquire() {
                         if probe {
                             let now = probing.fetch_add(1, Ordering::SeqCst) + 1;
-                            most.fetch_max(now, Ordering::SeqCst);
+                            if !passed.load(Ordering::SeqCst) {
+                                most.fetch_max(now, Ordering::SeqCst);
+                            }
                             tokio::time::sleep(Duration::from_millis(20)).await;
                             probing.fetch_sub(1, Ordering::SeqCst);
                         }
@@ -189,6 +197,7 @@ async fn twenty_instances_that_adopted_open_recover_without_a_herd() {
                     }
                     tokio::time::sleep(Duration::from_millis(5)).await;
                 }
+                passed.store(true, Ordering::SeqCst);
             })
         })
         .collect();
@@ -204,6 +213,56 @@ async fn twenty_instances_that_adopted_open_recover_without_a_herd() {
     let most = most.load(Ordering::SeqCst);
     assert!(
         (1..=PROBES).contains(&most),
-        "{most} probes at once, at most {PROBES}"
+        "{most} probes at once before the first trial passed, at most {PROBES}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adopted_open_never_ends_before_the_quorums_end() {
+    let Some(server) = RedisServer::start_or_skip("fleet_adoption::an_adopted_open_never_ends")
+    else {
+        return;
+    };
+    let open = Duration::from_millis(1500);
+    let fleets: Vec<Fleet> = ["a", "b", "c"]
+        .iter()
+        .map(|id| instance(&server, id, SNAPSHOT))
+        .collect();
+    let peers = [breaker("db", open), breaker("db", open)];
+    let c = breaker("db", open);
+    for (fleet, member) in fleets.iter().zip(peers.iter().chain([&c])) {
+        fleet.join(member, 2);
+        fleet.flush().await;
+    }
+    // Three adoptions, as a newcomer tried them: the adopting instance calls every 2 ms,
+    // and its first probe comes when the peers' OPENs ended, not before.
+    for round in 0..3 {
+        // The earliest the quorum's OPEN can end: the first peer opened after this.
+        let earliest_end = tokio::time::Instant::now() + open;
+        for peer in &peers {
+            trip(peer);
+        }
+        eventually("c adopts", || c.try_acquire().is_err()).await;
+        let probed = loop {
+            if let Ok(permit) = c.try_acquire() {
+                let at = tokio::time::Instant::now();
+                permit.success();
+                break at;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        };
+        assert!(
+            probed >= earliest_end,
+            "round {round}: c probed {:?} before the quorum's OPEN ended",
+            earliest_end - probed
+        );
+        assert_eq!(c.state(), State::Closed);
+        for peer in &peers {
+            peer.reset();
+        }
+        eventually("the peers' opinions withdrawn", || {
+            fleets[2].peers_open("db") == 0
+        })
+        .await;
+    }
 }

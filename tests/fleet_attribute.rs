@@ -64,8 +64,8 @@ async fn attribute_breakers_join_the_process_fleet_keyed_members_by_key() {
         Fleet::builder(server.url())
             .instance("me")
             .ttl(TTL)
-            .timeout(Duration::from_millis(100))
-            .snapshot_every(Duration::from_millis(300)),
+            .timeout(Duration::from_millis(300))
+            .snapshot_every(Duration::from_millis(400)),
     )
     .unwrap();
     assert!(matches!(
@@ -79,7 +79,7 @@ async fn attribute_breakers_join_the_process_fleet_keyed_members_by_key() {
 
     let peers: Vec<Fleet> = ["a", "b"]
         .iter()
-        .map(|id| instance(&server, id, Duration::from_millis(300)))
+        .map(|id| instance(&server, id, Duration::from_millis(400)))
         .collect();
     let mut kept = Vec::new();
     for (i, peer) in peers.iter().enumerate() {

@@ -18,7 +18,7 @@ async fn the_store_failing_and_recovering_and_junk_are_logged() {
         return;
     };
     let (captured, _guard) = logs::capture();
-    let me = instance(&server, "me", Duration::from_millis(300));
+    let me = instance(&server, "me", Duration::from_millis(400));
     let b = breaker("db", Duration::from_secs(30));
     me.join(&b, 2);
     me.flush().await;

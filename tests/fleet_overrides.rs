@@ -92,7 +92,7 @@ async fn overrides_turn_the_fleet_on_and_off_for_running_breakers() {
         Fleet::builder(server.url())
             .instance("me")
             .ttl(TTL)
-            .timeout(Duration::from_millis(100))
+            .timeout(Duration::from_millis(300))
             .snapshot_every(Duration::from_secs(10)),
     )
     .unwrap();
@@ -191,14 +191,20 @@ async fn turning_it_off_withdraws_and_adopts_no_more(
     .await;
     assert_eq!(leaving.state(), State::Open);
 
-    // Closed again, out of the fleet: two peers' OPENs are known and not adopted.
+    // Closed again, out of the fleet: its name is forgotten, and two peers' OPENs are not
+    // adopted.
     leaving.reset();
     let _peers = peers_open(&[a, b], "ovr::leaving").await;
-    eventually("this process's view holds both peers", || {
-        me.peers_open("ovr::leaving") == 2
+    eventually("a peer hears the other", || {
+        a.peers_open("ovr::leaving") == 1
     })
     .await;
     me.flush().await;
+    assert_eq!(
+        me.peers_open("ovr::leaving"),
+        0,
+        "a name that left is forgotten"
+    );
     assert_eq!(
         (leaving.state(), rejected_by(leaving)),
         (State::Closed, None)

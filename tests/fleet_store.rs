@@ -17,7 +17,7 @@ use breaker_workspace::redis_server::RedisServer;
 use breakerbox::{Breaker, Config, State};
 use support::{breaker, command_stats, events, eventually, instance, store, trip, TTL};
 
-const SNAPSHOT: Duration = Duration::from_millis(300);
+const SNAPSHOT: Duration = Duration::from_millis(400);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_own_open_reaches_the_peers_and_closing_withdraws_it() {
@@ -163,7 +163,6 @@ async fn a_lost_message_is_healed_by_the_next_snapshot() {
         .query_async(&mut conn)
         .await
         .unwrap();
-    assert_eq!(fb.peers_open("db"), 0, "no message came");
     eventually("the snapshot brings the lost opinion", || {
         fb.peers_open("db") == 1
     })

@@ -497,7 +497,8 @@ impl Breaker {
     pub(crate) fn open_left(&self) -> Option<std::time::Duration> {
         let now = self.clock().now();
         let period = self.shared.inspect(|m| m.open_period());
-        period.map(|(since, open_for)| (since + open_for).saturating_duration_since(now))
+        period
+            .map(|(since, open_for)| open_for.saturating_sub(now.saturating_duration_since(since)))
     }
 
     /// Whether the breaker is OPEN for its fleet (`TransitionReason::FleetOpen`).

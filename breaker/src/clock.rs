@@ -367,3 +367,28 @@ impl<'a> LazyNow<'a> {
         ticks
     }
 }
+
+/// The farthest a deadline is set: thirty years, as tokio's timers do. Nothing waits longer.
+pub(crate) const FAR: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
+
+/// `at + by`, never past [`FAR`] from `at`: an open period or a wait of any length, up to
+/// `Duration::MAX`, is a deadline and never an overflow.
+pub(crate) fn later(at: Instant, by: Duration) -> Instant {
+    at.checked_add(by.min(FAR)).unwrap_or(at)
+}
+
+#[cfg(test)]
+mod later_tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_of_any_length_saturates_at_thirty_years() {
+        let at = Instant::now();
+        assert_eq!(later(at, Duration::MAX), at + FAR);
+        assert_eq!(later(at, FAR + Duration::from_nanos(1)), at + FAR);
+        assert_eq!(
+            later(at, Duration::from_secs(3)),
+            at + Duration::from_secs(3)
+        );
+    }
+}

@@ -8,7 +8,8 @@
 //! name OPEN, the local breaker of that name opens until the earliest of their OPENs ends
 //! (plus jitter), and rejects with [`RejectReason::FleetOpen`](crate::RejectReason::FleetOpen).
 //! It then half-opens and closes by its own probes; a lease in Redis lets one instance probe
-//! at a time. `docs/fleet.md` draws the data layout, the failure modes and what each costs.
+//! at a time after any OPEN, its own or adopted, and when its trial passes the others
+//! half-open at once. `docs/fleet.md` draws the data layout, the failure modes and what each costs.
 //!
 //! Admission and recording do no network I/O: the fleet acts on a breaker only through the
 //! breaker's own change path, from the background task. A store that is down, paused, slow or
@@ -23,8 +24,13 @@
 //! # Ok(()) }
 //! ```
 
+mod health;
 mod layout;
+mod lease;
 mod members;
+mod sign;
+mod snapshot;
+mod store;
 mod task;
 #[cfg(feature = "fleet-tls")]
 mod tls;
@@ -36,9 +42,11 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::{self, UnboundedSender};
 
-use crate::sync::process::{Mutex, RwLock};
+use crate::sync::process::Mutex;
 use crate::Breaker;
 
+use self::health::Health;
+pub use self::health::{FleetEvent, FleetHealth};
 use self::task::{Command, Settings, Task};
 use self::view::View;
 
@@ -53,42 +61,15 @@ pub struct Fleet {
     commands: UnboundedSender<Command>,
 }
 
-/// A listener of [`FleetEvent`]s.
-type Listener = Arc<dyn Fn(&FleetEvent) + Send + Sync>;
-
 /// What the handles and the task share.
 pub(crate) struct Inner {
     instance: Arc<str>,
     view: Mutex<View>,
-    degraded: Mutex<Option<String>>,
-    listeners: RwLock<Vec<Listener>>,
+    health: Health,
     max_instances: usize,
     ttl: Duration,
-    /// How long before an adopted OPEN ends the lease is asked for: twice the timeout.
+    /// How long before an OPEN of a member ends the lease is asked for: twice the timeout.
     lead: Duration,
-}
-
-/// What the fleet reports about its store.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum FleetEvent {
-    /// The store failed (down, paused, slow, unreachable): breakers judge alone, and the
-    /// peers' opinions already known expire by their time-to-live.
-    Degraded {
-        /// What failed, as the client said it.
-        reason: String,
-    },
-    /// The store answers again: the view was read anew and this instance's opinions written.
-    Recovered,
-}
-
-impl fmt::Display for FleetEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Degraded { reason } => write!(f, "fleet view degraded: {reason}"),
-            Self::Recovered => f.write_str("fleet view recovered"),
-        }
-    }
 }
 
 /// A fleet that could not start.
@@ -134,6 +115,7 @@ pub struct FleetBuilder {
     timeout: Duration,
     max_names: usize,
     max_instances: usize,
+    secret: Option<sign::Secret>,
     #[cfg(feature = "fleet-tls")]
     tls: tls::Trust,
 }
@@ -171,6 +153,7 @@ impl Fleet {
             timeout: Duration::from_millis(250),
             max_names: 10_000,
             max_instances: 1_000,
+            secret: None,
             #[cfg(feature = "fleet-tls")]
             tls: tls::Trust::default(),
         }
@@ -219,7 +202,8 @@ impl Fleet {
     }
 
     /// How many peers hold `name` OPEN in this instance's view now (0 for a name no breaker
-    /// of this instance joined with).
+    /// of this instance is in the fleet with: one that left, or whose breakers are gone, is
+    /// forgotten).
     pub fn peers_open(&self, name: &str) -> usize {
         let now = tokio::time::Instant::now();
         self.inner.view.lock().live(name, now).len()
@@ -227,12 +211,39 @@ impl Fleet {
 
     /// Whether the store failed and has not answered since (see [`FleetEvent::Degraded`]).
     pub fn is_degraded(&self) -> bool {
-        self.inner.degraded.lock().is_some()
+        self.inner.health.is_degraded()
     }
 
-    /// Calls `listener` on every [`FleetEvent`], from the background task.
+    /// The fleet's health now: whether the store failed and why, and what this instance
+    /// refused to believe.
+    pub fn health(&self) -> FleetHealth {
+        self.inner.health.now()
+    }
+
+    /// Calls `listener` on every [`FleetEvent`], from the background task; first, at once,
+    /// with [`FleetEvent::Degraded`] if the store is failing now, so that a listener that
+    /// subscribes after [`start`](FleetBuilder::start) misses nothing. Every change reaches
+    /// every listener once, in order. A listener must not call `on_event` itself.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use breakerbox::fleet::{Fleet, FleetEvent};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// // Nothing listens on port 1: the fleet degrades before anyone subscribes.
+    /// let fleet = Fleet::builder("redis://127.0.0.1:1").start()?;
+    /// while !fleet.is_degraded() {
+    ///     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    /// }
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// fleet.on_event(move |event| log.lock().unwrap().push(event.clone()));
+    /// assert!(matches!(seen.lock().unwrap()[..], [FleetEvent::Degraded { .. }]));
+    /// # Ok::<(), breakerbox::fleet::FleetError>(())
+    /// # }).unwrap();
+    /// ```
     pub fn on_event(&self, listener: impl Fn(&FleetEvent) + Send + Sync + 'static) {
-        self.inner.listeners.write().push(Arc::new(listener));
+        self.inner.health.subscribe(Arc::new(listener));
     }
 
     /// Resolves once the background task has served everything sent to it before: the
@@ -284,8 +295,8 @@ impl FleetBuilder {
     }
 
     /// How long the task waits for any answer of the store before it calls it failed;
-    /// 250 ms by default. A connection, with its TLS handshake over `rediss://`, must be
-    /// made within it too: give a distant store more.
+    /// 250 ms by default. A connection, with its TLS handshake over `rediss://`, gets four
+    /// times as long, and at least 2 s.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -295,6 +306,30 @@ impl FleetBuilder {
     pub fn bounds(mut self, names: usize, instances_per_name: usize) -> Self {
         self.max_names = names;
         self.max_instances = instances_per_name;
+        self
+    }
+
+    /// A key the instances of one service share: every message and every stored opinion is
+    /// signed with HMAC-SHA256 under it, and what is not signed with it (by a writer to the
+    /// store without the key, or an instance with another) is ignored and counted
+    /// ([`FleetHealth::messages_forged`], [`FleetHealth::rows_forged`]). Give every instance
+    /// of the service the same key, and keep it as a password is kept; an empty key is an
+    /// error. Without it, anyone who may write to the fleet's keys and channel may pose as
+    /// peers: give each service a Redis ACL user of its own (`docs/fleet.md`).
+    ///
+    /// ```
+    /// use breakerbox::fleet::Fleet;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let fleet = Fleet::builder("redis://127.0.0.1:6379").secret("a long random key").start()?;
+    /// assert_eq!(fleet.health().messages_forged, 0);
+    /// let empty = Fleet::builder("redis://127.0.0.1:6379").secret("").start();
+    /// assert_eq!(empty.err().unwrap().to_string(), "fleet: secret must not be empty");
+    /// # Ok::<(), breakerbox::fleet::FleetError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn secret(mut self, key: impl AsRef<[u8]>) -> Self {
+        self.secret = Some(sign::Secret(key.as_ref().to_vec()));
         self
     }
 
@@ -333,6 +368,13 @@ impl FleetBuilder {
                 format!("must be non-empty, without braces, got {:?}", self.prefix),
             );
         }
+        let signer = match &self.secret {
+            None => None,
+            Some(secret) => match sign::Signer::new(&secret.0) {
+                Some(signer) => Some(signer),
+                None => return invalid("secret", "must not be empty".into()),
+            },
+        };
         let client = self.client()?;
         let instance = match self.instance {
             Some(id) => id,
@@ -351,8 +393,7 @@ impl FleetBuilder {
                 self.max_instances,
             )),
             instance,
-            degraded: Mutex::new(None),
-            listeners: RwLock::new(Vec::new()),
+            health: Health::default(),
             max_instances: self.max_instances,
             ttl: self.ttl,
             lead: self.timeout * 2,
@@ -364,6 +405,7 @@ impl FleetBuilder {
             snapshot_every: self.snapshot_every,
             timeout: self.timeout,
             lease_ttl: self.ttl,
+            signer,
         };
         let (commands, receiver) = mpsc::unbounded_channel();
         let task = Task::new(Arc::clone(&inner), settings, receiver, commands.downgrade());
@@ -399,40 +441,23 @@ fn default_instance() -> String {
 }
 
 impl Inner {
-    fn emit(&self, event: &FleetEvent) {
-        let listeners = self.listeners.read().clone();
-        for listener in listeners {
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| listener(event)));
-        }
-    }
-
     /// The store failed: said once, until it recovers.
     pub(crate) fn degraded(&self, reason: &str) {
-        let first = {
-            let mut degraded = self.degraded.lock();
-            let first = degraded.is_none();
-            *degraded = Some(reason.to_string());
-            first
-        };
-        if first {
+        if self.health.degraded(reason) {
             #[cfg(feature = "tracing")]
             tracing::warn!(
                 instance = &*self.instance,
                 reason,
                 "fleet view degraded: breakers judge alone"
             );
-            self.emit(&FleetEvent::Degraded {
-                reason: reason.to_string(),
-            });
         }
     }
 
     /// The store answers; said if it had failed.
     pub(crate) fn recovered(&self) {
-        if self.degraded.lock().take().is_some() {
+        if self.health.recovered() {
             #[cfg(feature = "tracing")]
             tracing::info!(instance = &*self.instance, "fleet view recovered");
-            self.emit(&FleetEvent::Recovered);
         }
     }
 }

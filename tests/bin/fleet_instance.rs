@@ -39,9 +39,9 @@ fn main() {
 async fn run(url: &str, id: &str, mode: &str) {
     let fleet = Fleet::builder(url)
         .instance(id)
-        .ttl(Duration::from_millis(600))
-        .timeout(Duration::from_millis(100))
-        .snapshot_every(Duration::from_millis(300))
+        .ttl(Duration::from_millis(1200))
+        .timeout(Duration::from_millis(300))
+        .snapshot_every(Duration::from_millis(400))
         .start()
         .expect("a valid fleet");
     let config = Config::builder()

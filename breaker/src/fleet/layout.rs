@@ -9,6 +9,8 @@ use std::sync::LazyLock;
 
 use redis::Script;
 
+use super::sign::Signer;
+
 /// The keys of one breaker name under a prefix.
 pub(crate) struct Keys {
     /// Sorted set: instance id -> when its OPEN opinion stops counting (server ms), the
@@ -41,9 +43,11 @@ const NOW: &str = "local t = redis.call('TIME')\nlocal now = tonumber(t[1]) * 10
 /// Drops the opinions whose time-to-live ran out, with their ends.
 const SWEEP: &str = "local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)\nfor _, id in ipairs(dead) do redis.call('HDEL', KEYS[2], id) end\nredis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n";
 
-/// `KEYS`: live, until. `ARGV`: instance, seq, ms until the OPEN ends, ttl ms, channel, name.
-/// Writes (or renews) the instance's OPEN opinion and publishes it, atomically; returns the
-/// ms until it stops counting.
+/// `KEYS`: live, until. `ARGV`: instance, what the row keeps after the end (`seq`, or with a
+/// secret `seq left tag`), ms until the OPEN ends, ttl ms, channel, the message. Writes (or
+/// renews) the instance's OPEN opinion and publishes the message (made by
+/// [`Message::text`], whose times left are those written here), atomically; returns the ms
+/// until it stops counting.
 pub(crate) static OPINE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{NOW}{SWEEP}\
@@ -55,46 +59,67 @@ local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 local keep = math.floor(tonumber(last[2]) - now) + 1000
 redis.call('PEXPIRE', KEYS[1], keep)
 redis.call('PEXPIRE', KEYS[2], keep)
-redis.call('PUBLISH', ARGV[5], string.format('1|open|%s|%s|%d|%d|%s', ARGV[1], ARGV[2], until_ms - now, expires - now, ARGV[6]))
+redis.call('PUBLISH', ARGV[5], ARGV[6])
 return expires - now
 "
     ))
 });
 
-/// `KEYS`: live, until. `ARGV`: instance, seq, channel, name. Withdraws the instance's OPEN
+/// `KEYS`: live, until. `ARGV`: instance, channel, the message. Withdraws the instance's OPEN
 /// opinion (it closed, or its OPEN was not its own any more) and publishes that.
 pub(crate) static WITHDRAW: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('PUBLISH', ARGV[3], string.format('1|closed|%s|%s|0|0|%s', ARGV[1], ARGV[2], ARGV[4]))
+redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1
 ",
     )
 });
 
 /// `KEYS`: live and until of each name, in pairs. `ARGV`: the most instances to read per name.
-/// Returns, per name, the live opinions as flat `[instance, seq, until left, expires left]`.
+/// Returns, per name, `[error, skipped, ...]` and the live opinions as flat
+/// `[instance, seq, until left, expires left]`: `error` is empty unless the name's keys could
+/// not be read (of the wrong type), `skipped` how many of its rows were not understood. Bad
+/// data under one name never fails the script: every other name is read as usual.
 pub(crate) static SNAPSHOT: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{NOW}\
+local function left(ms)
+  if ms == nil or ms ~= ms then return nil end
+  return string.format('%d', math.max(0, math.min(ms - now, 1e15)))
+end
 local out = {{}}
 for i = 1, #KEYS, 2 do
-  local live = redis.call('ZRANGEBYSCORE', KEYS[i], '(' .. string.format('%d', now), '+inf', 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
-  local row = {{}}
-  for j = 1, #live, 2 do
-    local v = redis.call('HGET', KEYS[i + 1], live[j])
-    if v then
-      local sp = string.find(v, ' ', 1, true)
-      if sp then
-        local until_ms = tonumber(string.sub(v, 1, sp - 1))
-        row[#row + 1] = live[j]
-        row[#row + 1] = string.sub(v, sp + 1)
-        row[#row + 1] = string.format('%d', until_ms - now)
-        row[#row + 1] = string.format('%d', tonumber(live[j + 1]) - now)
+  local row = {{'', '0'}}
+  local live = redis.pcall('ZRANGEBYSCORE', KEYS[i], '(' .. string.format('%d', now), '+inf', 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
+  if live.err then
+    row[1] = live.err
+  else
+    local skipped = 0
+    for j = 1, #live, 2 do
+      local v = redis.pcall('HGET', KEYS[i + 1], live[j])
+      if type(v) == 'table' then
+        row[1] = v.err
+        break
+      end
+      if v then
+        local sp = string.find(v, ' ', 1, true)
+        local until_left = sp and left(tonumber(string.sub(v, 1, sp - 1)))
+        local expires_left = left(tonumber(live[j + 1]))
+        if until_left and expires_left then
+          row[#row + 1] = live[j]
+          row[#row + 1] = string.sub(v, sp + 1)
+          row[#row + 1] = until_left
+          row[#row + 1] = expires_left
+        else
+          skipped = skipped + 1
+        end
       end
     end
+    row[2] = string.format('%d', skipped)
   end
+  if row[1] ~= '' then row = {{row[1], '0'}} end
   out[#out + 1] = row
 end
 return out
@@ -119,12 +144,28 @@ return math.max(1, math.floor(tonumber(first[2]) - now))
     ))
 });
 
-/// `KEYS`: lease. `ARGV`: instance, seq, channel, name. Gives the instance's probe lease back
-/// and tells the waiters.
+/// `KEYS`: lease. `ARGV`: instance, ttl ms. Renews the instance's probe lease if it still
+/// holds it: 1 when renewed, 0 when it does not hold it (it expired, or the store lost it).
+pub(crate) static RENEW_LEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{NOW}\
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+return 1
+"
+    ))
+});
+
+/// `KEYS`: lease. `ARGV`: instance, channel, the message. Gives the instance's probe lease
+/// back and tells the waiters.
 pub(crate) static RELEASE_LEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
-  redis.call('PUBLISH', ARGV[3], string.format('1|free|%s|%s|0|0|%s', ARGV[1], ARGV[2], ARGV[4]))
+  redis.call('PUBLISH', ARGV[2], ARGV[3])
 end
 return 1
 ",
@@ -141,6 +182,8 @@ pub(crate) struct Message<'a> {
     pub(crate) until_ms: u64,
     pub(crate) expires_ms: u64,
     pub(crate) name: &'a str,
+    /// The HMAC-SHA256 tag of a signed message (version 2), over its unsigned text.
+    pub(crate) tag: Option<&'a str>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,25 +194,42 @@ pub(crate) enum Kind {
     Closed,
     /// "I gave my probe lease back."
     Free,
+    /// "My trial passed: the downstream answers again." The lease goes back, and every
+    /// instance waiting for it half-opens.
+    Passed,
 }
 
 /// Why a message was not understood.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Malformed(pub(crate) &'static str);
 
+impl Kind {
+    fn word(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Closed => "closed",
+            Self::Free => "free",
+            Self::Passed => "passed",
+        }
+    }
+}
+
 impl<'a> Message<'a> {
-    /// `1|kind|instance|seq|until ms|expires ms|name`; the name comes last, whole, so it may
-    /// hold any character.
+    /// `1|kind|instance|seq|until ms|expires ms|name`, or signed
+    /// `2|kind|instance|seq|until ms|expires ms|tag|name`, the tag over the first form; the
+    /// name comes last, whole, so it may hold any character.
     pub(crate) fn parse(text: &'a str) -> Result<Self, Malformed> {
-        let mut parts = text.splitn(7, '|');
+        let signed = text.starts_with("2|");
+        let mut parts = text.splitn(if signed { 8 } else { 7 }, '|');
         let mut next = |what| parts.next().ok_or(Malformed(what));
-        if next("version")? != "1" {
+        if !matches!(next("version")?, "1" | "2") {
             return Err(Malformed("version"));
         }
         let kind = match next("kind")? {
             "open" => Kind::Open,
             "closed" => Kind::Closed,
             "free" => Kind::Free,
+            "passed" => Kind::Passed,
             _ => return Err(Malformed("kind")),
         };
         let instance = next("instance")?;
@@ -177,6 +237,10 @@ impl<'a> Message<'a> {
         let seq = number(next("seq")?, "seq")?;
         let until_ms = number(next("until")?, "until")?;
         let expires_ms = number(next("expires")?, "expires")?;
+        let tag = match signed {
+            true => Some(next("tag")?),
+            false => None,
+        };
         let name = next("name")?;
         if instance.is_empty() || name.is_empty() {
             return Err(Malformed("empty instance or name"));
@@ -188,7 +252,34 @@ impl<'a> Message<'a> {
             until_ms,
             expires_ms,
             name,
+            tag,
         })
+    }
+
+    /// The message as it travels: unsigned, or signed with `signer`'s tag.
+    pub(crate) fn text(&self, signer: Option<&Signer>) -> String {
+        let unsigned = self.unsigned();
+        match signer {
+            None => unsigned,
+            Some(signer) => {
+                let tag = signer.tag(&unsigned);
+                let (kind, instance, seq) = (self.kind.word(), self.instance, self.seq);
+                let (until, expires, name) = (self.until_ms, self.expires_ms, self.name);
+                format!("2|{kind}|{instance}|{seq}|{until}|{expires}|{tag}|{name}")
+            }
+        }
+    }
+
+    /// Whether the message is signed with `signer`'s key.
+    pub(crate) fn signed_by(&self, signer: &Signer) -> bool {
+        self.tag
+            .is_some_and(|tag| signer.verify(&self.unsigned(), tag))
+    }
+
+    fn unsigned(&self) -> String {
+        let (kind, instance, seq) = (self.kind.word(), self.instance, self.seq);
+        let (until, expires, name) = (self.until_ms, self.expires_ms, self.name);
+        format!("1|{kind}|{instance}|{seq}|{until}|{expires}|{name}")
     }
 }
 
@@ -208,15 +299,46 @@ mod tests {
                 until_ms: 5000,
                 expires_ms: 1500,
                 name: "pay|ments[a|b]",
+                tag: None,
             }
         );
     }
 
     #[test]
+    fn a_signed_message_reads_back_and_checks_under_its_key_only() {
+        let message = Message {
+            kind: Kind::Open,
+            instance: "web-7",
+            seq: 12,
+            until_ms: 5000,
+            expires_ms: 1500,
+            name: "pay|ments",
+            tag: None,
+        };
+        assert_eq!(message.text(None), "1|open|web-7|12|5000|1500|pay|ments");
+        let key = Signer::new(b"key").unwrap();
+        let text = message.text(Some(&key));
+        let read = Message::parse(&text).unwrap();
+        assert_eq!((read.name, read.until_ms), ("pay|ments", 5000));
+        assert!(read.signed_by(&key));
+        assert!(!read.signed_by(&Signer::new(b"other").unwrap()));
+        let forged = text.replace("|5000|", "|9000|");
+        assert!(!Message::parse(&forged).unwrap().signed_by(&key));
+        assert!(!Message::parse("1|open|web-7|12|5000|1500|pay")
+            .unwrap()
+            .signed_by(&key));
+    }
+
+    #[test]
     fn malformed_messages_say_what_is_wrong() {
         assert_eq!(
-            Message::parse("2|open|a|1|1|1|n"),
+            Message::parse("3|open|a|1|1|1|n"),
             Err(Malformed("version"))
+        );
+        assert_eq!(
+            Message::parse("2|open|a|1|1|1|n"),
+            Err(Malformed("name")),
+            "a signed message without its tag"
         );
         assert_eq!(Message::parse("1|shut|a|1|1|1|n"), Err(Malformed("kind")));
         assert_eq!(Message::parse("1|open|a|x|1|1|n"), Err(Malformed("seq")));

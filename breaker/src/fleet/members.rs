@@ -11,18 +11,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use redis::aio::ConnectionManager;
 use tokio::sync::mpsc::WeakUnboundedSender;
 use tokio::time::Instant;
 
-use super::layout::{self, Keys};
-use super::task::{bounded, millis, Command, Settings};
+use super::lease::{jitter, lease_time, open_adopted};
+use super::store::later;
+use super::task::Command;
 use super::{Fleet, Inner};
 use crate::{Breaker, Event, State, TransitionReason};
 
 /// One breaker that joined.
-struct Member {
-    breaker: Weak<Breaker>,
+pub(super) struct Member {
+    pub(super) breaker: Weak<Breaker>,
     quorum: usize,
     /// Whether the member is in the fleet: its listener tells the task nothing while off.
     on: Arc<AtomicBool>,
@@ -51,6 +51,7 @@ impl Member {
             if from == State::HalfOpen {
                 let _ = commands.send(Command::Settled {
                     name: Arc::clone(&name),
+                    passed: to != State::Open,
                 });
             }
             let command = match to {
@@ -73,7 +74,7 @@ impl Member {
     }
 
     /// The breaker, while it lives and is in the fleet.
-    fn live(&self) -> Option<Arc<Breaker>> {
+    pub(super) fn live(&self) -> Option<Arc<Breaker>> {
         match self.on.load(Ordering::Acquire) {
             true => self.breaker.upgrade(),
             false => None,
@@ -93,22 +94,30 @@ fn adopted(event: &Event) -> bool {
 }
 
 /// A member and what the fleet did to it.
-struct Slot {
-    member: Member,
+pub(super) struct Slot {
+    pub(super) member: Member,
     /// The opinions (peer, sequence number) of the quorum this member last adopted: the same
     /// opinions, renewed, are not adopted again once the breaker left the OPEN they caused;
     /// a new OPEN of a peer is.
     adopted: HashSet<(Box<str>, u64)>,
     /// When to ask for the probe lease: shortly before the adopted OPEN ends.
-    lease_at: Option<Instant>,
-    /// Whether this member holds the probe lease of its name.
-    holds_lease: bool,
+    pub(super) lease_at: Option<Instant>,
+    /// The end of the quorum's OPEN it adopted, plus its jitter: no lease ends it earlier.
+    pub(super) not_before: Option<Instant>,
+    /// The probe lease of its name, while this member holds it.
+    pub(super) lease: Option<Held>,
+}
+
+/// A probe lease held.
+pub(super) struct Held {
+    /// When it goes back unless a probe of its holder is in flight.
+    pub(super) idle_at: Instant,
 }
 
 /// The members by name.
 #[derive(Default)]
 pub(crate) struct Members {
-    by_name: HashMap<Arc<str>, Vec<Slot>>,
+    pub(super) by_name: HashMap<Arc<str>, Vec<Slot>>,
 }
 
 /// What [`Members::join`] did.
@@ -120,6 +129,15 @@ pub(crate) enum Joined {
     Stayed,
     /// The view tracks too many names: the breaker judges alone.
     Refused,
+}
+
+/// What [`Members::prune`] did.
+#[derive(Default)]
+pub(crate) struct Pruned {
+    /// The names the view forgot: their own opinions go.
+    pub(crate) forgotten: Vec<Arc<str>>,
+    /// The names whose probe lease a member that is gone held: it goes back.
+    pub(crate) leases: Vec<Arc<str>>,
 }
 
 /// What [`Members::leave`] left behind.
@@ -163,7 +181,8 @@ impl Members {
             member: Member::new(breaker, quorum, commands.clone()),
             adopted: HashSet::new(),
             lease_at: None,
-            holds_lease: false,
+            not_before: None,
+            lease: None,
         });
         Joined::Entered
     }
@@ -182,7 +201,8 @@ impl Members {
         slot.member.on.store(false, Ordering::Release);
         slot.adopted.clear();
         slot.lease_at = None;
-        let lease = std::mem::take(&mut slot.holds_lease);
+        slot.not_before = None;
+        let lease = slot.lease.take().is_some();
         if let Some(breaker) = breaker.upgrade() {
             if breaker.in_fleet_open() {
                 open_adopted(&breaker, Duration::ZERO);
@@ -194,6 +214,31 @@ impl Members {
                 .is_some_and(|b| b.state() == State::Open && !b.in_fleet_open())
         });
         Some(Left { withdraw, lease })
+    }
+
+    /// Drops the members whose breakers are gone, of `only` or of every name, and has the
+    /// view forget each name no breaker of this instance is in the fleet with any more: it
+    /// is read no more and takes no room. A member that left stays, switched off, for when
+    /// it joins again.
+    pub(crate) fn prune(&mut self, inner: &Inner, only: Option<&str>) -> Pruned {
+        let mut pruned = Pruned::default();
+        let mut view = inner.view.lock();
+        self.by_name.retain(|name, slots| {
+            if only.is_some_and(|only| only != &**name) {
+                return true;
+            }
+            let gone = |slot: &Slot| slot.member.breaker.strong_count() == 0;
+            if slots.iter().any(|slot| gone(slot) && slot.lease.is_some()) {
+                pruned.leases.push(Arc::clone(name));
+            }
+            slots.retain(|slot| !gone(slot));
+            if !slots.iter().any(|slot| slot.member.live().is_some()) && view.tracks(name) {
+                view.forget(name);
+                pruned.forgotten.push(Arc::clone(name));
+            }
+            !slots.is_empty()
+        });
+        pruned
     }
 
     /// The peers' opinions of `name` changed: opens each CLOSED member of that name whose
@@ -217,155 +262,28 @@ impl Members {
             if !fresh || breaker.state() != State::Closed {
                 continue;
             }
-            let until = end + jitter(inner.ttl);
+            // A claim longer than this breaker would ever open by itself counts only that long:
+            // peers that lie cannot hold it open for longer than its own judgement would.
+            let longest = later(now, longest_open(&breaker.config()));
+            let until = later(end.min(longest), jitter(inner.ttl));
             if open_adopted(&breaker, until - now) {
                 slot.adopted = voters
                     .iter()
                     .map(|(id, seq)| (Box::from(*id), *seq))
                     .collect();
                 slot.lease_at = Some(lease_time(now, until, inner.lead));
-            }
-        }
-    }
-
-    /// A lease on `name` was given back: its waiters ask at once.
-    pub(crate) fn lease_freed(&mut self, name: &str, now: Instant) {
-        for slot in self.by_name.get_mut(name).into_iter().flatten() {
-            if slot.lease_at.is_some() {
-                slot.lease_at = Some(now);
-            }
-        }
-    }
-
-    /// The earliest time a member asks for the probe lease.
-    pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        self.by_name
-            .values()
-            .flatten()
-            .filter_map(|slot| slot.lease_at)
-            .min()
-    }
-
-    /// Asks for the probe lease for every member whose time came. Granted, the breaker
-    /// half-opens when its OPEN ends; refused, it stays OPEN until a lease may be free; with
-    /// no store (`store` is `None`, or it fails), it probes on its own.
-    pub(crate) async fn on_deadline(
-        &mut self,
-        inner: &Inner,
-        mut store: Option<(&mut ConnectionManager, &Settings)>,
-        now: Instant,
-    ) {
-        for (name, slots) in &mut self.by_name {
-            for slot in slots.iter_mut() {
-                if slot.lease_at.is_none_or(|at| at > now) {
-                    continue;
-                }
-                slot.lease_at = None;
-                let Some(breaker) = slot.member.breaker.upgrade() else {
-                    continue;
-                };
-                // Only the fleet's OPEN waits for the lease: an OPEN of its own (a probe
-                // failed) is the breaker's to end.
-                if !breaker.in_fleet_open() {
-                    continue;
-                }
-                let Some((conn, settings)) = store.as_mut() else {
-                    continue;
-                };
-                let keys = Keys::new(&settings.prefix, name);
-                let mut script = layout::TAKE_LEASE.prepare_invoke();
-                script
-                    .key(&keys.lease)
-                    .arg(&*inner.instance)
-                    .arg(1)
-                    .arg(millis(settings.lease_ttl));
-                match bounded(settings.timeout, script.invoke_async::<u64>(*conn)).await {
-                    // Its trial starts at its next call.
-                    Ok(0) => {
-                        slot.holds_lease = true;
-                        open_adopted(&breaker, Duration::ZERO);
-                    }
-                    // Open until the lease may be free, and long enough to ask again before.
-                    Ok(wait) => {
-                        let wait = Duration::from_millis(wait).min(settings.lease_ttl);
-                        let until = Instant::now() + wait.max(inner.lead * 2) + jitter(inner.ttl);
-                        if open_adopted(&breaker, until - Instant::now()) {
-                            slot.lease_at = Some(lease_time(Instant::now(), until, inner.lead));
-                        }
-                    }
-                    Err(_failure) => {
-                        #[cfg(feature = "tracing")]
-                        tracing::warn!(breaker = &**name, reason = %_failure, "fleet probe lease unavailable: probing locally");
-                    }
-                }
+                slot.not_before = Some(until);
             }
         }
     }
 }
 
-impl Members {
-    /// Whether a member holds a probe lease, which the task then renews.
-    pub(crate) fn holds_a_lease(&self) -> bool {
-        self.by_name.values().flatten().any(|slot| slot.holds_lease)
-    }
-
-    /// Renews the leases of the members still in their trial, so that no second instance
-    /// starts one; a store error ends the renewals (the lease expires by its ttl).
-    pub(crate) async fn renew_leases(
-        &mut self,
-        inner: &Inner,
-        conn: &mut ConnectionManager,
-        settings: &Settings,
-    ) -> Result<(), String> {
-        for (name, slots) in &self.by_name {
-            for slot in slots.iter().filter(|slot| slot.holds_lease) {
-                let trial = slot.member.breaker.upgrade().map(|b| b.state());
-                if !matches!(trial, Some(State::HalfOpen | State::Open)) {
-                    continue;
-                }
-                let keys = Keys::new(&settings.prefix, name);
-                let mut script = layout::TAKE_LEASE.prepare_invoke();
-                script
-                    .key(&keys.lease)
-                    .arg(&*inner.instance)
-                    .arg(1)
-                    .arg(millis(settings.lease_ttl));
-                bounded(settings.timeout, script.invoke_async::<u64>(conn)).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Takes back the leases that members of `name` held, whose trial ended; returns
-    /// whether one was held.
-    pub(crate) fn settle(&mut self, name: &str) -> bool {
-        let mut held = false;
-        for slot in self.by_name.get_mut(name).into_iter().flatten() {
-            held |= std::mem::take(&mut slot.holds_lease);
-        }
-        held
-    }
-}
-
-/// Opens `breaker` for `left` for its peers, through its own change path; from the fleet's
-/// OPEN, the period is replaced.
-fn open_adopted(breaker: &Breaker, left: Duration) -> bool {
-    let until = breaker.clock().now() + left;
-    breaker.open_until_because(until, TransitionReason::FleetOpen);
-    true
-}
-
-/// A random delay of up to a tenth of the ttl, so that instances that adopted one quorum
-/// do not all ask for the lease at once.
-fn jitter(ttl: Duration) -> Duration {
-    let max = millis(ttl / 10).max(1);
-    Duration::from_millis(fastrand::u64(0..=max))
-}
-
-/// When to ask for the lease before an OPEN that ends at `until`: `lead` (twice the store's
-/// timeout) before, so that the answer comes before the OPEN ends; now if that is past.
-fn lease_time(now: Instant, until: Instant, lead: Duration) -> Instant {
-    until.checked_sub(lead).unwrap_or(now).max(now)
+/// The longest OPEN `config` enters by its own judgement: its open duration after backoff.
+fn longest_open(config: &crate::Config) -> Duration {
+    let open = config.open_for();
+    config
+        .open_backoff()
+        .map_or(open, |backoff| backoff.max.max(open))
 }
 
 /// Joins every breaker of the registry whose configuration has the fleet on, now and as

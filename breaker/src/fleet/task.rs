@@ -5,7 +5,6 @@
 //! task's failures become [`FleetEvent`](super::FleetEvent)s and log lines, never errors.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -13,13 +12,19 @@ use futures_util::StreamExt;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSubStream};
 use redis::Client;
 use tokio::sync::mpsc::{UnboundedReceiver, WeakUnboundedSender};
-use tokio::time::{timeout, Instant, MissedTickBehavior};
+use tokio::time::{Instant, MissedTickBehavior};
 
-use super::layout::{self, Keys, Message};
+use super::layout::{self, Keys, Kind, Message};
 use super::members::{Joined, Left, Members};
+use super::sign::{self, Signer};
+use super::store::{bounded, bounded_for_name, later, millis, millis_rounded_up, Failure};
 use super::view::Applied;
 use super::Inner;
 use crate::{Breaker, State};
+
+/// The least time a connection gets, with its TLS handshake: an unoptimized build on a
+/// busy machine takes more than the default `timeout` for a handshake.
+const CONNECT_AT_LEAST: Duration = Duration::from_secs(2);
 
 /// What breakers and handles tell the task.
 pub(crate) enum Command {
@@ -35,8 +40,10 @@ pub(crate) enum Command {
     Opine { name: Arc<str>, left: Duration },
     /// This instance no longer holds `name` OPEN by its own judgement.
     Withdraw { name: Arc<str> },
-    /// A member of `name` left HALF_OPEN: its trial is over, its probe lease goes back.
-    Settled { name: Arc<str> },
+    /// A member of `name` left HALF_OPEN: its trial is over. Passed, its probe lease goes
+    /// back and its peers half-open; failed, it keeps the lease through its next OPEN
+    /// unless it starts no probe in time.
+    Settled { name: Arc<str>, passed: bool },
     /// Resolves when every command sent before it has been served (for tests and shutdown).
     Flush(tokio::sync::oneshot::Sender<()>),
 }
@@ -49,6 +56,8 @@ pub(crate) struct Settings {
     pub(crate) snapshot_every: Duration,
     pub(crate) timeout: Duration,
     pub(crate) lease_ttl: Duration,
+    /// The key that signs and checks messages and rows, if the fleet has one.
+    pub(crate) signer: Option<Signer>,
 }
 
 /// An opinion of this instance's own, kept to be renewed and rewritten after a reconnection.
@@ -57,19 +66,26 @@ struct Own {
     seq: u64,
 }
 
-/// Why the store failed, as the degraded event tells it.
-type Failure = String;
-
 pub(crate) struct Task {
-    inner: Arc<Inner>,
-    settings: Settings,
+    pub(super) inner: Arc<Inner>,
+    pub(super) settings: Settings,
     channel: String,
     commands: UnboundedReceiver<Command>,
     /// What new members' listeners send on; weak, so that the task ends with the handles.
     sender: WeakUnboundedSender<Command>,
     own: HashMap<Arc<str>, Own>,
-    members: Members,
+    pub(super) members: Members,
+    /// This process's messages, counted: every message carries `epoch + seq`.
     seq: u64,
+    /// Where this process's sequence numbers start: the store's time in microseconds at its
+    /// first connection, so that an instance restarted under its fixed id speaks with higher
+    /// numbers than in its former life, and its peers hear it.
+    epoch: Option<u64>,
+    /// Names forgotten (their breakers left or are gone) whose own opinion is still to be
+    /// withdrawn from the store.
+    gone: Vec<Arc<str>>,
+    /// Names whose probe lease a member that no longer uses it held: to be given back.
+    leases_gone: Vec<Arc<str>>,
 }
 
 impl Task {
@@ -89,6 +105,9 @@ impl Task {
             own: HashMap::new(),
             members: Members::default(),
             seq: 0,
+            epoch: None,
+            gone: Vec::new(),
+            leases_gone: Vec::new(),
         }
     }
 
@@ -109,7 +128,7 @@ impl Task {
             };
             self.inner.degraded(&failure);
             // Commands keep coming while the store is away: served locally until it is back.
-            let until = Instant::now() + backoff;
+            let until = later(Instant::now(), backoff);
             backoff = (backoff * 2).min(self.settings.ttl);
             loop {
                 let deadline = self.members.next_deadline();
@@ -119,7 +138,10 @@ impl Task {
                         Some(command) => self.offline(command),
                     },
                     () = tokio::time::sleep_until(until) => break,
-                    () = at(deadline) => self.members.on_deadline(&self.inner, None, Instant::now()).await,
+                    // An idle lease expires in the store by its time-to-live.
+                    () = at(deadline) => {
+                        self.members.on_deadline(&self.inner, None, Instant::now()).await;
+                    }
                 }
             }
         }
@@ -127,13 +149,18 @@ impl Task {
 
     async fn connect(&self) -> Result<(ConnectionManager, PubSubStream), Failure> {
         let wait = self.settings.timeout;
+        // A connection, with its TLS handshake, may take longer than an answer: it is on no
+        // caller's path.
+        let connecting = (wait * 4).max(CONNECT_AT_LEAST);
         let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(wait))
+            .set_connection_timeout(Some(connecting))
             .set_response_timeout(Some(wait))
             .set_number_of_retries(0);
         let client = self.settings.client.clone();
-        let conn = bounded(wait * 2, client.get_connection_manager_with_config(config)).await?;
-        let mut pubsub = bounded(wait, self.settings.client.get_async_pubsub()).await?;
+        let manager = client.get_connection_manager_with_config(config);
+        let conn = bounded(connecting, manager).await?;
+        let pubsub = self.settings.client.get_async_pubsub();
+        let mut pubsub = bounded(connecting, pubsub).await?;
         bounded(wait, pubsub.subscribe(&self.channel)).await?;
         Ok((conn, pubsub.into_on_message()))
     }
@@ -144,18 +171,26 @@ impl Task {
         mut conn: ConnectionManager,
         mut stream: PubSubStream,
     ) -> Result<(), Failure> {
+        if self.epoch.is_none() {
+            let (secs, micros): (u64, u64) = bounded(
+                self.settings.timeout,
+                redis::cmd("TIME").query_async(&mut conn),
+            )
+            .await?;
+            self.epoch = Some(secs.saturating_mul(1_000_000).saturating_add(micros));
+        }
         // Messages were lost while unsubscribed: the snapshot makes up for them, and the
         // store may have lost this instance's opinions, which are written again.
         self.snapshot(&mut conn, None).await?;
         self.renew(&mut conn).await?;
         self.inner.recovered();
         let mut renew = tokio::time::interval_at(
-            Instant::now() + self.settings.ttl / 3,
+            later(Instant::now(), self.settings.ttl / 3),
             self.settings.ttl / 3,
         );
         renew.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let every = self.settings.snapshot_every;
-        let mut snapshot = tokio::time::interval_at(Instant::now() + every, every);
+        let mut snapshot = tokio::time::interval_at(later(Instant::now(), every), every);
         snapshot.set_missed_tick_behavior(MissedTickBehavior::Delay);
         loop {
             let deadline = self.members.next_deadline();
@@ -169,16 +204,25 @@ impl Task {
                         self.withdraw_all(&mut conn).await;
                         return Ok(());
                     }
-                    Some(command) => self.online(&mut conn, command).await?,
+                    Some(command) => {
+                        self.online(&mut conn, command).await?;
+                        self.withdraw_gone(&mut conn).await?;
+                    }
                 },
                 _ = renew.tick(), if !self.own.is_empty() || self.members.holds_a_lease() => {
                     self.renew(&mut conn).await?;
                     self.members.renew_leases(&self.inner, &mut conn, &self.settings).await?;
                 }
-                _ = snapshot.tick() => self.snapshot(&mut conn, None).await?,
+                _ = snapshot.tick() => {
+                    self.prune(None);
+                    self.withdraw_gone(&mut conn).await?;
+                    self.snapshot(&mut conn, None).await?;
+                }
                 () = at(deadline) => {
                     let lease = (&mut conn, &self.settings);
-                    self.members.on_deadline(&self.inner, Some(lease), Instant::now()).await;
+                    let idle = self.members.on_deadline(&self.inner, Some(lease), Instant::now()).await;
+                    self.leases_gone.extend(idle);
+                    self.withdraw_gone(&mut conn).await?;
                 }
             }
         }
@@ -189,17 +233,27 @@ impl Task {
         let parsed = match Message::parse(&text) {
             Ok(parsed) => parsed,
             Err(layout::Malformed(what)) => {
+                self.inner.health.count(|h| &mut h.messages_malformed, 1);
                 #[cfg(feature = "tracing")]
                 tracing::warn!(text = %text, field = what, "fleet message ignored: malformed");
                 let _ = what;
                 return;
             }
         };
+        if let Some(signer) = &self.settings.signer {
+            if !parsed.signed_by(signer) {
+                self.inner.health.count(|h| &mut h.messages_forged, 1);
+                #[cfg(feature = "tracing")]
+                tracing::warn!(text = %text, "fleet message ignored: not signed with the fleet's secret");
+                return;
+            }
+        }
         let now = Instant::now();
         let applied = self.inner.view.lock().apply(&parsed, now);
         match applied {
             Applied::Changed => self.members.reconsider(&self.inner, parsed.name, now),
             Applied::LeaseFreed => self.members.lease_freed(parsed.name, now),
+            Applied::TrialPassed => self.members.trial_passed(&self.inner, parsed.name),
             Applied::NotMine => {}
             Applied::Stale => {
                 #[cfg(feature = "tracing")]
@@ -238,16 +292,18 @@ impl Task {
                     if lease {
                         self.release_lease(conn, &name).await?;
                     }
+                    self.prune(Some(&name));
                 }
             }
             Command::Opine { name, left } => {
                 self.opine(Arc::clone(&name), left);
+                self.members.own_open(&name, left, &self.inner);
                 self.write(conn, &name).await?;
             }
             Command::Withdraw { name } => self.withdraw(conn, &name).await?,
-            Command::Settled { name } => {
-                if self.members.settle(&name) {
-                    self.release_lease(conn, &name).await?;
+            Command::Settled { name, passed } => {
+                if passed && self.members.settle(&name) {
+                    self.release_lease_as(conn, &name, Kind::Passed).await?;
                 }
             }
             Command::Flush(done) => {
@@ -262,24 +318,37 @@ impl Task {
         match command {
             Command::Join { breaker, quorum } => {
                 self.join(&breaker, quorum);
+                self.gone.clear();
+                self.leases_gone.clear();
             }
             // The store's copy of a withdrawn opinion expires; the lease by its time-to-live.
             Command::Leave(breaker) => {
                 let name = breaker.upgrade().map(|b| Arc::<str>::from(b.name()));
                 if let (Some(Left { withdraw: true, .. }), Some(name)) =
-                    (self.members.leave(&breaker), name)
+                    (self.members.leave(&breaker), name.clone())
                 {
                     self.own.remove(&name);
                 }
+                if let Some(name) = name {
+                    self.prune(Some(&name));
+                }
+                // The store's copies expire.
+                self.gone.clear();
+                self.leases_gone.clear();
             }
-            Command::Opine { name, left } => self.opine(name, left),
+            Command::Opine { name, left } => {
+                self.members.own_open(&name, left, &self.inner);
+                self.opine(name, left);
+            }
             // Written again from `own` when the store is back; the store's copy expires.
             Command::Withdraw { name } => {
                 self.own.remove(&name);
             }
             // The lease expires by its time-to-live.
-            Command::Settled { name } => {
-                self.members.settle(&name);
+            Command::Settled { name, passed } => {
+                if passed {
+                    self.members.settle(&name);
+                }
             }
             Command::Flush(done) => {
                 let _ = done.send(());
@@ -291,6 +360,9 @@ impl Task {
     /// an OPEN of its own, now this instance's opinion, if it entered.
     fn join(&mut self, breaker: &Weak<Breaker>, quorum: usize) -> Option<(Arc<str>, bool)> {
         let breaker = breaker.upgrade()?;
+        if self.inner.view.lock().is_full() {
+            self.prune(None);
+        }
         match self
             .members
             .join(&self.inner, &breaker, quorum, &self.sender)
@@ -314,11 +386,53 @@ impl Task {
         Some((name, left.is_some()))
     }
 
+    /// Forgets the names, of `only` or all, that no breaker of this instance is in the
+    /// fleet with any more (see [`Members::prune`]); their own opinions are to be withdrawn.
+    fn prune(&mut self, only: Option<&str>) {
+        let pruned = self.members.prune(&self.inner, only);
+        self.leases_gone.extend(pruned.leases);
+        for name in pruned.forgotten {
+            if self.own.remove(&name).is_some() {
+                self.gone.push(name);
+            }
+        }
+    }
+
+    /// Withdraws the own opinions of the names forgotten.
+    async fn withdraw_gone(&mut self, conn: &mut ConnectionManager) -> Result<(), Failure> {
+        while let Some(name) = self.gone.pop() {
+            self.withdraw(conn, &name).await?;
+        }
+        while let Some(name) = self.leases_gone.pop() {
+            self.release_lease(conn, &name).await?;
+        }
+        Ok(())
+    }
+
+    /// A message of this instance's, signed if the fleet has a secret.
+    fn message(&self, kind: Kind, seq: u64, until_ms: u64, expires_ms: u64, name: &str) -> String {
+        let message = Message {
+            kind,
+            instance: &self.inner.instance,
+            seq,
+            until_ms,
+            expires_ms,
+            name,
+            tag: None,
+        };
+        message.text(self.settings.signer.as_ref())
+    }
+
+    /// The sequence number `seq` of this process as its messages carry it.
+    fn wire(&self, seq: u64) -> u64 {
+        self.epoch.unwrap_or(0).saturating_add(seq)
+    }
+
     /// Keeps an opinion of this instance's: `name` OPEN for `left` from now.
     fn opine(&mut self, name: Arc<str>, left: Duration) {
         self.seq += 1;
         let own = Own {
-            until: Instant::now() + left,
+            until: later(Instant::now(), left),
             seq: self.seq,
         };
         self.own.insert(name, own);
@@ -333,15 +447,16 @@ impl Task {
         self.own.remove(name);
         self.seq += 1;
         let keys = Keys::new(&self.settings.prefix, name);
+        let message = self.message(Kind::Closed, self.wire(self.seq), 0, 0, name);
         let mut script = layout::WITHDRAW.prepare_invoke();
         script
             .key(&keys.live)
             .key(&keys.until)
             .arg(&*self.inner.instance)
-            .arg(self.seq)
             .arg(&self.channel)
-            .arg(&**name);
-        bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
+            .arg(message);
+        let wait = self.settings.timeout;
+        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
         Ok(())
     }
 
@@ -351,16 +466,28 @@ impl Task {
         conn: &mut ConnectionManager,
         name: &Arc<str>,
     ) -> Result<(), Failure> {
+        self.release_lease_as(conn, name, Kind::Free).await
+    }
+
+    /// Gives the probe lease of `name` back, publishing `kind`: `Free`, or `Passed` when
+    /// the trial passed and the waiters half-open.
+    async fn release_lease_as(
+        &mut self,
+        conn: &mut ConnectionManager,
+        name: &Arc<str>,
+        kind: Kind,
+    ) -> Result<(), Failure> {
         self.seq += 1;
         let keys = Keys::new(&self.settings.prefix, name);
+        let message = self.message(kind, self.wire(self.seq), 0, 0, name);
         let mut script = layout::RELEASE_LEASE.prepare_invoke();
         script
             .key(&keys.lease)
             .arg(&*self.inner.instance)
-            .arg(self.seq)
             .arg(&self.channel)
-            .arg(&**name);
-        bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
+            .arg(message);
+        let wait = self.settings.timeout;
+        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
         Ok(())
     }
 
@@ -379,17 +506,30 @@ impl Task {
             return Ok(());
         }
         let keys = Keys::new(&self.settings.prefix, name);
+        let (seq, left) = (self.wire(own.seq), millis_rounded_up(left).max(1));
+        let ttl = millis(self.settings.ttl);
+        // What the row keeps after its end: with a secret, the time left it may claim and
+        // the tag of both.
+        let row = match &self.settings.signer {
+            None => seq.to_string(),
+            Some(signer) => {
+                let tag = signer.tag(&sign::row_text(&self.inner.instance, seq, left, name));
+                format!("{seq} {left} {tag}")
+            }
+        };
+        let message = self.message(Kind::Open, seq, left, left.min(ttl), name);
         let mut script = layout::OPINE.prepare_invoke();
         script
             .key(&keys.live)
             .key(&keys.until)
             .arg(&*self.inner.instance)
-            .arg(own.seq)
-            .arg(millis(left).max(1))
-            .arg(millis(self.settings.ttl))
+            .arg(row)
+            .arg(left)
+            .arg(ttl)
             .arg(&self.channel)
-            .arg(&**name);
-        bounded(self.settings.timeout, script.invoke_async::<i64>(conn)).await?;
+            .arg(message);
+        let wait = self.settings.timeout;
+        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
         Ok(())
     }
 
@@ -404,60 +544,6 @@ impl Task {
         Ok(())
     }
 
-    /// Reads the live opinions of `only`, or of every name tracked, into the view.
-    async fn snapshot(
-        &mut self,
-        conn: &mut ConnectionManager,
-        only: Option<&Arc<str>>,
-    ) -> Result<(), Failure> {
-        let names: Vec<Arc<str>> = match only {
-            Some(name) => vec![Arc::clone(name)],
-            None => self.inner.view.lock().names().cloned().collect(),
-        };
-        for chunk in names.chunks(64) {
-            let asked = Instant::now();
-            let mut script = layout::SNAPSHOT.prepare_invoke();
-            for name in chunk {
-                let keys = Keys::new(&self.settings.prefix, name);
-                script.key(keys.live).key(keys.until);
-            }
-            script.arg(self.inner.max_instances);
-            let reply: Vec<Vec<String>> =
-                bounded(self.settings.timeout, script.invoke_async(conn)).await?;
-            let now = Instant::now();
-            for (name, row) in chunk.iter().zip(&reply) {
-                let rows = match parse_rows(row) {
-                    Ok(rows) => rows,
-                    Err(what) => {
-                        #[cfg(feature = "tracing")]
-                        tracing::warn!(
-                            breaker = &**name,
-                            field = what,
-                            "fleet snapshot row ignored: malformed"
-                        );
-                        let _ = what;
-                        continue;
-                    }
-                };
-                let stale = self
-                    .inner
-                    .view
-                    .lock()
-                    .apply_snapshot(name, &rows, asked, now);
-                if stale > 0 {
-                    #[cfg(feature = "tracing")]
-                    tracing::info!(
-                        breaker = &**name,
-                        stale,
-                        "fleet snapshot rows ignored: older than what the view holds"
-                    );
-                }
-                self.members.reconsider(&self.inner, name, now);
-            }
-        }
-        Ok(())
-    }
-
     /// On the way out: the opinions of an instance that stops stop counting now, not at the
     /// end of their time-to-live.
     async fn withdraw_all(&mut self, conn: &mut ConnectionManager) {
@@ -465,45 +551,11 @@ impl Task {
         for name in names {
             let _ = self.online(conn, Command::Withdraw { name }).await;
         }
+        // And its leases go back, so that a waiter asks at once.
+        for name in self.members.give_all_back() {
+            let _ = self.release_lease(conn, &name).await;
+        }
     }
-}
-
-/// Runs `future` for at most `wait`; a store error or the time running out is a failure.
-pub(crate) async fn bounded<T>(
-    wait: Duration,
-    future: impl Future<Output = redis::RedisResult<T>>,
-) -> Result<T, Failure> {
-    match timeout(wait, future).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(error)) => Err(error.to_string()),
-        Err(_) => Err(format!("no answer within {}", humantime_ms(wait))),
-    }
-}
-
-fn humantime_ms(wait: Duration) -> String {
-    format!("{}ms", wait.as_millis())
-}
-
-pub(crate) fn millis(span: Duration) -> u64 {
-    u64::try_from(span.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// One name's row of a snapshot: `[instance, seq, until left, expires left]` repeated.
-fn parse_rows(row: &[String]) -> Result<Vec<(String, u64, u64, u64)>, &'static str> {
-    if !row.len().is_multiple_of(4) {
-        return Err("length");
-    }
-    row.chunks(4)
-        .map(|r| {
-            let number = |text: &str, what| text.parse::<u64>().map_err(|_| what);
-            Ok((
-                r[0].clone(),
-                number(&r[1], "seq")?,
-                number(&r[2], "until")?,
-                number(&r[3], "expires")?,
-            ))
-        })
-        .collect()
 }
 
 /// Waits until `deadline`, or forever without one.

@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::layout::{Kind, Message};
+use super::store::later;
 
 /// The peers' opinions of the names this instance tracks.
 pub(crate) struct View {
@@ -50,6 +51,8 @@ pub(crate) enum Applied {
     Changed,
     /// A lease on this name was given back.
     LeaseFreed,
+    /// The holder of this name's lease passed its trial and gave the lease back.
+    TrialPassed,
     /// About a name this instance does not track, or from itself: nothing to do.
     NotMine,
     /// Older than what the view holds of that peer: ignored.
@@ -80,6 +83,21 @@ impl View {
         true
     }
 
+    /// Stops tracking `name`: what its peers say of it is forgotten, and it takes no room.
+    pub(crate) fn forget(&mut self, name: &str) {
+        self.names.remove(name);
+    }
+
+    /// Whether the view tracks `name`.
+    pub(crate) fn tracks(&self, name: &str) -> bool {
+        self.names.contains_key(name)
+    }
+
+    /// Whether the view tracks as many names as it may.
+    pub(crate) fn is_full(&self) -> bool {
+        self.names.len() >= self.max_names
+    }
+
     /// The names tracked.
     pub(crate) fn names(&self) -> impl Iterator<Item = &Arc<str>> {
         self.names.keys()
@@ -94,12 +112,14 @@ impl View {
         let Some(peers) = self.names.get_mut(message.name) else {
             return Applied::NotMine;
         };
-        if message.kind == Kind::Free {
-            return Applied::LeaseFreed;
+        match message.kind {
+            Kind::Free => return Applied::LeaseFreed,
+            Kind::Passed => return Applied::TrialPassed,
+            Kind::Open | Kind::Closed => {}
         }
         let open = (message.kind == Kind::Open).then(|| Opinion {
-            until: now + Duration::from_millis(message.until_ms),
-            expires: now + Duration::from_millis(message.expires_ms),
+            until: later(now, end_left(message.until_ms)),
+            expires: later(now, Duration::from_millis(message.expires_ms)),
         });
         peers.learn(message.instance, message.seq, open, now, max_instances)
     }
@@ -131,8 +151,8 @@ impl View {
                 continue;
             }
             let open = Opinion {
-                until: now + Duration::from_millis(*until_ms),
-                expires: now + Duration::from_millis(*expires_ms),
+                until: later(now, end_left(*until_ms)),
+                expires: later(now, Duration::from_millis(*expires_ms)),
             };
             if peers.learn(instance, *seq, Some(open), asked, max_instances) == Applied::Stale {
                 stale += 1;
@@ -178,6 +198,13 @@ impl View {
         ends.sort_unstable_by(|a, b| b.cmp(a));
         Some(ends[quorum - 1])
     }
+}
+
+/// The time left until a peer's OPEN ends, told in whole ms: the store's clock reads whole
+/// ms, rounded down, once when the OPEN is written and once when it is told, so the end
+/// is taken 2 ms later than told, and an adopted OPEN never ends before the peer's.
+fn end_left(until_ms: u64) -> Duration {
+    Duration::from_millis(until_ms.saturating_add(2))
 }
 
 impl Peers {
@@ -227,6 +254,7 @@ mod tests {
             until_ms,
             expires_ms,
             name: "db",
+            tag: None,
         }
     }
 
@@ -246,11 +274,11 @@ mod tests {
         v.apply(&open("c", 1, 4_000, 1_000), now);
         assert_eq!(
             v.quorum_until("db", now, 2),
-            Some(now + Duration::from_secs(4))
+            Some(now + Duration::from_millis(4_002))
         );
         assert_eq!(
             v.quorum_until("db", now, 3),
-            Some(now + Duration::from_secs(3))
+            Some(now + Duration::from_millis(3_002))
         );
         assert_eq!(v.quorum_until("db", now, 4), None);
         let later = now + Duration::from_millis(1_000);
@@ -280,7 +308,10 @@ mod tests {
         let mut v = view();
         v.apply(&open("a", 5, 5_000, 1_000), now);
         assert_eq!(v.apply(&open("a", 4, 9_000, 9_000), now), Applied::Stale);
-        assert_eq!(v.live("db", now)[0].until, now + Duration::from_secs(5));
+        assert_eq!(
+            v.live("db", now)[0].until,
+            now + Duration::from_millis(5_002)
+        );
         let closed = Message {
             kind: Kind::Closed,
             ..open("a", 6, 0, 0)
@@ -304,7 +335,10 @@ mod tests {
         assert_eq!(v.apply_snapshot("db", &rows, asked, t1), 0);
         let mut ends: Vec<_> = v.live("db", t1).iter().map(|o| o.until - t1).collect();
         ends.sort();
-        assert_eq!(ends, [Duration::from_secs(2), Duration::from_secs(5)]);
+        assert_eq!(
+            ends,
+            [Duration::from_millis(2_002), Duration::from_millis(5_002)]
+        );
     }
 
     #[test]
