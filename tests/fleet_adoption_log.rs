@@ -22,7 +22,7 @@ async fn an_adopted_open_is_logged_as_opened_for_its_peers_with_the_quorum() {
     let (captured, _guard) = logs::capture();
     let fleets: Vec<_> = ["a", "b", "c"]
         .iter()
-        .map(|id| instance(&server, id, Duration::from_millis(300)))
+        .map(|id| instance(&server, id, Duration::from_millis(400)))
         .collect();
     let members: Vec<_> = (0..3)
         .map(|_| breaker("db", Duration::from_secs(30)))
