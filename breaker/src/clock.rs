@@ -369,10 +369,12 @@ impl<'a> LazyNow<'a> {
 }
 
 /// The farthest a deadline is set: thirty years, as tokio's timers do. Nothing waits longer.
+#[cfg_attr(not(feature = "fleet"), allow(dead_code))]
 pub(crate) const FAR: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
 
 /// `at + by`, never past [`FAR`] from `at`: an open period or a wait of any length, up to
 /// `Duration::MAX`, is a deadline and never an overflow.
+#[cfg_attr(not(feature = "fleet"), allow(dead_code))]
 pub(crate) fn later(at: Instant, by: Duration) -> Instant {
     at.checked_add(by.min(FAR)).unwrap_or(at)
 }

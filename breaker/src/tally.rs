@@ -179,6 +179,7 @@ pub struct RejectedBy {
 
 impl RejectedBy {
     /// The rejections for `reason`.
+    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
     pub(crate) const fn of(&self, reason: RejectReason) -> u64 {
         match reason {
             RejectReason::Open => self.open,
