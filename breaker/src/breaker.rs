@@ -493,7 +493,7 @@ impl Breaker {
     }
 
     /// The time left in the current OPEN; `None` in other states.
-    #[cfg(feature = "fleet")]
+    #[cfg(any(feature = "fleet", feature = "admin"))]
     pub(crate) fn open_left(&self) -> Option<std::time::Duration> {
         let now = self.clock().now();
         let period = self.shared.inspect(|m| m.open_period());
@@ -501,7 +501,7 @@ impl Breaker {
     }
 
     /// Whether the breaker is OPEN for its fleet (`TransitionReason::FleetOpen`).
-    #[cfg(feature = "fleet")]
+    #[cfg(any(feature = "fleet", feature = "admin"))]
     pub(crate) fn in_fleet_open(&self) -> bool {
         self.shared
             .inspect(|m| m.open_reason() == Some(crate::TransitionReason::FleetOpen))

@@ -25,11 +25,16 @@ type ReconfigureWatcher = Arc<dyn Fn(&Arc<Breaker>, &Config, &Config) + Send + S
 pub(crate) struct Watchers {
     joined: RwLock<Vec<Watcher>>,
     reconfigured: RwLock<Vec<ReconfigureWatcher>>,
+    /// Every transition and operator action of the registry's breakers, from its creation.
+    #[cfg(feature = "admin")]
+    pub(crate) journal: crate::admin::Journal,
 }
 
 impl Watchers {
     /// Tells the watchers that `breaker` joined the registry under `name`.
     pub(crate) fn announce(&self, name: &str, breaker: &Arc<Breaker>) {
+        #[cfg(feature = "admin")]
+        self.journal.attach(breaker);
         // Called outside the lock: a watcher may look the registry up.
         let watchers: Vec<Watcher> = self.joined.read().clone();
         for watcher in watchers {
@@ -112,6 +117,9 @@ pub struct Registry {
     /// Held through a whole [`Registry::apply`]: applies to one registry run one at a time.
     #[cfg(feature = "overrides")]
     pub(crate) applying: Mutex<()>,
+    /// The configuration keys overrides set, by the name they were applied to.
+    #[cfg(feature = "overrides")]
+    pub(crate) overridden: Mutex<BTreeMap<Arc<str>, Vec<crate::config::Field>>>,
     /// The transition counts of the registry's metrics, from the first collector on.
     #[cfg(feature = "prometheus")]
     pub(crate) transitions: OnceLock<crate::metrics::Transitions>,
@@ -388,7 +396,7 @@ impl Registry {
     }
 
     /// The hooks of this registry, for the overrides that reconfigure its breakers.
-    #[cfg_attr(not(feature = "overrides"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "overrides", feature = "admin")), allow(dead_code))]
     pub(crate) fn watchers(&self) -> &Watchers {
         &self.watchers
     }
