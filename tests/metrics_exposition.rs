@@ -373,3 +373,73 @@ fn transitions_are_counted_by_reason_a_manual_open_period_among_them() {
         ]
     );
 }
+
+#[test]
+fn transitions_before_the_first_scrape_are_counted_from_the_registry_s_creation() {
+    // A registry of its own, so that no other test's collector made it count already.
+    let own: &'static breakerbox::Registry = Box::leak(Box::default());
+    let clock = ManualClock::new();
+    let config = Config::builder()
+        .count_window(2)
+        .min_calls(2)
+        .probes(1)
+        .build()
+        .unwrap();
+    let b = own.register(Arc::new(Breaker::with_clock(
+        "metrics::early",
+        config,
+        clock.clone(),
+    )));
+    // Opens, half-opens, reopens on the failed probe, half-opens again: four transitions,
+    // all before any collector exists.
+    b.try_acquire().unwrap().failure();
+    b.try_acquire().unwrap().failure();
+    for _ in 0..2 {
+        clock.advance(Duration::from_secs(5));
+        let probe = b.try_acquire().unwrap();
+        if b.snapshot().totals.failure == 2 {
+            probe.failure();
+        } else {
+            probe.success();
+        }
+    }
+    assert_eq!(b.state(), breakerbox::State::Closed);
+
+    let text = breakerbox::metrics::text_of(breakerbox::metrics::BreakerCollector::of(own));
+    let transitions: Vec<String> = samples(&text, "circuitbreaker_state_transitions_total")
+        .into_iter()
+        .filter(|l| l.contains("metrics::early"))
+        .collect();
+    let line = |from: &str, to: &str, reason: &str, n: u32| {
+        format!(
+            "circuitbreaker_state_transitions_total{{name=\"metrics::early\",from_state=\"{from}\",to_state=\"{to}\",reason=\"{reason}\"}} {n}"
+        )
+    };
+    assert_eq!(
+        transitions,
+        [
+            line("closed", "open", "failure_rate", 1),
+            line("open", "half_open", "open_elapsed", 2),
+            line("half_open", "closed", "trial_passed", 1),
+            line("half_open", "open", "probe_failed", 1),
+        ]
+    );
+}
+
+#[test]
+fn text_of_a_collector_that_times_every_call_has_the_durations() {
+    let own: &'static breakerbox::Registry = Box::leak(Box::default());
+    let b = own.register(Arc::new(Breaker::new(
+        "metrics::text_timed",
+        Config::default(),
+    )));
+    let collector = breakerbox::metrics::BreakerCollector::of(own).time_every_call();
+    b.try_acquire().unwrap().success();
+    let text = breakerbox::metrics::text_of(collector);
+    assert!(
+        text.contains(
+            "circuitbreaker_call_duration_seconds_count{name=\"metrics::text_timed\",result=\"success\"} 1\n"
+        ),
+        "{text}"
+    );
+}

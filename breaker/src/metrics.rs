@@ -17,7 +17,8 @@
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
 //! | `circuitbreaker_call_duration_seconds{result}` | histogram | for a breaker whose calls are timed: how long calls took, from admission to result, by `result`: `success`, `failure`, `ignored`, `cancelled` (rejected calls did not run); buckets [`CALL_DURATION_BUCKETS`], 1 ms to 10 s |
 //! | `circuitbreaker_half_open_probes{probes}` | gauge | while a half-open trial runs ([`Snapshot::trial`](crate::Snapshot::trial)): its probes `admitted`, `in_flight` and `succeeded` |
-//! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since [`register`] first ran, or since the breaker was created if later, by why ([`TransitionReason::as_str`](crate::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
+//! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since the breaker joined the registry (its creation, for a `#[circuit_breaker]` function's), whether or not a collector existed then, by why ([`TransitionReason::as_str`](crate::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
+//! | `circuitbreaker_fleet_degraded{fleet_instance}` | gauge | with feature `fleet`, once [`fleet::connect`](crate::fleet::connect) ran (collectors of [`registry()`](crate::registry()) only): 1 while this instance's fleet cannot reach its store and its breakers judge alone, 0 otherwise; labelled with the fleet's instance id (not `instance`, which Prometheus sets to the scrape target) |
 //! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
 //!
 //! A breaker's calls are timed when its configuration needs their durations anyway (slow
@@ -93,8 +94,23 @@ pub fn register(prometheus: &mut Registry) {
 /// assert!(text.ends_with("# EOF\n"));
 /// ```
 pub fn text() -> String {
+    text_of(BreakerCollector::new())
+}
+
+/// The metrics `collector` reads as Prometheus text exposition (OpenMetrics): [`text`] for a
+/// collector of your own making, one that [times every
+/// call](BreakerCollector::time_every_call) or reads a registry of your own. Timing starts
+/// when the collector is made: keep making it the same way at each scrape.
+///
+/// ```
+/// use breakerbox::metrics::{text_of, BreakerCollector};
+///
+/// let text = text_of(BreakerCollector::new().time_every_call());
+/// assert!(text.contains("# TYPE circuitbreaker_call_duration_seconds histogram\n"));
+/// ```
+pub fn text_of(collector: BreakerCollector) -> String {
     let mut prometheus = Registry::default();
-    register(&mut prometheus);
+    prometheus.register_collector(Box::new(collector));
     let mut out = String::new();
     // Writing into a `String` cannot fail.
     let _ = prometheus_client::encoding::text::encode(&mut out, &prometheus);
@@ -115,14 +131,14 @@ pub struct BreakerCollector {
 }
 
 impl BreakerCollector {
-    /// A collector of every breaker in [`registry()`](crate::registry()); starts counting
-    /// transitions now.
+    /// A collector of every breaker in [`registry()`](crate::registry()). Transitions are
+    /// counted from each breaker's joining the registry, before any collector.
     pub fn new() -> Self {
         Self::of(crate::registry())
     }
 
-    /// A collector of every breaker in `registry`, a registry of your own; starts counting
-    /// transitions now. The collectors of one registry share its transition counts.
+    /// A collector of every breaker in `registry`, a registry of your own. The collectors of
+    /// one registry share its transition counts, kept from each breaker's joining it.
     ///
     /// ```
     /// use std::sync::{Arc, OnceLock};
@@ -143,7 +159,6 @@ impl BreakerCollector {
         let transitions = transitions(registry);
         let durations = durations::durations(registry);
         for entry in registry.list() {
-            transitions.attach(entry.breaker());
             durations.attach(entry.breaker());
         }
         Self {
@@ -200,7 +215,6 @@ impl Collector for BreakerCollector {
         let series: Vec<Series> = entries
             .iter()
             .map(|entry| {
-                self.transitions.attach(entry.breaker());
                 self.durations.attach(entry.breaker());
                 Series::read(entry, self.transitions, self.durations)
             })
@@ -371,6 +385,31 @@ impl Collector for BreakerCollector {
                 ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
             }
         }
+        #[cfg(feature = "fleet")]
+        self.encode_fleet(&mut encoder)?;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "fleet")]
+impl BreakerCollector {
+    /// `circuitbreaker_fleet_degraded`: whether this instance's fleet lost its store; for
+    /// [`registry()`](crate::registry())'s collectors once [`fleet::connect`](crate::fleet::connect) ran.
+    fn encode_fleet(&self, encoder: &mut DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
+        let help = "Whether this instance's fleet lost its store (1) and breakers judge alone, \
+                    or reaches it (0).";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_fleet_degraded",
+            help,
+            None,
+            MetricType::Gauge,
+        )?;
+        let global = std::ptr::eq(self.registry, crate::registry());
+        if let Some(fleet) = crate::fleet::global().filter(|_| global) {
+            let labels = [("fleet_instance", fleet.instance())];
+            let degraded = i64::from(fleet.is_degraded());
+            ConstGauge::new(degraded).encode(family.encode_family(&labels)?)?;
+        }
         Ok(())
     }
 }
@@ -447,23 +486,15 @@ pub(crate) struct Transitions {
     seen: Mutex<HashMap<usize, (Weak<Breaker>, Counts)>>,
 }
 
-/// The transition counts of `registry`, listening to every breaker that joins it from its
-/// first collector on.
+/// The transition counts of `registry`, kept by its watchers for every breaker from the
+/// moment it joins.
 fn transitions(registry: &'static crate::Registry) -> &'static Transitions {
-    let mut first = false;
-    let transitions = registry.transitions.get_or_init(|| {
-        first = true;
-        Transitions::default()
-    });
-    if first {
-        registry.watch(move |_, breaker| transitions.attach(breaker));
-    }
-    transitions
+    &registry.watchers().transitions
 }
 
 impl Transitions {
     /// Starts counting the transitions of `breaker`, unless already counting them.
-    fn attach(&self, breaker: &Arc<Breaker>) {
+    pub(crate) fn attach(&self, breaker: &Arc<Breaker>) {
         let mut seen = self.seen.lock();
         let address = Arc::as_ptr(breaker) as usize;
         if let Some((known, _)) = seen.get(&address) {

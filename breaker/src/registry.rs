@@ -28,6 +28,10 @@ pub(crate) struct Watchers {
     /// Every transition and operator action of the registry's breakers, from its creation.
     #[cfg(feature = "admin")]
     pub(crate) journal: crate::admin::Journal,
+    /// The transition counts of the metrics, from the registry's creation: a breaker that
+    /// opened before the first scrape is counted all the same.
+    #[cfg(feature = "prometheus")]
+    pub(crate) transitions: crate::metrics::Transitions,
 }
 
 impl Watchers {
@@ -35,6 +39,8 @@ impl Watchers {
     pub(crate) fn announce(&self, name: &str, breaker: &Arc<Breaker>) {
         #[cfg(feature = "admin")]
         self.journal.attach(breaker);
+        #[cfg(feature = "prometheus")]
+        self.transitions.attach(breaker);
         // Called outside the lock: a watcher may look the registry up.
         let watchers: Vec<Watcher> = self.joined.read().clone();
         for watcher in watchers {
@@ -120,9 +126,6 @@ pub struct Registry {
     /// The configuration keys overrides set, by the name they were applied to.
     #[cfg(feature = "overrides")]
     pub(crate) overridden: Mutex<BTreeMap<Arc<str>, Vec<crate::config::Field>>>,
-    /// The transition counts of the registry's metrics, from the first collector on.
-    #[cfg(feature = "prometheus")]
-    pub(crate) transitions: OnceLock<crate::metrics::Transitions>,
 }
 
 impl Registry {
@@ -396,7 +399,10 @@ impl Registry {
     }
 
     /// The hooks of this registry, for the overrides that reconfigure its breakers.
-    #[cfg_attr(not(any(feature = "overrides", feature = "admin")), allow(dead_code))]
+    #[cfg_attr(
+        not(any(feature = "overrides", feature = "admin", feature = "prometheus")),
+        allow(dead_code)
+    )]
     pub(crate) fn watchers(&self) -> &Watchers {
         &self.watchers
     }
