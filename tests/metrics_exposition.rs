@@ -62,6 +62,7 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::cycle\"} 0.75",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::cycle\"} 0.5",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
         ]
     );
@@ -84,6 +85,7 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::cycle\"} 0.0",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::cycle\"} 0.5",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"open\",to_state=\"half_open\",reason=\"open_elapsed\"} 1",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"half_open\",to_state=\"closed\",reason=\"trial_passed\"} 1",
@@ -136,6 +138,8 @@ fn slow_call_rate_is_exported_once_the_window_is_judged() {
             "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::slow\"} 0.0",
             "circuitbreaker_slow_call_rate{name=\"metrics::slow\"} 0.25",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::slow\"} 0.5",
+            "circuitbreaker_slow_call_rate_threshold{name=\"metrics::slow\"} 1.0",
         ]
     );
 }
@@ -172,6 +176,8 @@ fn descriptors_have_the_documented_names_and_types() {
         "# TYPE circuitbreaker_calls counter",
         "# TYPE circuitbreaker_failure_rate gauge",
         "# TYPE circuitbreaker_slow_call_rate gauge",
+        "# TYPE circuitbreaker_failure_rate_threshold gauge",
+        "# TYPE circuitbreaker_slow_call_rate_threshold gauge",
         "# TYPE circuitbreaker_state_transitions counter",
         "# TYPE circuitbreaker_keys_evicted counter",
     ] {
@@ -228,6 +234,7 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::replica\",key=\"10.1.0.1:80\"} 1.0",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::replica\",key=\"10.1.0.1:80\"} 0.5",
             "circuitbreaker_state_transitions_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
         ]
     );
@@ -246,6 +253,7 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::replica\",key=\"10.1.0.2:80\"} 0.0",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::replica\",key=\"10.1.0.2:80\"} 0.5",
         ]
     );
 }
@@ -280,6 +288,7 @@ fn a_registry_of_its_own_is_exported_and_counted_apart_from_the_global_one() {
             "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::own\"} 1.0",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::own\"} 0.5",
             "circuitbreaker_state_transitions_total{name=\"metrics::own\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
         ]
     );
@@ -441,5 +450,26 @@ fn text_of_a_collector_that_times_every_call_has_the_durations() {
             "circuitbreaker_call_duration_seconds_count{name=\"metrics::text_timed\",result=\"success\"} 1\n"
         ),
         "{text}"
+    );
+}
+
+#[test]
+fn the_rates_thresholds_are_exported_beside_the_rates() {
+    let own: &'static breakerbox::Registry = Box::leak(Box::default());
+    let slow = Config::builder()
+        .failure_rate(0.25)
+        .slow_calls(Duration::from_millis(800), 0.75)
+        .build()
+        .unwrap();
+    own.register(Arc::new(Breaker::new("metrics::slow", slow)));
+    own.register(Arc::new(Breaker::new("metrics::plain", Config::default())));
+    let text = breakerbox::metrics::text_of(breakerbox::metrics::BreakerCollector::of(own));
+    assert_eq!(
+        samples(&text, "_threshold{"),
+        [
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::plain\"} 0.5",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::slow\"} 0.25",
+            "circuitbreaker_slow_call_rate_threshold{name=\"metrics::slow\"} 0.75",
+        ]
     );
 }

@@ -15,6 +15,8 @@
 //! | `circuitbreaker_in_flight` | gauge | for a breaker with a bulkhead (`max_concurrent`): calls holding one of its slots |
 //! | `circuitbreaker_failure_rate` | gauge | failures / completed calls in the window, 0 with none (the breaker acts on it once `min_calls` completed) |
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
+//! | `circuitbreaker_failure_rate_threshold` | gauge | the configured failure rate at or above which the breaker opens |
+//! | `circuitbreaker_slow_call_rate_threshold` | gauge | for a breaker with slow calls: the configured slow-call rate at or above which it opens |
 //! | `circuitbreaker_call_duration_seconds{result}` | histogram | for a breaker whose calls are timed: how long calls took, from admission to result, by `result`: `success`, `failure`, `ignored`, `cancelled` (rejected calls did not run); buckets [`CALL_DURATION_BUCKETS`], 1 ms to 10 s |
 //! | `circuitbreaker_half_open_probes{probes}` | gauge | while a half-open trial runs ([`Snapshot::trial`](crate::Snapshot::trial)): its probes `admitted`, `in_flight` and `succeeded` |
 //! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since the breaker joined the registry (its creation, for a `#[circuit_breaker]` function's), whether or not a collector existed then, by why ([`TransitionReason::as_str`](crate::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
@@ -316,6 +318,30 @@ impl Collector for BreakerCollector {
             }
         }
 
+        let help = "The failure rate at or above which the breaker opens (failure_rate).";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_failure_rate_threshold",
+            help,
+            None,
+            MetricType::Gauge,
+        )?;
+        for s in &series {
+            ConstGauge::new(s.thresholds.0).encode(family.encode_family(&s.labels(&[]))?)?;
+        }
+
+        let help = "The slow-call rate at or above which the breaker opens, with slow calls on.";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_slow_call_rate_threshold",
+            help,
+            None,
+            MetricType::Gauge,
+        )?;
+        for s in &series {
+            if let Some(rate) = s.thresholds.1 {
+                ConstGauge::new(rate).encode(family.encode_family(&s.labels(&[]))?)?;
+            }
+        }
+
         let help = "How long calls took, from admission to result, by how they ended; \
                     for breakers whose calls are timed.";
         let mut family = encoder.encode_descriptor(
@@ -423,6 +449,8 @@ struct Series {
     /// Measured from the first call, so that a quiet breaker has its series.
     failure_rate: f64,
     slow_call_rate: Option<f64>,
+    /// The configuration's failure rate and slow-call rate.
+    thresholds: (f64, Option<f64>),
     trial: Option<Trial>,
     /// Calls holding a bulkhead slot, for a breaker with a bulkhead.
     in_flight: Option<u32>,
@@ -453,6 +481,7 @@ impl Series {
                 .failure_rate
                 .unwrap_or_else(|| f64::from(s.failures) / f64::from(s.calls.max(1))),
             slow_call_rate: s.slow_call_rate,
+            thresholds: (config.failure_rate(), config.slow_calls().map(|c| c.rate)),
             trial: s.trial,
             in_flight,
             retries,
