@@ -14,6 +14,7 @@
 //! | `GET /{name}` | one breaker or keyed family with its configuration: `{"name", "keyed", "config": [{"key", "value", "source"}], "breakers": [breaker, ...]}` |
 //! | `POST /{name}` | an operator's action: `{"action": "force_open" \| "open_for" \| "disable" \| "reset" \| "close"}`, with `"for": "30s"` for `open_for`; answers as `GET /{name}` after it |
 //! | `GET /events` | server-sent events: every transition, ramp step and operator action; `?calls=0.01` adds that share of calls; `Last-Event-ID` resumes from the last [`RING`] records |
+//! | `GET /ui` | the live page: a tile per breaker (its state in colour, the failure rate against its threshold, the open period's countdown, the last transitions), live from `/events`; with `#token=<bearer token>` after its URL, the operator's buttons (force open, reset) |
 //! | `GET /health` | 200 `{"status": "UP", "open": []}`, or 503 `{"status": "CIRCUIT_OPEN", "open": [names]}` ([`health`]) |
 //!
 //! # The JSON format
@@ -73,6 +74,7 @@
 mod auth;
 mod events;
 mod health;
+mod page;
 mod routes;
 mod view;
 
@@ -120,6 +122,7 @@ pub fn router_of<S: Clone + Send + Sync + 'static>(registry: &'static Registry) 
         .route("/", get(routes::list))
         .route("/events", get(routes::events))
         .route("/health", get(routes::health))
+        .route("/ui", get(page::page))
         .route("/{name}", get(routes::detail).post(routes::steer))
         .with_state(Ctx { registry })
 }
