@@ -76,7 +76,7 @@ async fn inventory(outage: &Outage) -> Result<(), Down> {
 )]
 async fn payments(call: u64) -> Result<(), Down> {
     // One call in ten fails: a failure rate that stays under the threshold.
-    if call % 10 == 0 {
+    if call.is_multiple_of(10) {
         Err(Down::Failed)
     } else {
         Ok(())
