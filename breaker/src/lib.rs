@@ -156,7 +156,7 @@
 //!   [`Registry::apply`].
 //! - `serde`: `Serialize` for [`Snapshot`], [`State`], [`Trial`], [`CallTotals`],
 //!   [`RejectedBy`], [`TransitionReason`], [`Event`] and [`Config`] (a map of the
-//!   `#[circuit_breaker]` keys), the JSON format [`admin`](crate#features) documents.
+//!   `#[circuit_breaker]` keys): the JSON format the `admin` module documents.
 //! - `admin`: `admin::router()`, an axum 0.8 router for operators: every breaker as JSON,
 //!   a server-sent events stream of transitions, the overrides' actions over HTTP (locked
 //!   unless given an authorizer), a health answer and a live page.
