@@ -38,11 +38,12 @@
 //!
 //! A record (a `recent` entry, an event's `data`): `id` (counting up from 1 per registry,
 //! also the event's SSE `id`; `null` for a call), `at_ms` (milliseconds since the Unix epoch),
-//! `name`, `key`, and by its `type`: `state_transition` with `from`, `to`, `reason`
+//! `name`, `key`, `operator` (who did it: the operator of an action and of the transition
+//! it caused, `null` for what the breaker did by itself), and by its `type`: `state_transition` with `from`, `to`, `reason`
 //! ([`TransitionReason::as_str`](crate::TransitionReason::as_str)) and `shadow`; `ramp_step`
 //! with `step`, `percent`, `shadow`; `operator_action` with `action`, `for` (for `open_for`)
-//! and `operator`, the authorizer's name for who did it (the transition it causes follows,
-//! with the manual reason `forced`, `disabled`, `reset` or `manual_open`); `call` with
+//! (the transition it causes follows, with the manual reason `forced`, `disabled`, `reset`
+//! or `manual_open`, and the same `operator`); `call` with
 //! `ending`, `duration_ms` and `stale`.
 //!
 //! A configuration entry: `key` (the `#[circuit_breaker]` key: `window`, `min`, `rate`...),
@@ -60,8 +61,9 @@
 //! An action goes through [`Registry::apply`](crate::Registry::apply), as an overrides file's
 //! `action` or `open_for` does: on a keyed family's name it reaches every member, and
 //! `force_open` and `disable` the members created later. A name no breaker has answers 404:
-//! the router never creates a breaker. Each action is an `operator_action` record and a
-//! warning in the log (target `breakerbox::admin`) naming the operator.
+//! the router never creates a breaker. Each action is an `operator_action` record, then the
+//! transition it caused carrying the same `operator`, and a warning in the log (target
+//! `breakerbox::admin`) naming the operator.
 //!
 //! # Who may
 //!

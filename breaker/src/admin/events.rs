@@ -2,6 +2,7 @@
 //! step and operator action with an id and a time, kept in a bounded ring for clients that
 //! reconnect and per breaker for the views; and the server-sent events stream over it.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -24,7 +25,7 @@ pub const RECENT: usize = 5;
 /// Something that happened to one breaker, as the event stream and the views show it.
 ///
 /// ```json
-/// {"id": 7, "at_ms": 1764874800123, "name": "app::stock", "key": null,
+/// {"id": 7, "at_ms": 1764874800123, "name": "app::stock", "key": null, "operator": null,
 ///  "type": "state_transition", "from": "closed", "to": "open", "reason": "failure_rate", "shadow": false}
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -37,6 +38,9 @@ pub struct Record {
     pub name: String,
     /// The key, for a member of a keyed family.
     pub key: Option<String>,
+    /// Who did it: for an operator's action and the transition it caused, the operator the
+    /// authorizer named; `null` for what the breaker did by itself.
+    pub operator: Option<String>,
     /// What happened.
     #[serde(flatten)]
     pub what: What,
@@ -83,6 +87,25 @@ pub struct CallSample {
 /// A breaker's last records, by its address, with a weak handle that tells a dropped
 /// breaker from a new one at the same address.
 type Recent = (Weak<Breaker>, VecDeque<Record>);
+
+thread_local! {
+    /// The operator whose action runs on this thread: the transitions it causes are told
+    /// to the listeners on the same thread, before the action returns.
+    static ACTING: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `action` on behalf of `operator`: the transitions it causes carry their name.
+pub(crate) fn acting<R>(operator: &str, action: impl FnOnce() -> R) -> R {
+    struct Done;
+    impl Drop for Done {
+        fn drop(&mut self) {
+            ACTING.with(|a| a.borrow_mut().take());
+        }
+    }
+    ACTING.with(|a| *a.borrow_mut() = Some(operator.to_owned()));
+    let _done = Done;
+    action()
+}
 
 /// The journal of one registry (held by its watchers, so it hears every breaker that joins).
 pub(crate) struct Journal {
@@ -142,7 +165,8 @@ impl Journal {
         breaker.on_event(move |event| {
             if let (Some(inner), Some(breaker)) = (inner.upgrade(), weak.upgrade()) {
                 let what = What::Breaker(*event);
-                inner.record(&breaker, name.clone(), key.clone(), what);
+                let operator = ACTING.with(|a| a.borrow().clone());
+                inner.record(&breaker, name.clone(), key.clone(), operator, what);
             }
         });
         {
@@ -158,8 +182,9 @@ impl Journal {
     /// Records an operator's action on `breaker`.
     pub(crate) fn operator_action(&self, breaker: &Arc<Breaker>, action: OperatorAction) {
         let (name, key) = labels(breaker);
+        let operator = Some(action.operator.clone());
         self.inner
-            .record(breaker, name, key, What::Operator(action));
+            .record(breaker, name, key, operator, What::Operator(action));
     }
 
     /// The last [`RECENT`] records of `breaker`, oldest first.
@@ -252,7 +277,14 @@ fn sse_event(record: &Record) -> SseEvent {
 }
 
 impl Inner {
-    fn record(&self, breaker: &Arc<Breaker>, name: String, key: Option<String>, what: What) {
+    fn record(
+        &self,
+        breaker: &Arc<Breaker>,
+        name: String,
+        key: Option<String>,
+        operator: Option<String>,
+        what: What,
+    ) {
         let id = match what {
             What::Call(_) => None,
             _ => Some(self.next_id.fetch_add(1, Ordering::Relaxed)),
@@ -262,6 +294,7 @@ impl Inner {
             at_ms: now_ms(),
             name,
             key,
+            operator,
             what,
         };
         if id.is_some() {
@@ -334,7 +367,13 @@ impl Inner {
                     duration_ms: call.duration.map(|d| d.as_secs_f64() * 1000.0),
                     stale: call.stale,
                 };
-                inner.record(&breaker, name.clone(), key.clone(), What::Call(sample));
+                inner.record(
+                    &breaker,
+                    name.clone(),
+                    key.clone(),
+                    None,
+                    What::Call(sample),
+                );
             }
         });
     }

@@ -318,7 +318,7 @@ pub(crate) async fn steer(
         operator.name(),
     );
     let overrides = Overrides::manual("admin", &name, steer.action, steer.open_for);
-    if let Err(e) = registry.apply(&overrides) {
+    if let Err(e) = super::events::acting(operator.name(), || registry.apply(&overrides)) {
         // Checked above; a breaker removed meanwhile lands here.
         return problem(StatusCode::NOT_FOUND, e.to_string(), None);
     }

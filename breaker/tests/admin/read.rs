@@ -70,6 +70,7 @@ async fn the_list_shows_each_breaker_field_by_field() {
         (json!("svc::stock"), json!(null))
     );
     assert_eq!(last["type"], "state_transition");
+    assert_eq!(last["operator"], json!(null));
     assert_eq!(
         (last["from"].clone(), last["to"].clone()),
         (json!("closed"), json!("open"))

@@ -48,6 +48,15 @@ async fn force_open_is_an_operator_action_then_a_forced_transition() {
         ),
         (json!("forced_open"), json!("forced"), json!(2))
     );
+    assert_eq!(recent[1]["operator"], "token");
+    // What the breaker does by itself afterwards is no one's.
+    b.reset();
+    let (_, detail) = get(&app(registry), "/svc::stock").await;
+    let last = &only_breaker(&detail)["last_transition"];
+    assert_eq!(
+        (last["reason"].clone(), last["operator"].clone()),
+        (json!("reset"), json!(null))
+    );
 }
 
 #[tokio::test]
