@@ -316,7 +316,8 @@ impl Inner {
                 entry.1.pop_front();
             }
             entry.1.push_back(record.clone());
-            if recent.len() > 64 {
+            // Forget dropped breakers (evicted keys) as the map doubles, not at every record.
+            if recent.len() >= 64 && recent.len().is_power_of_two() {
                 recent.retain(|_, (b, _)| b.strong_count() > 0);
             }
         }
