@@ -221,7 +221,6 @@ impl Collector for BreakerCollector {
                 Series::read(entry, self.transitions, self.durations)
             })
             .collect();
-        self.transitions.forget_dropped();
         self.durations.forget_dropped();
 
         let help = "Current state: 0 closed, 1 open, 2 half-open, 3 forced open, 4 disabled.";
@@ -507,12 +506,30 @@ type TransitionKey = (u64, u64, TransitionReason);
 /// Transitions by [`TransitionKey`].
 type Counts = Arc<Mutex<BTreeMap<TransitionKey, u64>>>;
 
-/// Transition counts of every breaker a collector has seen, filled by a listener on each.
+/// Transition counts of every breaker of a registry, filled by a listener on each.
 #[derive(Debug, Default)]
 pub(crate) struct Transitions {
-    /// By the breaker's address, with a weak handle that tells a dropped breaker (an evicted
-    /// key) from a new one at the same address.
-    seen: Mutex<HashMap<usize, (Weak<Breaker>, Counts)>>,
+    /// By the breaker's address, with a weak handle that keeps the address its own until the
+    /// breaker's listener, dropped with it, takes the entry out.
+    seen: Arc<Seen>,
+}
+
+/// The counts by breaker address, each with a weak handle on its breaker.
+type Seen = Mutex<HashMap<usize, (Weak<Breaker>, Counts)>>;
+
+/// Takes a dropped breaker's counts out (an evicted key), from inside its listener.
+struct Forget {
+    seen: Weak<Seen>,
+    address: usize,
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        if let Some(seen) = self.seen.upgrade() {
+            let gone = seen.lock().remove(&self.address);
+            drop(gone);
+        }
+    }
 }
 
 /// The transition counts of `registry`, kept by its watchers for every breaker from the
@@ -524,15 +541,18 @@ fn transitions(registry: &'static crate::Registry) -> &'static Transitions {
 impl Transitions {
     /// Starts counting the transitions of `breaker`, unless already counting them.
     pub(crate) fn attach(&self, breaker: &Arc<Breaker>) {
-        let mut seen = self.seen.lock();
         let address = Arc::as_ptr(breaker) as usize;
-        if let Some((known, _)) = seen.get(&address) {
-            if known.upgrade().is_some_and(|b| Arc::ptr_eq(&b, breaker)) {
-                return;
-            }
+        // An entry at the address is this breaker's: another's would have been taken out.
+        if self.seen.lock().contains_key(&address) {
+            return;
         }
         let counts = Counts::default();
         let listened = counts.clone();
+        let forget = Forget {
+            seen: Arc::downgrade(&self.seen),
+            address,
+        };
+        // Counted from here on: the listener is added before the entry, outside the lock.
         breaker.on_event(move |event| match *event {
             Event::StateTransition {
                 from, to, reason, ..
@@ -540,8 +560,11 @@ impl Transitions {
                 let mut counts = listened.lock();
                 *counts.entry((from.code(), to.code(), reason)).or_insert(0) += 1;
             }
-            Event::RampStep { .. } => {}
+            Event::RampStep { .. } => {
+                let _keep = &forget;
+            }
         });
+        let mut seen = self.seen.lock();
         seen.insert(address, (Arc::downgrade(breaker), counts));
     }
 
@@ -551,12 +574,5 @@ impl Transitions {
             Some((_, counts)) => counts.lock().clone(),
             None => BTreeMap::new(),
         }
-    }
-
-    /// Drops the counts of breakers that no longer exist, so that a flood of keys does not
-    /// grow them without bound.
-    fn forget_dropped(&self) {
-        let mut seen = self.seen.lock();
-        seen.retain(|_, (breaker, _)| breaker.strong_count() > 0);
     }
 }

@@ -84,9 +84,23 @@ pub struct CallSample {
     pub stale: bool,
 }
 
-/// A breaker's last records, by its address, with a weak handle that tells a dropped
-/// breaker from a new one at the same address.
-type Recent = (Weak<Breaker>, VecDeque<Record>);
+/// Forgets a breaker when it is dropped (an evicted key): it lives in the breaker's own
+/// listener. No other breaker can be at the address meanwhile: the journal's weak handle
+/// keeps the allocation until this removes it.
+struct Forget {
+    inner: Weak<Inner>,
+    address: usize,
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.upgrade() {
+            let gone = inner.breakers.lock().remove(&self.address);
+            inner.recent.lock().remove(&self.address);
+            drop(gone);
+        }
+    }
+}
 
 thread_local! {
     /// The operator whose action runs on this thread: the transitions it causes are told
@@ -115,13 +129,15 @@ pub(crate) struct Journal {
 struct Inner {
     next_id: AtomicU64,
     ring: Mutex<VecDeque<Record>>,
-    recent: Mutex<HashMap<usize, Recent>>,
+    /// The last records of every breaker, by its address.
+    recent: Mutex<HashMap<usize, VecDeque<Record>>>,
     live: broadcast::Sender<Record>,
     /// The highest sampling rate a stream asked calls at, as `f64` bits; 0 while none did.
     call_rate: AtomicU64,
     /// Whether call listeners are on the breakers (added by the first stream to ask).
     calls_heard: AtomicBool,
-    breakers: Mutex<Vec<Weak<Breaker>>>,
+    /// Every breaker heard, by its address, for the call listeners added later.
+    breakers: Mutex<HashMap<usize, Weak<Breaker>>>,
 }
 
 impl Default for Journal {
@@ -135,7 +151,7 @@ impl Default for Journal {
                 live,
                 call_rate: AtomicU64::new(0),
                 calls_heard: AtomicBool::new(false),
-                breakers: Mutex::new(Vec::new()),
+                breakers: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -162,18 +178,22 @@ impl Journal {
         let inner = Arc::downgrade(&self.inner);
         let (name, key) = labels(breaker);
         let weak = Arc::downgrade(breaker);
+        let address = Arc::as_ptr(breaker) as usize;
+        let forget = Forget {
+            inner: inner.clone(),
+            address,
+        };
         breaker.on_event(move |event| {
+            let _keep = &forget;
             if let (Some(inner), Some(breaker)) = (inner.upgrade(), weak.upgrade()) {
                 let what = What::Breaker(*event);
                 let operator = ACTING.with(|a| a.borrow().clone());
                 inner.record(&breaker, name.clone(), key.clone(), operator, what);
             }
         });
-        {
-            let mut breakers = self.inner.breakers.lock();
-            breakers.retain(|b| b.strong_count() > 0);
-            breakers.push(Arc::downgrade(breaker));
-        }
+        let mut breakers = self.inner.breakers.lock();
+        breakers.insert(address, Arc::downgrade(breaker));
+        drop(breakers);
         if self.inner.calls_heard.load(Ordering::Acquire) {
             self.inner.hear_calls(breaker);
         }
@@ -191,10 +211,8 @@ impl Journal {
     pub(crate) fn recent(&self, breaker: &Arc<Breaker>) -> Vec<Record> {
         let recent = self.inner.recent.lock();
         match recent.get(&(Arc::as_ptr(breaker) as usize)) {
-            Some((known, records)) if known.as_ptr() == Arc::as_ptr(breaker) => {
-                records.iter().cloned().collect()
-            }
-            _ => Vec::new(),
+            Some(records) => records.iter().cloned().collect(),
+            None => Vec::new(),
         }
     }
 
@@ -306,20 +324,11 @@ impl Inner {
             drop(ring);
             let mut recent = self.recent.lock();
             let address = Arc::as_ptr(breaker) as usize;
-            let entry = recent
-                .entry(address)
-                .or_insert_with(|| (Arc::downgrade(breaker), VecDeque::new()));
-            if entry.0.as_ptr() != Arc::as_ptr(breaker) || entry.0.strong_count() == 0 {
-                *entry = (Arc::downgrade(breaker), VecDeque::new());
+            let records = recent.entry(address).or_default();
+            if records.len() == RECENT {
+                records.pop_front();
             }
-            if entry.1.len() == RECENT {
-                entry.1.pop_front();
-            }
-            entry.1.push_back(record.clone());
-            // Forget dropped breakers (evicted keys) as the map doubles, not at every record.
-            if recent.len() >= 64 && recent.len().is_power_of_two() {
-                recent.retain(|_, (b, _)| b.strong_count() > 0);
-            }
+            records.push_back(record.clone());
         }
         // No stream listening is no error.
         let _ = self.live.send(record);
@@ -343,7 +352,7 @@ impl Inner {
             let breakers: Vec<Arc<Breaker>> = self
                 .breakers
                 .lock()
-                .iter()
+                .values()
                 .filter_map(Weak::upgrade)
                 .collect();
             for breaker in &breakers {
