@@ -57,7 +57,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use crate::sync::process::Mutex;
 
@@ -503,76 +503,40 @@ impl Series {
 /// A transition by the codes of the states left and entered, and its reason.
 type TransitionKey = (u64, u64, TransitionReason);
 
-/// Transitions by [`TransitionKey`].
-type Counts = Arc<Mutex<BTreeMap<TransitionKey, u64>>>;
-
-/// Transition counts of every breaker of a registry, filled by a listener on each.
+/// Transition counts of every breaker of a registry, by the breaker's address: its registry's
+/// watchers count each transition as the breaker reports it, and take the counts out when
+/// the breaker is dropped (an evicted key). A quiet breaker has no entry.
 #[derive(Debug, Default)]
 pub(crate) struct Transitions {
-    /// By the breaker's address, with a weak handle that keeps the address its own until the
-    /// breaker's listener, dropped with it, takes the entry out.
-    seen: Arc<Seen>,
+    seen: Mutex<HashMap<usize, BTreeMap<TransitionKey, u64>>>,
 }
 
-/// The counts by breaker address, each with a weak handle on its breaker.
-type Seen = Mutex<HashMap<usize, (Weak<Breaker>, Counts)>>;
-
-/// Takes a dropped breaker's counts out (an evicted key), from inside its listener.
-struct Forget {
-    seen: Weak<Seen>,
-    address: usize,
-}
-
-impl Drop for Forget {
-    fn drop(&mut self) {
-        if let Some(seen) = self.seen.upgrade() {
-            let gone = seen.lock().remove(&self.address);
-            drop(gone);
-        }
-    }
-}
-
-/// The transition counts of `registry`, kept by its watchers for every breaker from the
-/// moment it joins.
+/// The transition counts of `registry`, kept by its watchers from each breaker's joining.
 fn transitions(registry: &'static crate::Registry) -> &'static Transitions {
     &registry.watchers().transitions
 }
 
 impl Transitions {
-    /// Starts counting the transitions of `breaker`, unless already counting them.
-    pub(crate) fn attach(&self, breaker: &Arc<Breaker>) {
-        let address = Arc::as_ptr(breaker) as usize;
-        // An entry at the address is this breaker's: another's would have been taken out.
-        if self.seen.lock().contains_key(&address) {
-            return;
+    /// Counts `event` of the breaker at `address`, if it is a transition.
+    pub(crate) fn record(&self, address: usize, event: &Event) {
+        if let Event::StateTransition {
+            from, to, reason, ..
+        } = *event
+        {
+            let mut seen = self.seen.lock();
+            let counts = seen.entry(address).or_default();
+            *counts.entry((from.code(), to.code(), reason)).or_insert(0) += 1;
         }
-        let counts = Counts::default();
-        let listened = counts.clone();
-        let forget = Forget {
-            seen: Arc::downgrade(&self.seen),
-            address,
-        };
-        // Counted from here on: the listener is added before the entry, outside the lock.
-        breaker.on_event(move |event| match *event {
-            Event::StateTransition {
-                from, to, reason, ..
-            } => {
-                let mut counts = listened.lock();
-                *counts.entry((from.code(), to.code(), reason)).or_insert(0) += 1;
-            }
-            Event::RampStep { .. } => {
-                let _keep = &forget;
-            }
-        });
-        let mut seen = self.seen.lock();
-        seen.insert(address, (Arc::downgrade(breaker), counts));
     }
 
-    fn counts(&self, breaker: &Arc<Breaker>) -> BTreeMap<TransitionKey, u64> {
+    /// Forgets the breaker at `address`, being dropped.
+    pub(crate) fn forget(&self, address: usize) {
+        let gone = self.seen.lock().remove(&address);
+        drop(gone);
+    }
+
+    fn counts(&self, breaker: &Breaker) -> BTreeMap<TransitionKey, u64> {
         let seen = self.seen.lock();
-        match seen.get(&(Arc::as_ptr(breaker) as usize)) {
-            Some((_, counts)) => counts.lock().clone(),
-            None => BTreeMap::new(),
-        }
+        seen.get(&breaker.address()).cloned().unwrap_or_default()
     }
 }

@@ -36,16 +36,35 @@ pub(crate) struct Watchers {
 
 impl Watchers {
     /// Tells the watchers that `breaker` joined the registry under `name`.
-    pub(crate) fn announce(&self, name: &str, breaker: &Arc<Breaker>) {
+    pub(crate) fn announce(self: &Arc<Self>, name: &str, breaker: &Arc<Breaker>) {
+        #[cfg(any(feature = "prometheus", feature = "admin"))]
+        breaker.report_to(self);
         #[cfg(feature = "admin")]
-        self.journal.attach(breaker);
-        #[cfg(feature = "prometheus")]
-        self.transitions.attach(breaker);
+        self.journal.joined(breaker);
         // Called outside the lock: a watcher may look the registry up.
         let watchers: Vec<Watcher> = self.joined.read().clone();
         for watcher in watchers {
             watcher(name, breaker);
         }
+    }
+
+    /// What a breaker of the registry reports: each transition (and ramp step) as it is
+    /// told to its listeners.
+    #[cfg(any(feature = "prometheus", feature = "admin"))]
+    pub(crate) fn happened(&self, breaker: &Breaker, event: &crate::Event) {
+        #[cfg(feature = "prometheus")]
+        self.transitions.record(breaker.address(), event);
+        #[cfg(feature = "admin")]
+        self.journal.happened(breaker, event);
+    }
+
+    /// Forgets the breaker at `address`, being dropped.
+    #[cfg(any(feature = "prometheus", feature = "admin"))]
+    pub(crate) fn forget(&self, address: usize) {
+        #[cfg(feature = "prometheus")]
+        self.transitions.forget(address);
+        #[cfg(feature = "admin")]
+        self.journal.forget(address);
     }
 
     /// [`Breaker::reconfigure`]s a breaker of the registry, then tells the watchers what

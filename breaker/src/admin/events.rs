@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
@@ -84,24 +84,6 @@ pub struct CallSample {
     pub stale: bool,
 }
 
-/// Forgets a breaker when it is dropped (an evicted key): it lives in the breaker's own
-/// listener. No other breaker can be at the address meanwhile: the journal's weak handle
-/// keeps the allocation until this removes it.
-struct Forget {
-    inner: Weak<Inner>,
-    address: usize,
-}
-
-impl Drop for Forget {
-    fn drop(&mut self) {
-        if let Some(inner) = self.inner.upgrade() {
-            let gone = inner.breakers.lock().remove(&self.address);
-            inner.recent.lock().remove(&self.address);
-            drop(gone);
-        }
-    }
-}
-
 thread_local! {
     /// The operator whose action runs on this thread: the transitions it causes are told
     /// to the listeners on the same thread, before the action returns.
@@ -136,8 +118,6 @@ struct Inner {
     call_rate: AtomicU64,
     /// Whether call listeners are on the breakers (added by the first stream to ask).
     calls_heard: AtomicBool,
-    /// Every breaker heard, by its address, for the call listeners added later.
-    breakers: Mutex<HashMap<usize, Weak<Breaker>>>,
 }
 
 impl Default for Journal {
@@ -151,7 +131,6 @@ impl Default for Journal {
                 live,
                 call_rate: AtomicU64::new(0),
                 calls_heard: AtomicBool::new(false),
-                breakers: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -173,44 +152,45 @@ fn labels(breaker: &Breaker) -> (String, Option<String>) {
 }
 
 impl Journal {
-    /// Records every event of `breaker` from now on.
-    pub(crate) fn attach(&self, breaker: &Arc<Breaker>) {
-        let inner = Arc::downgrade(&self.inner);
-        let (name, key) = labels(breaker);
-        let weak = Arc::downgrade(breaker);
-        let address = Arc::as_ptr(breaker) as usize;
-        let forget = Forget {
-            inner: inner.clone(),
-            address,
-        };
-        breaker.on_event(move |event| {
-            let _keep = &forget;
-            if let (Some(inner), Some(breaker)) = (inner.upgrade(), weak.upgrade()) {
-                let what = What::Breaker(*event);
-                let operator = ACTING.with(|a| a.borrow().clone());
-                inner.record(&breaker, name.clone(), key.clone(), operator, what);
-            }
-        });
-        let mut breakers = self.inner.breakers.lock();
-        breakers.insert(address, Arc::downgrade(breaker));
-        drop(breakers);
+    /// Hears the calls of `breaker`, joining the registry, if a stream asked for calls.
+    pub(crate) fn joined(&self, breaker: &Arc<Breaker>) {
         if self.inner.calls_heard.load(Ordering::Acquire) {
             self.inner.hear_calls(breaker);
         }
     }
 
+    /// Records what `breaker` reported, with the operator whose action caused it, if any.
+    pub(crate) fn happened(&self, breaker: &Breaker, event: &Event) {
+        let (name, key) = labels(breaker);
+        let operator = ACTING.with(|a| a.borrow().clone());
+        let what = What::Breaker(*event);
+        self.inner
+            .record(breaker.address(), name, key, operator, what);
+    }
+
+    /// Forgets the breaker at `address`, being dropped.
+    pub(crate) fn forget(&self, address: usize) {
+        let gone = self.inner.recent.lock().remove(&address);
+        drop(gone);
+    }
+
     /// Records an operator's action on `breaker`.
-    pub(crate) fn operator_action(&self, breaker: &Arc<Breaker>, action: OperatorAction) {
+    pub(crate) fn operator_action(&self, breaker: &Breaker, action: OperatorAction) {
         let (name, key) = labels(breaker);
         let operator = Some(action.operator.clone());
-        self.inner
-            .record(breaker, name, key, operator, What::Operator(action));
+        self.inner.record(
+            breaker.address(),
+            name,
+            key,
+            operator,
+            What::Operator(action),
+        );
     }
 
     /// The last [`RECENT`] records of `breaker`, oldest first.
-    pub(crate) fn recent(&self, breaker: &Arc<Breaker>) -> Vec<Record> {
+    pub(crate) fn recent(&self, breaker: &Breaker) -> Vec<Record> {
         let recent = self.inner.recent.lock();
-        match recent.get(&(Arc::as_ptr(breaker) as usize)) {
+        match recent.get(&breaker.address()) {
             Some(records) => records.iter().cloned().collect(),
             None => Vec::new(),
         }
@@ -220,6 +200,7 @@ impl Journal {
     /// samples at `call_rate` (0: none).
     pub(crate) fn stream(
         &self,
+        registry: &Registry,
         last_id: Option<u64>,
         call_rate: f64,
     ) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
@@ -227,7 +208,7 @@ impl Journal {
         // ids drop the second.
         let live = self.inner.live.subscribe();
         if call_rate > 0.0 {
-            self.inner.want_calls(call_rate);
+            self.inner.want_calls(registry, call_rate);
         }
         // A new client starts from now; one that reconnects, after its last record.
         let replay: Vec<Record> = match last_id {
@@ -297,7 +278,7 @@ fn sse_event(record: &Record) -> SseEvent {
 impl Inner {
     fn record(
         &self,
-        breaker: &Arc<Breaker>,
+        address: usize,
         name: String,
         key: Option<String>,
         operator: Option<String>,
@@ -323,7 +304,6 @@ impl Inner {
             ring.push_back(record.clone());
             drop(ring);
             let mut recent = self.recent.lock();
-            let address = Arc::as_ptr(breaker) as usize;
             let records = recent.entry(address).or_default();
             if records.len() == RECENT {
                 records.pop_front();
@@ -335,7 +315,7 @@ impl Inner {
     }
 
     /// Raises the sampling rate to `rate`, and starts hearing every breaker's calls.
-    fn want_calls(self: &Arc<Self>, rate: f64) {
+    fn want_calls(self: &Arc<Self>, registry: &Registry, rate: f64) {
         let mut current = self.call_rate.load(Ordering::Acquire);
         while f64::from_bits(current) < rate {
             match self.call_rate.compare_exchange(
@@ -349,21 +329,16 @@ impl Inner {
             }
         }
         if !self.calls_heard.swap(true, Ordering::AcqRel) {
-            let breakers: Vec<Arc<Breaker>> = self
-                .breakers
-                .lock()
-                .values()
-                .filter_map(Weak::upgrade)
-                .collect();
-            for breaker in &breakers {
-                self.hear_calls(breaker);
+            // Those that join from now on are heard as they join.
+            for entry in registry.list() {
+                self.hear_calls(entry.breaker());
             }
         }
     }
 
     fn hear_calls(self: &Arc<Self>, breaker: &Arc<Breaker>) {
         let inner = Arc::downgrade(self);
-        let weak = Arc::downgrade(breaker);
+        let address = breaker.address();
         let (name, key) = labels(breaker);
         breaker.on_call(move |call: &CallEvent| {
             let Some(inner) = inner.upgrade() else { return };
@@ -371,20 +346,12 @@ impl Inner {
             if inner.live.receiver_count() == 0 || fastrand::f64() >= rate {
                 return;
             }
-            if let Some(breaker) = weak.upgrade() {
-                let sample = CallSample {
-                    ending: call.ending.as_str(),
-                    duration_ms: call.duration.map(|d| d.as_secs_f64() * 1000.0),
-                    stale: call.stale,
-                };
-                inner.record(
-                    &breaker,
-                    name.clone(),
-                    key.clone(),
-                    None,
-                    What::Call(sample),
-                );
-            }
+            let sample = CallSample {
+                ending: call.ending.as_str(),
+                duration_ms: call.duration.map(|d| d.as_secs_f64() * 1000.0),
+                stale: call.stale,
+            };
+            inner.record(address, name.clone(), key.clone(), None, What::Call(sample));
         });
     }
 }

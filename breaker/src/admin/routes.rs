@@ -164,7 +164,7 @@ pub(crate) async fn events(
     };
     ctx.registry
         .journal()
-        .stream(last_id, calls)
+        .stream(ctx.registry, last_id, calls)
         .into_response()
 }
 
