@@ -99,11 +99,9 @@ pub(crate) struct Identity {
     rare: std::sync::OnceLock<Box<Rare>>,
     /// The hooks of the registry the breaker joined, told of its transitions (metrics count
     /// them, the admin journal keeps them) and of its drop: one pointer, no listener.
-    #[cfg(any(feature = "prometheus", feature = "admin"))]
     registry: std::sync::OnceLock<Arc<crate::registry::Watchers>>,
 }
 
-#[cfg(any(feature = "prometheus", feature = "admin"))]
 impl Drop for Identity {
     fn drop(&mut self) {
         if let Some(watchers) = self.registry.get() {
@@ -150,7 +148,6 @@ impl Breaker {
             rejected_name: Name::new(&name),
             key_at,
             rare: Default::default(),
-            #[cfg(any(feature = "prometheus", feature = "admin"))]
             registry: Default::default(),
         };
         Self {
@@ -528,20 +525,18 @@ impl Breaker {
     }
 
     /// Where the breaker is, for the registry's hooks: the same for as long as it lives.
-    #[cfg(any(feature = "prometheus", feature = "admin"))]
+    #[cfg_attr(not(any(feature = "prometheus", feature = "admin")), allow(dead_code))]
     pub(crate) fn address(&self) -> usize {
         self.identity() as *const Identity as usize
     }
 
     /// Reports the breaker's transitions and drop to the hooks of the registry it joined
     /// (the first only).
-    #[cfg(any(feature = "prometheus", feature = "admin"))]
     pub(crate) fn report_to(&self, watchers: &Arc<crate::registry::Watchers>) {
         let _ = self.identity().registry.set(Arc::clone(watchers));
     }
 
     /// Tells the registry's hooks of `event`.
-    #[cfg(any(feature = "prometheus", feature = "admin"))]
     fn report(&self, event: &Event) {
         if let Some(watchers) = self.identity().registry.get() {
             watchers.happened(self, event);
@@ -581,7 +576,6 @@ impl Breaker {
             if let Some(listeners) = listeners {
                 listeners.emit(&event);
             }
-            #[cfg(any(feature = "prometheus", feature = "admin"))]
             self.report(&event);
         }
         match events.ramp {
@@ -596,7 +590,6 @@ impl Breaker {
                 if let Some(listeners) = listeners {
                     listeners.emit(&event);
                 }
-                #[cfg(any(feature = "prometheus", feature = "admin"))]
                 self.report(&event);
             }
             #[cfg(feature = "tracing")]

@@ -37,7 +37,6 @@ pub(crate) struct Watchers {
 impl Watchers {
     /// Tells the watchers that `breaker` joined the registry under `name`.
     pub(crate) fn announce(self: &Arc<Self>, name: &str, breaker: &Arc<Breaker>) {
-        #[cfg(any(feature = "prometheus", feature = "admin"))]
         breaker.report_to(self);
         #[cfg(feature = "admin")]
         self.journal.joined(breaker);
@@ -50,7 +49,10 @@ impl Watchers {
 
     /// What a breaker of the registry reports: each transition (and ramp step) as it is
     /// told to its listeners.
-    #[cfg(any(feature = "prometheus", feature = "admin"))]
+    #[cfg_attr(
+        not(any(feature = "prometheus", feature = "admin")),
+        allow(unused_variables)
+    )]
     pub(crate) fn happened(&self, breaker: &Breaker, event: &crate::Event) {
         #[cfg(feature = "prometheus")]
         self.transitions.record(breaker.address(), event);
@@ -59,7 +61,10 @@ impl Watchers {
     }
 
     /// Forgets the breaker at `address`, being dropped.
-    #[cfg(any(feature = "prometheus", feature = "admin"))]
+    #[cfg_attr(
+        not(any(feature = "prometheus", feature = "admin")),
+        allow(unused_variables)
+    )]
     pub(crate) fn forget(&self, address: usize) {
         #[cfg(feature = "prometheus")]
         self.transitions.forget(address);
