@@ -62,6 +62,7 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::cycle\"} 0.75",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::cycle\"} 0.5",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
         ]
     );
@@ -84,6 +85,7 @@ fn one_state_series_per_breaker_reads_the_current_state_after_a_full_cycle() {
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::cycle\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::cycle\"} 0.0",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::cycle\"} 0.5",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"open\",to_state=\"half_open\",reason=\"open_elapsed\"} 1",
             "circuitbreaker_state_transitions_total{name=\"metrics::cycle\",from_state=\"half_open\",to_state=\"closed\",reason=\"trial_passed\"} 1",
@@ -136,6 +138,8 @@ fn slow_call_rate_is_exported_once_the_window_is_judged() {
             "circuitbreaker_calls_total{name=\"metrics::slow\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::slow\"} 0.0",
             "circuitbreaker_slow_call_rate{name=\"metrics::slow\"} 0.25",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::slow\"} 0.5",
+            "circuitbreaker_slow_call_rate_threshold{name=\"metrics::slow\"} 1.0",
         ]
     );
 }
@@ -172,6 +176,8 @@ fn descriptors_have_the_documented_names_and_types() {
         "# TYPE circuitbreaker_calls counter",
         "# TYPE circuitbreaker_failure_rate gauge",
         "# TYPE circuitbreaker_slow_call_rate gauge",
+        "# TYPE circuitbreaker_failure_rate_threshold gauge",
+        "# TYPE circuitbreaker_slow_call_rate_threshold gauge",
         "# TYPE circuitbreaker_state_transitions counter",
         "# TYPE circuitbreaker_keys_evicted counter",
     ] {
@@ -228,6 +234,7 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::replica\",key=\"10.1.0.1:80\"} 1.0",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::replica\",key=\"10.1.0.1:80\"} 0.5",
             "circuitbreaker_state_transitions_total{name=\"metrics::replica\",key=\"10.1.0.1:80\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
         ]
     );
@@ -246,6 +253,7 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::replica\",key=\"10.1.0.2:80\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::replica\",key=\"10.1.0.2:80\"} 0.0",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::replica\",key=\"10.1.0.2:80\"} 0.5",
         ]
     );
 }
@@ -280,6 +288,7 @@ fn a_registry_of_its_own_is_exported_and_counted_apart_from_the_global_one() {
             "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"bulkhead\"} 0",
             "circuitbreaker_calls_total{name=\"metrics::own\",result=\"rejected\",reason=\"fleet_open\"} 0",
             "circuitbreaker_failure_rate{name=\"metrics::own\"} 1.0",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::own\"} 0.5",
             "circuitbreaker_state_transitions_total{name=\"metrics::own\",from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"} 1",
         ]
     );
@@ -370,6 +379,97 @@ fn transitions_are_counted_by_reason_a_manual_open_period_among_them() {
                 "{labels},from_state=\"half_open\",to_state=\"open\",reason=\"probe_failed\"}} 1"
             ),
             format!("{labels},from_state=\"forced_open\",to_state=\"closed\",reason=\"reset\"}} 1"),
+        ]
+    );
+}
+
+#[test]
+fn transitions_before_the_first_scrape_are_counted_from_the_registry_s_creation() {
+    // A registry of its own, so that no other test's collector made it count already.
+    let own: &'static breakerbox::Registry = Box::leak(Box::default());
+    let clock = ManualClock::new();
+    let config = Config::builder()
+        .count_window(2)
+        .min_calls(2)
+        .probes(1)
+        .build()
+        .unwrap();
+    let b = own.register(Arc::new(Breaker::with_clock(
+        "metrics::early",
+        config,
+        clock.clone(),
+    )));
+    // Opens, half-opens, reopens on the failed probe, half-opens again: four transitions,
+    // all before any collector exists.
+    b.try_acquire().unwrap().failure();
+    b.try_acquire().unwrap().failure();
+    for _ in 0..2 {
+        clock.advance(Duration::from_secs(5));
+        let probe = b.try_acquire().unwrap();
+        if b.snapshot().totals.failure == 2 {
+            probe.failure();
+        } else {
+            probe.success();
+        }
+    }
+    assert_eq!(b.state(), breakerbox::State::Closed);
+
+    let text = breakerbox::metrics::text_of(breakerbox::metrics::BreakerCollector::of(own));
+    let transitions: Vec<String> = samples(&text, "circuitbreaker_state_transitions_total")
+        .into_iter()
+        .filter(|l| l.contains("metrics::early"))
+        .collect();
+    let line = |from: &str, to: &str, reason: &str, n: u32| {
+        format!(
+            "circuitbreaker_state_transitions_total{{name=\"metrics::early\",from_state=\"{from}\",to_state=\"{to}\",reason=\"{reason}\"}} {n}"
+        )
+    };
+    assert_eq!(
+        transitions,
+        [
+            line("closed", "open", "failure_rate", 1),
+            line("open", "half_open", "open_elapsed", 2),
+            line("half_open", "closed", "trial_passed", 1),
+            line("half_open", "open", "probe_failed", 1),
+        ]
+    );
+}
+
+#[test]
+fn text_of_a_collector_that_times_every_call_has_the_durations() {
+    let own: &'static breakerbox::Registry = Box::leak(Box::default());
+    let b = own.register(Arc::new(Breaker::new(
+        "metrics::text_timed",
+        Config::default(),
+    )));
+    let collector = breakerbox::metrics::BreakerCollector::of(own).time_every_call();
+    b.try_acquire().unwrap().success();
+    let text = breakerbox::metrics::text_of(collector);
+    assert!(
+        text.contains(
+            "circuitbreaker_call_duration_seconds_count{name=\"metrics::text_timed\",result=\"success\"} 1\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_rates_thresholds_are_exported_beside_the_rates() {
+    let own: &'static breakerbox::Registry = Box::leak(Box::default());
+    let slow = Config::builder()
+        .failure_rate(0.25)
+        .slow_calls(Duration::from_millis(800), 0.75)
+        .build()
+        .unwrap();
+    own.register(Arc::new(Breaker::new("metrics::slow", slow)));
+    own.register(Arc::new(Breaker::new("metrics::plain", Config::default())));
+    let text = breakerbox::metrics::text_of(breakerbox::metrics::BreakerCollector::of(own));
+    assert_eq!(
+        samples(&text, "_threshold{"),
+        [
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::plain\"} 0.5",
+            "circuitbreaker_failure_rate_threshold{name=\"metrics::slow\"} 0.25",
+            "circuitbreaker_slow_call_rate_threshold{name=\"metrics::slow\"} 0.75",
         ]
     );
 }

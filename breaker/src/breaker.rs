@@ -87,16 +87,27 @@ pub struct Breaker {
 /// The breaker's own fields, read on slow paths only (kept in [`Shared`], where they space the
 /// words the lock-free paths write).
 pub(crate) struct Identity {
-    name: Arc<str>,
     /// For a breaker of a keyed family, named `family[key]`: where the key's text starts in
     /// the name; 0 for other breakers. (In the 8 bytes `rejected_name`'s alignment leaves.)
     key_at: usize,
-    /// The name as rejections carry it.
+    /// The name, as rejections carry it: inline when short, else shared. The breaker's
+    /// name is read from it, so that the registry's hooks fit in the bytes a second copy took.
     rejected_name: Name,
     /// What few breakers use, made on first use: one pointer in every breaker (a keyed
     /// family's members among them), which most never fill.
     // std's, not the model checker's: made with every breaker, read by no loom model.
     rare: std::sync::OnceLock<Box<Rare>>,
+    /// The hooks of the registry the breaker joined, told of its transitions (metrics count
+    /// them, the admin journal keeps them) and of its drop: one pointer, no listener.
+    registry: std::sync::OnceLock<Arc<crate::registry::Watchers>>,
+}
+
+impl Drop for Identity {
+    fn drop(&mut self) {
+        if let Some(watchers) = self.registry.get() {
+            watchers.forget(self as *const Identity as usize);
+        }
+    }
 }
 
 /// The parts of a breaker that only some breakers use.
@@ -135,9 +146,9 @@ impl Breaker {
     fn with_source(name: Arc<str>, key_at: usize, config: Arc<Config>, clock: ClockSource) -> Self {
         let identity = Identity {
             rejected_name: Name::new(&name),
-            name,
             key_at,
             rare: Default::default(),
+            registry: Default::default(),
         };
         Self {
             shared: Shared::new(config, clock, identity),
@@ -187,13 +198,14 @@ impl Breaker {
 
     /// The breaker's name.
     pub fn name(&self) -> &str {
-        &self.identity().name
+        self.identity().rejected_name.as_str()
     }
 
     /// The key of a breaker created per key by `#[circuit_breaker(key = ...)]`, as its
     /// `Display` text; `None` for other breakers.
     pub fn key(&self) -> Option<&str> {
-        let Identity { name, key_at, .. } = self.identity();
+        let Identity { key_at, .. } = self.identity();
+        let name = self.name();
         (*key_at != 0).then(|| &name[*key_at..name.len() - 1])
     }
 
@@ -493,7 +505,7 @@ impl Breaker {
     }
 
     /// The time left in the current OPEN; `None` in other states.
-    #[cfg(feature = "fleet")]
+    #[cfg(any(feature = "fleet", feature = "admin"))]
     pub(crate) fn open_left(&self) -> Option<std::time::Duration> {
         let now = self.clock().now();
         let period = self.shared.inspect(|m| m.open_period());
@@ -502,7 +514,7 @@ impl Breaker {
     }
 
     /// Whether the breaker is OPEN for its fleet (`TransitionReason::FleetOpen`).
-    #[cfg(feature = "fleet")]
+    #[cfg(any(feature = "fleet", feature = "admin"))]
     pub(crate) fn in_fleet_open(&self) -> bool {
         self.shared
             .inspect(|m| m.open_reason() == Some(crate::TransitionReason::FleetOpen))
@@ -511,6 +523,25 @@ impl Breaker {
     /// Half-open probes currently in flight (0 outside HALF_OPEN).
     pub fn probes_in_flight(&self) -> u32 {
         self.shared.inspect(|m| m.probes_in_flight())
+    }
+
+    /// Where the breaker is, for the registry's hooks: the same for as long as it lives.
+    #[cfg_attr(not(any(feature = "prometheus", feature = "admin")), allow(dead_code))]
+    pub(crate) fn address(&self) -> usize {
+        self.identity() as *const Identity as usize
+    }
+
+    /// Reports the breaker's transitions and drop to the hooks of the registry it joined
+    /// (the first only).
+    pub(crate) fn report_to(&self, watchers: &Arc<crate::registry::Watchers>) {
+        let _ = self.identity().registry.set(Arc::clone(watchers));
+    }
+
+    /// Tells the registry's hooks of `event`.
+    fn report(&self, event: &Event) {
+        if let Some(watchers) = self.identity().registry.get() {
+            watchers.happened(self, event);
+        }
     }
 
     /// Calls `listener` on every [`Event`], after the change is made and with no lock held,
@@ -537,26 +568,30 @@ impl Breaker {
         if let Some(Transition { from, to, reason }) = events.transition {
             #[cfg(feature = "tracing")]
             crate::trace::transition(self, from, to, reason, shadow);
+            let event = Event::StateTransition {
+                from,
+                to,
+                reason,
+                shadow,
+            };
             if let Some(listeners) = listeners {
-                listeners.emit(&Event::StateTransition {
-                    from,
-                    to,
-                    reason,
-                    shadow,
-                });
+                listeners.emit(&event);
             }
+            self.report(&event);
         }
         match events.ramp {
             Some(RampNews::Step { step, percent }) => {
                 #[cfg(feature = "tracing")]
                 crate::trace::ramp_step(self, step, percent);
+                let event = Event::RampStep {
+                    step,
+                    percent,
+                    shadow,
+                };
                 if let Some(listeners) = listeners {
-                    listeners.emit(&Event::RampStep {
-                        step,
-                        percent,
-                        shadow,
-                    });
+                    listeners.emit(&event);
                 }
+                self.report(&event);
             }
             #[cfg(feature = "tracing")]
             Some(RampNews::Held {

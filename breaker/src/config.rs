@@ -8,6 +8,8 @@
 mod builder;
 mod error;
 mod policy;
+#[cfg(feature = "serde")]
+pub(crate) mod serialized;
 
 use std::time::Duration;
 

@@ -25,6 +25,11 @@ use crate::{State, TransitionReason};
 /// b.force_open();
 /// assert_eq!(*seen.lock().unwrap(), [(State::Closed, State::ForcedOpen)]);
 /// ```
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(tag = "type", rename_all = "snake_case")
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Event {

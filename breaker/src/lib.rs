@@ -154,6 +154,12 @@
 //!   `prometheus-client` registry.
 //! - `overrides`: [`overrides::Overrides`], operator settings from a TOML file applied with
 //!   [`Registry::apply`].
+//! - `serde`: `Serialize` for [`Snapshot`], [`State`], [`Trial`], [`CallTotals`],
+//!   [`RejectedBy`], [`TransitionReason`], [`Event`] and [`Config`] (a map of the
+//!   `#[circuit_breaker]` keys): the JSON format the `admin` module documents.
+//! - `admin`: `admin::router()`, an axum 0.8 router for operators: every breaker as JSON,
+//!   a server-sent events stream of transitions, the overrides' actions over HTTP (locked
+//!   unless given an authorizer), a health answer and a live page.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]
@@ -162,6 +168,8 @@
 // and doc tests included.
 extern crate self as breakerbox;
 
+#[cfg(feature = "admin")]
+pub mod admin;
 mod breaker;
 mod call_events;
 mod call_site;

@@ -15,9 +15,12 @@
 //! | `circuitbreaker_in_flight` | gauge | for a breaker with a bulkhead (`max_concurrent`): calls holding one of its slots |
 //! | `circuitbreaker_failure_rate` | gauge | failures / completed calls in the window, 0 with none (the breaker acts on it once `min_calls` completed) |
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
+//! | `circuitbreaker_failure_rate_threshold` | gauge | the configured failure rate at or above which the breaker opens |
+//! | `circuitbreaker_slow_call_rate_threshold` | gauge | for a breaker with slow calls: the configured slow-call rate at or above which it opens |
 //! | `circuitbreaker_call_duration_seconds{result}` | histogram | for a breaker whose calls are timed: how long calls took, from admission to result, by `result`: `success`, `failure`, `ignored`, `cancelled` (rejected calls did not run); buckets [`CALL_DURATION_BUCKETS`], 1 ms to 10 s |
 //! | `circuitbreaker_half_open_probes{probes}` | gauge | while a half-open trial runs ([`Snapshot::trial`](crate::Snapshot::trial)): its probes `admitted`, `in_flight` and `succeeded` |
-//! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since [`register`] first ran, or since the breaker was created if later, by why ([`TransitionReason::as_str`](crate::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
+//! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since the breaker joined the registry (its creation, for a `#[circuit_breaker]` function's), whether or not a collector existed then, by why ([`TransitionReason::as_str`](crate::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
+//! | `circuitbreaker_fleet_degraded{fleet_instance}` | gauge | with feature `fleet`, once [`fleet::connect`](crate::fleet::connect) ran (collectors of [`registry()`](crate::registry()) only): 1 while this instance's fleet cannot reach its store and its breakers judge alone, 0 otherwise; labelled with the fleet's instance id (not `instance`, which Prometheus sets to the scrape target) |
 //! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
 //!
 //! A breaker's calls are timed when its configuration needs their durations anyway (slow
@@ -54,7 +57,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use crate::sync::process::Mutex;
 
@@ -93,8 +96,23 @@ pub fn register(prometheus: &mut Registry) {
 /// assert!(text.ends_with("# EOF\n"));
 /// ```
 pub fn text() -> String {
+    text_of(BreakerCollector::new())
+}
+
+/// The metrics `collector` reads as Prometheus text exposition (OpenMetrics): [`text`] for a
+/// collector of your own making, one that [times every
+/// call](BreakerCollector::time_every_call) or reads a registry of your own. Timing starts
+/// when the collector is made: keep making it the same way at each scrape.
+///
+/// ```
+/// use breakerbox::metrics::{text_of, BreakerCollector};
+///
+/// let text = text_of(BreakerCollector::new().time_every_call());
+/// assert!(text.contains("# TYPE circuitbreaker_call_duration_seconds histogram\n"));
+/// ```
+pub fn text_of(collector: BreakerCollector) -> String {
     let mut prometheus = Registry::default();
-    register(&mut prometheus);
+    prometheus.register_collector(Box::new(collector));
     let mut out = String::new();
     // Writing into a `String` cannot fail.
     let _ = prometheus_client::encoding::text::encode(&mut out, &prometheus);
@@ -115,14 +133,14 @@ pub struct BreakerCollector {
 }
 
 impl BreakerCollector {
-    /// A collector of every breaker in [`registry()`](crate::registry()); starts counting
-    /// transitions now.
+    /// A collector of every breaker in [`registry()`](crate::registry()). Transitions are
+    /// counted from each breaker's joining the registry, before any collector.
     pub fn new() -> Self {
         Self::of(crate::registry())
     }
 
-    /// A collector of every breaker in `registry`, a registry of your own; starts counting
-    /// transitions now. The collectors of one registry share its transition counts.
+    /// A collector of every breaker in `registry`, a registry of your own. The collectors of
+    /// one registry share its transition counts, kept from each breaker's joining it.
     ///
     /// ```
     /// use std::sync::{Arc, OnceLock};
@@ -143,7 +161,6 @@ impl BreakerCollector {
         let transitions = transitions(registry);
         let durations = durations::durations(registry);
         for entry in registry.list() {
-            transitions.attach(entry.breaker());
             durations.attach(entry.breaker());
         }
         Self {
@@ -200,12 +217,10 @@ impl Collector for BreakerCollector {
         let series: Vec<Series> = entries
             .iter()
             .map(|entry| {
-                self.transitions.attach(entry.breaker());
                 self.durations.attach(entry.breaker());
                 Series::read(entry, self.transitions, self.durations)
             })
             .collect();
-        self.transitions.forget_dropped();
         self.durations.forget_dropped();
 
         let help = "Current state: 0 closed, 1 open, 2 half-open, 3 forced open, 4 disabled.";
@@ -295,6 +310,30 @@ impl Collector for BreakerCollector {
             }
         }
 
+        let help = "The failure rate at or above which the breaker opens (failure_rate).";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_failure_rate_threshold",
+            help,
+            None,
+            MetricType::Gauge,
+        )?;
+        for s in &series {
+            ConstGauge::new(s.thresholds.0).encode(family.encode_family(&s.labels(&[]))?)?;
+        }
+
+        let help = "The slow-call rate at or above which the breaker opens, with slow calls on.";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_slow_call_rate_threshold",
+            help,
+            None,
+            MetricType::Gauge,
+        )?;
+        for s in &series {
+            if let Some(rate) = s.thresholds.1 {
+                ConstGauge::new(rate).encode(family.encode_family(&s.labels(&[]))?)?;
+            }
+        }
+
         let help = "How long calls took, from admission to result, by how they ended; \
                     for breakers whose calls are timed.";
         let mut family = encoder.encode_descriptor(
@@ -364,6 +403,31 @@ impl Collector for BreakerCollector {
                 ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
             }
         }
+        #[cfg(feature = "fleet")]
+        self.encode_fleet(&mut encoder)?;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "fleet")]
+impl BreakerCollector {
+    /// `circuitbreaker_fleet_degraded`: whether this instance's fleet lost its store; for
+    /// [`registry()`](crate::registry())'s collectors once [`fleet::connect`](crate::fleet::connect) ran.
+    fn encode_fleet(&self, encoder: &mut DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
+        let help = "Whether this instance's fleet lost its store (1) and breakers judge alone, \
+                    or reaches it (0).";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_fleet_degraded",
+            help,
+            None,
+            MetricType::Gauge,
+        )?;
+        let global = std::ptr::eq(self.registry, crate::registry());
+        if let Some(fleet) = crate::fleet::global().filter(|_| global) {
+            let labels = [("fleet_instance", fleet.instance())];
+            let degraded = i64::from(fleet.is_degraded());
+            ConstGauge::new(degraded).encode(family.encode_family(&labels)?)?;
+        }
         Ok(())
     }
 }
@@ -377,6 +441,8 @@ struct Series {
     /// Measured from the first call, so that a quiet breaker has its series.
     failure_rate: f64,
     slow_call_rate: Option<f64>,
+    /// The configuration's failure rate and slow-call rate.
+    thresholds: (f64, Option<f64>),
     trial: Option<Trial>,
     /// Calls holding a bulkhead slot, for a breaker with a bulkhead.
     in_flight: Option<u32>,
@@ -407,6 +473,7 @@ impl Series {
                 .failure_rate
                 .unwrap_or_else(|| f64::from(s.failures) / f64::from(s.calls.max(1))),
             slow_call_rate: s.slow_call_rate,
+            thresholds: (config.failure_rate(), config.slow_calls().map(|c| c.rate)),
             trial: s.trial,
             in_flight,
             retries,
@@ -429,67 +496,40 @@ impl Series {
 /// A transition by the codes of the states left and entered, and its reason.
 type TransitionKey = (u64, u64, TransitionReason);
 
-/// Transitions by [`TransitionKey`].
-type Counts = Arc<Mutex<BTreeMap<TransitionKey, u64>>>;
-
-/// Transition counts of every breaker a collector has seen, filled by a listener on each.
+/// Transition counts of every breaker of a registry, by the breaker's address: its registry's
+/// watchers count each transition as the breaker reports it, and take the counts out when
+/// the breaker is dropped (an evicted key). A quiet breaker has no entry.
 #[derive(Debug, Default)]
 pub(crate) struct Transitions {
-    /// By the breaker's address, with a weak handle that tells a dropped breaker (an evicted
-    /// key) from a new one at the same address.
-    seen: Mutex<HashMap<usize, (Weak<Breaker>, Counts)>>,
+    seen: Mutex<HashMap<usize, BTreeMap<TransitionKey, u64>>>,
 }
 
-/// The transition counts of `registry`, listening to every breaker that joins it from its
-/// first collector on.
+/// The transition counts of `registry`, kept by its watchers from each breaker's joining.
 fn transitions(registry: &'static crate::Registry) -> &'static Transitions {
-    let mut first = false;
-    let transitions = registry.transitions.get_or_init(|| {
-        first = true;
-        Transitions::default()
-    });
-    if first {
-        registry.watch(move |_, breaker| transitions.attach(breaker));
-    }
-    transitions
+    &registry.watchers().transitions
 }
 
 impl Transitions {
-    /// Starts counting the transitions of `breaker`, unless already counting them.
-    fn attach(&self, breaker: &Arc<Breaker>) {
-        let mut seen = self.seen.lock();
-        let address = Arc::as_ptr(breaker) as usize;
-        if let Some((known, _)) = seen.get(&address) {
-            if known.upgrade().is_some_and(|b| Arc::ptr_eq(&b, breaker)) {
-                return;
-            }
+    /// Counts `event` of the breaker at `address`, if it is a transition.
+    pub(crate) fn record(&self, address: usize, event: &Event) {
+        if let Event::StateTransition {
+            from, to, reason, ..
+        } = *event
+        {
+            let mut seen = self.seen.lock();
+            let counts = seen.entry(address).or_default();
+            *counts.entry((from.code(), to.code(), reason)).or_insert(0) += 1;
         }
-        let counts = Counts::default();
-        let listened = counts.clone();
-        breaker.on_event(move |event| match *event {
-            Event::StateTransition {
-                from, to, reason, ..
-            } => {
-                let mut counts = listened.lock();
-                *counts.entry((from.code(), to.code(), reason)).or_insert(0) += 1;
-            }
-            Event::RampStep { .. } => {}
-        });
-        seen.insert(address, (Arc::downgrade(breaker), counts));
     }
 
-    fn counts(&self, breaker: &Arc<Breaker>) -> BTreeMap<TransitionKey, u64> {
+    /// Forgets the breaker at `address`, being dropped.
+    pub(crate) fn forget(&self, address: usize) {
+        let gone = self.seen.lock().remove(&address);
+        drop(gone);
+    }
+
+    fn counts(&self, breaker: &Breaker) -> BTreeMap<TransitionKey, u64> {
         let seen = self.seen.lock();
-        match seen.get(&(Arc::as_ptr(breaker) as usize)) {
-            Some((_, counts)) => counts.lock().clone(),
-            None => BTreeMap::new(),
-        }
-    }
-
-    /// Drops the counts of breakers that no longer exist, so that a flood of keys does not
-    /// grow them without bound.
-    fn forget_dropped(&self) {
-        let mut seen = self.seen.lock();
-        seen.retain(|_, (breaker, _)| breaker.strong_count() > 0);
+        seen.get(&breaker.address()).cloned().unwrap_or_default()
     }
 }

@@ -146,6 +146,21 @@ impl Overrides {
         }
     }
 
+    /// An operator's action on the breaker or keyed family `name`, as a file's table with only
+    /// `action` or `open_for` would be; problems name `source`.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
+    pub(crate) fn manual(
+        source: &str,
+        name: &str,
+        action: Option<Action>,
+        open_for: Option<Duration>,
+    ) -> Self {
+        Self {
+            source: Arc::from(source),
+            entries: vec![Override::manual(name, action, open_for)],
+        }
+    }
+
     /// The breaker names the overrides are for, in file order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|e| e.name.as_str())
@@ -275,6 +290,9 @@ enum Target {
 
 /// A checked override, ready to apply.
 struct Change {
+    name: Arc<str>,
+    /// The configuration keys the override writes.
+    keys: Vec<crate::config::Field>,
     target: Target,
     config: Option<Config>,
     action: Option<Action>,
@@ -391,6 +409,12 @@ impl Registry {
             }
         }
         Ok(Change {
+            name: Arc::from(entry.name.as_str()),
+            keys: if config.is_some() {
+                entry.keys_set()
+            } else {
+                Vec::new()
+            },
             target,
             config,
             action: entry.action,
@@ -406,6 +430,20 @@ impl Registry {
     /// that a function's name under another crate or module (`newcomer::fetch_recs` for
     /// `frontend::fetch_recs`) finds it. At most three; empty when none is that near.
     fn did_you_mean(&self, name: &str) -> String {
+        let near: Vec<String> = self
+            .nearest_names(name)
+            .into_iter()
+            .map(|known| format!("{known:?}"))
+            .collect();
+        match near.as_slice() {
+            [] => String::new(),
+            [one] => format!("; did you mean {one}?"),
+            [init @ .., last] => format!("; did you mean {} or {last}?", init.join(", ")),
+        }
+    }
+
+    /// The registered names nearest to `name`, nearest first (see `did_you_mean`).
+    pub(crate) fn nearest_names(&self, name: &str) -> Vec<String> {
         let limit = (name.chars().count() / 3).max(2);
         let last = last_segment(name);
         let last_limit = last.chars().count() / 3;
@@ -422,16 +460,17 @@ impl Registry {
             })
             .collect();
         near.sort();
-        let near: Vec<String> = near
-            .into_iter()
-            .take(3)
-            .map(|(_, _, known)| format!("{known:?}"))
-            .collect();
-        match near.as_slice() {
-            [] => String::new(),
-            [one] => format!("; did you mean {one}?"),
-            [init @ .., last] => format!("; did you mean {} or {last}?", init.join(", ")),
-        }
+        near.into_iter().take(3).map(|(_, _, known)| known).collect()
+    }
+
+    /// The configuration keys overrides set on `name` (a breaker's or a family's).
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
+    pub(crate) fn overridden_keys(&self, name: &str) -> Vec<crate::config::Field> {
+        self.overridden
+            .lock()
+            .get(name)
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
@@ -442,6 +481,15 @@ fn last_segment(name: &str) -> &str {
 
 impl Change {
     fn apply(self, registry: &Registry) {
+        if !self.keys.is_empty() {
+            let mut overridden = registry.overridden.lock();
+            let keys = overridden.entry(self.name.clone()).or_default();
+            for key in &self.keys {
+                if !keys.contains(key) {
+                    keys.push(*key);
+                }
+            }
+        }
         match &self.target {
             Target::Single(breaker) => {
                 if let Some(config) = self.config {

@@ -25,16 +25,51 @@ type ReconfigureWatcher = Arc<dyn Fn(&Arc<Breaker>, &Config, &Config) + Send + S
 pub(crate) struct Watchers {
     joined: RwLock<Vec<Watcher>>,
     reconfigured: RwLock<Vec<ReconfigureWatcher>>,
+    /// Every transition and operator action of the registry's breakers, from its creation.
+    #[cfg(feature = "admin")]
+    pub(crate) journal: crate::admin::Journal,
+    /// The transition counts of the metrics, from the registry's creation: a breaker that
+    /// opened before the first scrape is counted all the same.
+    #[cfg(feature = "prometheus")]
+    pub(crate) transitions: crate::metrics::Transitions,
 }
 
 impl Watchers {
     /// Tells the watchers that `breaker` joined the registry under `name`.
-    pub(crate) fn announce(&self, name: &str, breaker: &Arc<Breaker>) {
+    pub(crate) fn announce(self: &Arc<Self>, name: &str, breaker: &Arc<Breaker>) {
+        breaker.report_to(self);
+        #[cfg(feature = "admin")]
+        self.journal.joined(breaker);
         // Called outside the lock: a watcher may look the registry up.
         let watchers: Vec<Watcher> = self.joined.read().clone();
         for watcher in watchers {
             watcher(name, breaker);
         }
+    }
+
+    /// What a breaker of the registry reports: each transition (and ramp step) as it is
+    /// told to its listeners.
+    #[cfg_attr(
+        not(any(feature = "prometheus", feature = "admin")),
+        allow(unused_variables)
+    )]
+    pub(crate) fn happened(&self, breaker: &Breaker, event: &crate::Event) {
+        #[cfg(feature = "prometheus")]
+        self.transitions.record(breaker.address(), event);
+        #[cfg(feature = "admin")]
+        self.journal.happened(breaker, event);
+    }
+
+    /// Forgets the breaker at `address`, being dropped.
+    #[cfg_attr(
+        not(any(feature = "prometheus", feature = "admin")),
+        allow(unused_variables)
+    )]
+    pub(crate) fn forget(&self, address: usize) {
+        #[cfg(feature = "prometheus")]
+        self.transitions.forget(address);
+        #[cfg(feature = "admin")]
+        self.journal.forget(address);
     }
 
     /// [`Breaker::reconfigure`]s a breaker of the registry, then tells the watchers what
@@ -112,9 +147,9 @@ pub struct Registry {
     /// Held through a whole [`Registry::apply`]: applies to one registry run one at a time.
     #[cfg(feature = "overrides")]
     pub(crate) applying: Mutex<()>,
-    /// The transition counts of the registry's metrics, from the first collector on.
-    #[cfg(feature = "prometheus")]
-    pub(crate) transitions: OnceLock<crate::metrics::Transitions>,
+    /// The configuration keys overrides set, by the name they were applied to.
+    #[cfg(feature = "overrides")]
+    pub(crate) overridden: Mutex<BTreeMap<Arc<str>, Vec<crate::config::Field>>>,
 }
 
 impl Registry {
@@ -388,7 +423,10 @@ impl Registry {
     }
 
     /// The hooks of this registry, for the overrides that reconfigure its breakers.
-    #[cfg_attr(not(feature = "overrides"), allow(dead_code))]
+    #[cfg_attr(
+        not(any(feature = "overrides", feature = "admin", feature = "prometheus")),
+        allow(dead_code)
+    )]
     pub(crate) fn watchers(&self) -> &Watchers {
         &self.watchers
     }

@@ -126,7 +126,7 @@ impl Name {
         }
     }
 
-    fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match &self.shared {
             Some(name) => name,
             // The bytes are a whole `str`'s, so they are UTF-8.

@@ -5,6 +5,11 @@ use std::fmt;
 use crate::CallTotals;
 
 /// Where a breaker stands.
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {
     /// Calls flow; outcomes are counted.
@@ -93,6 +98,7 @@ impl fmt::Display for State {
 /// assert_eq!(b.snapshot().trial, None);
 /// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Snapshot {
@@ -152,6 +158,7 @@ pub struct Snapshot {
 /// assert_eq!((b.state(), b.snapshot().trial), (State::Closed, None));
 /// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Trial {

@@ -107,6 +107,7 @@ impl From<Outcome> for Ending {
 /// assert_eq!(t.admitted(), 5);
 /// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct CallTotals {
@@ -159,6 +160,7 @@ impl CallTotals {
 /// assert_eq!((t.rejected_by.bulkhead, t.rejected_by.forced_open, t.rejected), (1, 1, 2));
 /// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct RejectedBy {

@@ -39,6 +39,11 @@ use crate::variant_names::variant_names;
 /// assert_eq!(TransitionReason::FailureRate.as_str(), "failure_rate");
 /// # Ok::<(), breakerbox::ConfigError>(())
 /// ```
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum TransitionReason {

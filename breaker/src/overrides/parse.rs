@@ -14,7 +14,7 @@ use crate::{Config, ConfigError, Window};
 pub(super) type Located = (Option<usize>, String);
 
 /// One table of the file, its values parsed and each with its line.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Override {
     pub(super) name: String,
     /// The line of the table's name.
@@ -250,6 +250,25 @@ impl Override {
     /// The line of the value of the key that sets `field`, if the override sets it. Every
     /// field has its arm: a field added to the configuration fails to compile here until the
     /// overrides read its key.
+    /// A table with only an action or an open period, written by no file.
+    pub(super) fn manual(name: &str, action: Option<Action>, open_for: Option<Duration>) -> Self {
+        Self {
+            name: name.to_owned(),
+            line: 1,
+            action,
+            open_for,
+            ..Self::default()
+        }
+    }
+
+    /// The configuration keys the table writes.
+    pub(super) fn keys_set(&self) -> Vec<Field> {
+        Field::ALL
+            .into_iter()
+            .filter(|&f| self.line_of_key(f).is_some())
+            .collect()
+    }
+
     pub(super) fn line_of_key(&self, field: Field) -> Option<usize> {
         match field {
             Field::Window => self.window.as_ref().map(|v| v.0),
