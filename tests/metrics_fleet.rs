@@ -31,8 +31,8 @@ async fn the_fleet_s_health_is_a_series_that_turns_to_1_when_the_store_is_gone()
     let builder = Fleet::builder(server.url())
         .instance("metrics-1")
         .ttl(TTL)
-        .timeout(Duration::from_millis(100))
-        .snapshot_every(Duration::from_millis(300));
+        .timeout(Duration::from_millis(300))
+        .snapshot_every(Duration::from_millis(400));
     let fleet = fleet::connect_with(builder).unwrap();
     eventually("the fleet reaches its store", || !fleet.is_degraded()).await;
     assert!(breakerbox::metrics::text().contains(&degraded_line(0)));

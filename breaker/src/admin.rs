@@ -42,8 +42,9 @@
 //! it caused, `null` for what the breaker did by itself), and by its `type`: `state_transition` with `from`, `to`, `reason`
 //! ([`TransitionReason::as_str`](crate::TransitionReason::as_str)) and `shadow`; `ramp_step`
 //! with `step`, `percent`, `shadow`; `operator_action` with `action`, `for` (for `open_for`)
-//! (the transition it causes follows, with the manual reason `forced`, `disabled`, `reset`
-//! or `manual_open`, and the same `operator`); `call` with
+//! (the transition it causes follows with the same `operator` and its action's reason:
+//! `force_open` gives `forced`; `disable` gives `disabled`; `reset` and `close` give `reset`;
+//! `open_for` gives `manual_open`); `call` with
 //! `ending`, `duration_ms` and `stale`.
 //!
 //! A configuration entry: `key` (the `#[circuit_breaker]` key: `window`, `min`, `rate`...),

@@ -460,7 +460,10 @@ impl Registry {
             })
             .collect();
         near.sort();
-        near.into_iter().take(3).map(|(_, _, known)| known).collect()
+        near.into_iter()
+            .take(3)
+            .map(|(_, _, known)| known)
+            .collect()
     }
 
     /// The configuration keys overrides set on `name` (a breaker's or a family's).

@@ -59,7 +59,8 @@ pub enum What {
 }
 
 /// An operator's action, taken through the admin router; the transition it causes follows
-/// as its own record, with the manual reason (`forced`, `disabled`, `reset`, `manual_open`).
+/// as its own record, with the action's reason (`force_open` gives `forced`; `disable` gives
+/// `disabled`; `reset` and `close` give `reset`; `open_for` gives `manual_open`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename = "operator_action")]
 pub struct OperatorAction {
