@@ -1,6 +1,8 @@
 //! State transitions and the ramp-up as `tracing` events: a warning when a breaker opens or
 //! the latency guard holds a ramp step, info otherwise. A breaker of a keyed family logs its
-//! `key`; a breaker without one logs no `key` field at all.
+//! `key`; a breaker without one logs no `key` field at all. Every field is read only when its
+//! line is wanted (tracing evaluates an event's fields after its filter): most transitions
+//! are logged to no one, and reading the name checks its bytes.
 
 use std::time::Duration;
 
@@ -16,8 +18,6 @@ pub(crate) fn transition(
     // The rates an opening logs, read only when its line is wanted: a snapshot costs more than
     // the rest of a transition, and most transitions are logged to no one.
     let snapshot = |enabled: bool| enabled.then(|| breaker.snapshot());
-    let name = breaker.name();
-    let key = breaker.key();
     if shadow {
         // A breaker that only watches tells what it would do, and changes nothing for the
         // calls: no warning.
@@ -27,8 +27,8 @@ pub(crate) fn transition(
                     return;
                 };
                 tracing::info!(
-                    breaker = name,
-                    key,
+                    breaker = breaker.name(),
+                    key = breaker.key(),
                     %from,
                     %to,
                     %reason,
@@ -40,8 +40,8 @@ pub(crate) fn transition(
                 )
             }
             State::Closed => tracing::info!(
-                breaker = name,
-                key,
+                breaker = breaker.name(),
+                key = breaker.key(),
                 %from,
                 %to,
                 %reason,
@@ -49,8 +49,8 @@ pub(crate) fn transition(
                 "circuit breaker would close (shadow)"
             ),
             State::HalfOpen | State::Disabled => tracing::info!(
-                breaker = name,
-                key,
+                breaker = breaker.name(),
+                key = breaker.key(),
                 %from,
                 %to,
                 %reason,
@@ -62,8 +62,8 @@ pub(crate) fn transition(
     match to {
         // Adopted from the fleet: its own window did not open it, so its rates say nothing.
         State::Open if reason == TransitionReason::FleetOpen => tracing::warn!(
-            breaker = name,
-            key,
+            breaker = breaker.name(),
+            key = breaker.key(),
             %from,
             %to,
             %reason,
@@ -75,8 +75,8 @@ pub(crate) fn transition(
                 return;
             };
             tracing::warn!(
-                breaker = name,
-                key,
+                breaker = breaker.name(),
+                key = breaker.key(),
                 %from,
                 %to,
                 %reason,
@@ -87,11 +87,18 @@ pub(crate) fn transition(
             )
         }
         State::Closed => {
-            tracing::info!(breaker = name, key, %from, %to, %reason, "circuit breaker closed")
+            tracing::info!(
+                breaker = breaker.name(),
+                key = breaker.key(),
+                %from,
+                %to,
+                %reason,
+                "circuit breaker closed"
+            )
         }
         State::HalfOpen | State::Disabled => tracing::info!(
-            breaker = name,
-            key,
+            breaker = breaker.name(),
+            key = breaker.key(),
             %from,
             %to,
             %reason,
@@ -102,10 +109,9 @@ pub(crate) fn transition(
 
 /// The ramp entered a step: the first when the probes succeeded, then each it climbs.
 pub(crate) fn ramp_step(breaker: &Breaker, step: u32, percent: u32) {
-    let (name, key) = (breaker.name(), breaker.key());
     tracing::info!(
-        breaker = name,
-        key,
+        breaker = breaker.name(),
+        key = breaker.key(),
         step,
         percent,
         "circuit breaker ramp step"
@@ -120,10 +126,9 @@ pub(crate) fn ramp_held(
     p99: Duration,
     baseline: Duration,
 ) {
-    let (name, key) = (breaker.name(), breaker.key());
     tracing::warn!(
-        breaker = name,
-        key,
+        breaker = breaker.name(),
+        key = breaker.key(),
         step,
         percent,
         ?p99,
