@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use breaker_workspace::redis_server::RedisServer;
 use breakerbox::fleet::{Fleet, FleetEvent};
-use support::{breaker, events, eventually, instance, store, TTL};
+use support::{breaker, events, eventually, instance, plant, store, TTL};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listener_that_subscribes_after_the_store_failed_hears_it_first() {
@@ -39,30 +39,16 @@ async fn malformed_messages_and_skipped_rows_are_counted() {
         return;
     };
     let mut conn = store(&server).await;
-    let (secs, _): (u64, u64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
-    let far = (secs + 600) * 1000;
-    let _: () = redis::pipe()
-        .cmd("ZADD")
-        .arg("breaker:fleet:{db}:live")
-        .arg(far)
-        .arg("liar")
-        .arg(far)
-        .arg("fibber")
-        .arg(far)
-        .arg("honest")
-        .ignore()
-        .cmd("HSET")
-        .arg("breaker:fleet:{db}:until")
-        .arg("liar")
-        .arg("garbage 1")
-        .arg("fibber")
-        .arg(format!("{far} x"))
-        .arg("honest")
-        .arg(format!("{far} 1"))
-        .ignore()
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    plant(
+        &mut conn,
+        "db",
+        &[
+            ("liar", "garbage 1"),
+            ("fibber", "{far} x"),
+            ("honest", "{far} 1"),
+        ],
+    )
+    .await;
     // One snapshot only: the one that reads the name as it joins.
     let fleet = instance(&server, "me", Duration::from_secs(600));
     let b = breaker("db", Duration::from_secs(30));

@@ -13,7 +13,7 @@ use std::time::Duration;
 use breaker_workspace::redis_server::RedisServer;
 use breakerbox::fleet::Fleet;
 use breakerbox::{RejectReason, State};
-use support::{breaker, eventually, instance, store, trip, TTL};
+use support::{breaker, eventually, instance, plant, store, trip, TTL};
 
 const SNAPSHOT: Duration = Duration::from_millis(400);
 
@@ -67,27 +67,9 @@ async fn with_a_secret_forged_messages_and_rows_are_ignored_and_counted() {
         return;
     };
     let mut conn = store(&server).await;
-    let (secs, _): (u64, u64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
-    let far = (secs + 600) * 1000;
     // Rows as an unsigned instance writes them, and one with a tag that is not the key's.
-    let _: () = redis::pipe()
-        .cmd("ZADD")
-        .arg("breaker:fleet:{db}:live")
-        .arg(far)
-        .arg("ghost")
-        .arg(far)
-        .arg("spook")
-        .ignore()
-        .cmd("HSET")
-        .arg("breaker:fleet:{db}:until")
-        .arg("ghost")
-        .arg(format!("{far} 1"))
-        .arg("spook")
-        .arg(format!("{far} 1 600000 {}", "ab".repeat(32)))
-        .ignore()
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let forged = format!("{{far}} 1 600000 {}", "ab".repeat(32));
+    plant(&mut conn, "db", &[("ghost", "{far} 1"), ("spook", &forged)]).await;
     // One snapshot only, as it joins.
     let me = signed(&server, "me", "the service's key", Duration::from_secs(600));
     let mine = breaker("db", Duration::from_secs(30));

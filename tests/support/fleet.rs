@@ -92,3 +92,33 @@ pub async fn command_stats(conn: &mut redis::aio::MultiplexedConnection) -> Vec<
         .map(|line| line.split(",usec=").next().unwrap().to_string())
         .collect()
 }
+
+/// Opinions written into the store by hand, as an instance would (or would not) write them:
+/// for each `(member, until)`, `member` live in `name`'s set until ten minutes from the
+/// store's time, and its row `until`, in which `{far}` stands for that time in milliseconds.
+pub async fn plant(
+    conn: &mut redis::aio::MultiplexedConnection,
+    name: &str,
+    rows: &[(&str, &str)],
+) {
+    let (secs, _): (u64, u64) = redis::cmd("TIME").query_async(conn).await.unwrap();
+    let far = (secs + 600) * 1000;
+    let mut live = redis::cmd("ZADD");
+    live.arg(format!("breaker:fleet:{{{name}}}:live"));
+    let mut until = redis::cmd("HSET");
+    until.arg(format!("breaker:fleet:{{{name}}}:until"));
+    for (member, row) in rows {
+        live.arg(far).arg(*member);
+        until
+            .arg(*member)
+            .arg(row.replace("{far}", &far.to_string()));
+    }
+    let _: () = redis::pipe()
+        .add_command(live)
+        .ignore()
+        .add_command(until)
+        .ignore()
+        .query_async(conn)
+        .await
+        .unwrap();
+}
