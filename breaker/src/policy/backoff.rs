@@ -44,11 +44,18 @@ pub(crate) async fn wait_at_least(base: Duration, max: Duration, retry: u32, flo
     }
 }
 
-/// Sleeps this thread before retry `n`, at least `floor`: the blocking runner's wait.
-pub(crate) fn sleep_at_least(base: Duration, max: Duration, retry: u32, floor: Duration) {
+/// Waits before retry `n` with `sleep`, at least `floor`: the blocking runner's wait, which
+/// passes `std::thread::sleep`; a zero base and floor retry at once, calling no sleep.
+pub(crate) fn sleep_at_least(
+    base: Duration,
+    max: Duration,
+    retry: u32,
+    floor: Duration,
+    sleep: impl FnOnce(Duration),
+) {
     let delay = delay_at_least(base, max, retry, floor);
     if !delay.is_zero() {
-        std::thread::sleep(delay);
+        sleep(delay);
     }
 }
 
@@ -61,16 +68,20 @@ mod tests {
 
     #[test]
     fn a_blocking_wait_sleeps_at_least_the_floor_and_not_at_all_for_none() {
-        let start = std::time::Instant::now();
-        sleep_at_least(Duration::ZERO, NONE, 1, Duration::ZERO);
+        let mut slept = Vec::new();
+        sleep_at_least(Duration::ZERO, NONE, 1, Duration::ZERO, |d| slept.push(d));
+        assert_eq!(slept, [], "no wait, no sleep");
         let floor = Duration::from_millis(5);
-        sleep_at_least(Duration::ZERO, NONE, 1, floor);
-        assert!(start.elapsed() >= floor);
-        assert_eq!(
-            delay_at_least(Duration::ZERO, NONE, 3, Duration::ZERO),
-            Duration::ZERO
-        );
-        assert_eq!(delay_at_least(Duration::ZERO, NONE, 3, floor), floor);
+        sleep_at_least(Duration::ZERO, NONE, 1, floor, |d| slept.push(d));
+        assert_eq!(slept, [floor]);
+        // A drawn wait is within the ceiling and never below the floor.
+        for _ in 0..100 {
+            sleep_at_least(BASE, NONE, 2, floor, |d| slept.push(d));
+        }
+        assert_eq!(slept.len(), 101);
+        assert!(slept[1..]
+            .iter()
+            .all(|&d| d >= floor && d <= ceiling(BASE, NONE, 2)));
     }
 
     #[test]

@@ -56,7 +56,13 @@ impl Breaker {
             };
             drop(ended);
             retry += 1;
-            backoff::sleep_at_least(plan.backoff(), plan.backoff_max(), retry, pushback);
+            backoff::sleep_at_least(
+                plan.backoff(),
+                plan.backoff_max(),
+                retry,
+                pushback,
+                std::thread::sleep,
+            );
             permit = slot.admit(self)?;
             if !permit.is_shadowed() {
                 withdrawal.spend();
