@@ -652,8 +652,8 @@ impl From<breakerbox::Rejected> for PolicyDown {
     }
 }
 
-impl From<breakerbox::TimedOut> for PolicyDown {
-    fn from(_: breakerbox::TimedOut) -> Self {
+impl From<breakerbox::policy::TimedOut> for PolicyDown {
+    fn from(_: breakerbox::policy::TimedOut) -> Self {
         PolicyDown
     }
 }
@@ -675,7 +675,7 @@ async fn annotated_policy(n: u64) -> Result<u64, PolicyDown> {
 }
 
 /// Ours under a policy, on the production clock.
-fn ours_with(policy: breakerbox::ConfigBuilder) -> Breaker {
+fn ours_with(policy: breakerbox::config::ConfigBuilder) -> Breaker {
     let config = policy
         .count_window(WINDOW)
         .min_calls(MIN_CALLS)

@@ -7,7 +7,7 @@
 
 use breaker_workspace::pricing::{self, PriceClient, PriceError};
 use breakerbox::overrides::Overrides;
-use breakerbox::{registry, Event};
+use breakerbox::{events::Event, registry};
 
 /// What operators ship beside the binary: tighter numbers for `get_price`, and the price
 /// list's refresh switched off.

@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, registry, Classify, Event, Outcome, Rejected};
+use breakerbox::{circuit_breaker, events::Event, registry, Classify, Outcome, Rejected};
 use tokio::time::Instant;
 
 #[derive(Debug)]

@@ -18,8 +18,8 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
 use breakerbox::{
-    circuit_breaker, Breaker, CallError, CallTotals, Classify, Config, ConfigBuilder, Outcome,
-    Rejected,
+    circuit_breaker, config::ConfigBuilder, snapshot::CallTotals, Breaker, CallError, Classify,
+    Config, Outcome, Rejected,
 };
 
 /// The registry name of the breakers of [`get_book`], one per upstream address.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
 use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
-use breakerbox::{Breaker, Config, Event, Outcome, RejectReason, State};
+use breakerbox::{events::Event, Breaker, Config, Outcome, RejectReason, State};
 
 /// What happens to the downstream, and the traffic sent to it.
 #[derive(Clone, Debug)]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::Request;
 use breakerbox::admin::{self, Authorize};
-use breakerbox::{Breaker, Config, Registry};
+use breakerbox::{registry::Registry, Breaker, Config};
 use tower::ServiceExt;
 
 #[test]

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breakerbox::{
-    circuit_breaker, registry, Breaker, Classify, Outcome, RejectReason, Rejected, State, TimedOut,
+    circuit_breaker, policy::TimedOut, registry, Breaker, Classify, Outcome, RejectReason,
+    Rejected, State,
 };
 use tokio::time::{sleep, Instant};
 

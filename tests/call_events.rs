@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
 use breakerbox::{
-    circuit_breaker, registry, Breaker, CallEnding, CallEvent, Classify, Config, ConfigBuilder,
-    Event, Outcome, RejectReason, Rejected, State,
+    circuit_breaker, config::ConfigBuilder, events::CallEnding, events::CallEvent, events::Event,
+    registry, Breaker, Classify, Config, Outcome, RejectReason, Rejected, State,
 };
 use tokio::time::sleep;
 

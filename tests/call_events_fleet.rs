@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use breaker_workspace::redis_server::RedisServer;
 use breakerbox::fleet::Fleet;
-use breakerbox::{CallEnding, CallEvent, RejectReason, State};
+use breakerbox::{events::CallEnding, events::CallEvent, RejectReason, State};
 use support::{breaker, eventually, instance, trip};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

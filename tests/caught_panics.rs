@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, registry, Breaker, Config, Rejected, TimedOut};
+use breakerbox::{circuit_breaker, policy::TimedOut, registry, Breaker, Config, Rejected};
 
 const MARK: &str = "the call panics";
 

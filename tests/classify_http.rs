@@ -1,6 +1,6 @@
 //! `Classify` for `http::StatusCode` and `http::Response<B>` (feature `http`).
 
-use breakerbox::{Classify, Outcome, StatusClassifier};
+use breakerbox::{http::StatusClassifier, Classify, Outcome};
 use http::{Response, StatusCode};
 
 #[test]

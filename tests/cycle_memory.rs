@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, Config, Event, RejectReason, State};
+use breakerbox::{events::Event, Breaker, Config, RejectReason, State};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -41,7 +41,7 @@ fn cycle(b: &Breaker, clock: &ManualClock) {
     assert_eq!(b.state(), State::Closed);
 }
 
-fn breaker(config: breakerbox::ConfigBuilder, clock: &ManualClock) -> Breaker {
+fn breaker(config: breakerbox::config::ConfigBuilder, clock: &ManualClock) -> Breaker {
     let config = config
         .min_calls(4)
         .probes(2)

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use breakerbox::{RejectReason, RejectedBy, TransitionReason};
+use breakerbox::{events::TransitionReason, snapshot::RejectedBy, RejectReason};
 
 /// An enum's names: each variant's `as_str` and its spelling in code.
 struct Names {

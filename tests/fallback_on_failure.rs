@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use breakerbox::{
-    circuit_breaker, registry, Breaker, CallFailure, Classify, Outcome, Rejected, State, TimedOut,
+    circuit_breaker, policy::CallFailure, policy::TimedOut, registry, Breaker, Classify, Outcome,
+    Rejected, State,
 };
 use tokio::time::{sleep, Instant};
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
 use breakerbox::metrics::BreakerCollector;
-use breakerbox::{Breaker, Config, ConfigBuilder, Registry, RejectReason, State};
+use breakerbox::{config::ConfigBuilder, registry::Registry, Breaker, Config, RejectReason, State};
 
 const OPEN_FOR: Duration = Duration::from_secs(5);
 

@@ -226,6 +226,6 @@ async fn a_count_window_of_one_may_judge_one_call() {
     let c = registry().get("recovery::tiny").unwrap().config();
     assert_eq!(
         (c.window(), c.min_calls()),
-        (breakerbox::Window::Count(1), 1)
+        (breakerbox::config::Window::Count(1), 1)
     );
 }

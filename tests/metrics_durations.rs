@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
 use breakerbox::metrics::BreakerCollector;
-use breakerbox::{Breaker, Config, Registry};
+use breakerbox::{registry::Registry, Breaker, Config};
 
 /// The text exposition of `collector`'s registry.
 fn scrape(collector: BreakerCollector) -> String {

@@ -260,8 +260,8 @@ async fn keyed_breakers_created_after_registering_get_a_key_label_and_their_tran
 
 #[test]
 fn a_registry_of_its_own_is_exported_and_counted_apart_from_the_global_one() {
-    static OWN: std::sync::OnceLock<breakerbox::Registry> = std::sync::OnceLock::new();
-    let own = OWN.get_or_init(breakerbox::Registry::default);
+    static OWN: std::sync::OnceLock<breakerbox::registry::Registry> = std::sync::OnceLock::new();
+    let own = OWN.get_or_init(breakerbox::registry::Registry::default);
     let mut own_prometheus = prometheus_client::registry::Registry::default();
     own_prometheus.register_collector(Box::new(breakerbox::metrics::BreakerCollector::of(own)));
     let mut global_prometheus = prometheus_client::registry::Registry::default();
@@ -386,7 +386,7 @@ fn transitions_are_counted_by_reason_a_manual_open_period_among_them() {
 #[test]
 fn transitions_before_the_first_scrape_are_counted_from_the_registry_s_creation() {
     // A registry of its own, so that no other test's collector made it count already.
-    let own: &'static breakerbox::Registry = Box::leak(Box::default());
+    let own: &'static breakerbox::registry::Registry = Box::leak(Box::default());
     let clock = ManualClock::new();
     let config = Config::builder()
         .count_window(2)
@@ -437,7 +437,7 @@ fn transitions_before_the_first_scrape_are_counted_from_the_registry_s_creation(
 
 #[test]
 fn text_of_a_collector_that_times_every_call_has_the_durations() {
-    let own: &'static breakerbox::Registry = Box::leak(Box::default());
+    let own: &'static breakerbox::registry::Registry = Box::leak(Box::default());
     let b = own.register(Arc::new(Breaker::new(
         "metrics::text_timed",
         Config::default(),
@@ -455,7 +455,7 @@ fn text_of_a_collector_that_times_every_call_has_the_durations() {
 
 #[test]
 fn the_rates_thresholds_are_exported_beside_the_rates() {
-    let own: &'static breakerbox::Registry = Box::leak(Box::default());
+    let own: &'static breakerbox::registry::Registry = Box::leak(Box::default());
     let slow = Config::builder()
         .failure_rate(0.25)
         .slow_calls(Duration::from_millis(800), 0.75)

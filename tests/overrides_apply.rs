@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use breakerbox::overrides::Overrides;
 use breakerbox::{
-    circuit_breaker, registry, Breaker, Classify, Config, Outcome, Rejected, State, Window,
+    circuit_breaker, config::Window, registry, Breaker, Classify, Config, Outcome, Rejected, State,
 };
 
 fn registered(name: &str) -> Arc<Breaker> {
@@ -473,8 +473,8 @@ fn a_forced_open_family_admits_no_call_on_a_new_key_even_at_its_birth() {
     assert_eq!(rejected.load(Ordering::Relaxed), 2 * KEYS as usize);
 }
 
-impl From<breakerbox::TimedOut> for Down {
-    fn from(_: breakerbox::TimedOut) -> Self {
+impl From<breakerbox::policy::TimedOut> for Down {
+    fn from(_: breakerbox::policy::TimedOut) -> Self {
         Down
     }
 }

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use breakerbox::recording::CallOutcome;
 use breakerbox::{
-    circuit_breaker, registry, Breaker, CallEnding, Classify, Outcome, RejectReason, Rejected,
-    State,
+    circuit_breaker, events::CallEnding, registry, Breaker, Classify, Outcome, RejectReason,
+    Rejected, State,
 };
 
 #[derive(Debug, PartialEq)]

@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::io;
 use std::time::Duration;
 
-use breakerbox::{Breaker, CallError, Config, ConfigBuilder, Outcome, RejectReason, State};
+use breakerbox::{config::ConfigBuilder, Breaker, CallError, Config, Outcome, RejectReason, State};
 use tokio::time::{sleep, Instant};
 
 const TIMEOUT: Duration = Duration::from_millis(800);

@@ -11,7 +11,7 @@ use axum::http::{header, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use breakerbox::{Breaker, CallError, Config, TimedOut};
+use breakerbox::{policy::TimedOut, Breaker, CallError, Config};
 use tonic::{Code, Status};
 use tower::ServiceExt;
 

@@ -6,7 +6,7 @@ use std::io;
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, CallError, Config, ConfigBuilder, RejectReason};
+use breakerbox::{config::ConfigBuilder, Breaker, CallError, Config, RejectReason};
 use tokio::time::{sleep, Instant};
 
 /// A breaker whose window never trips in these tests.

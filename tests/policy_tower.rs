@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use breakerbox::tower::{BreakerError, CircuitBreakerLayer, RetryFailures};
-use breakerbox::{Breaker, Config, ConfigBuilder, RejectReason, State};
+use breakerbox::{config::ConfigBuilder, Breaker, Config, RejectReason, State};
 use http::Response;
 use tower::retry::RetryLayer;
 use tower::timeout::TimeoutLayer;

@@ -17,7 +17,8 @@ use axum::Router;
 use breakerbox::clock::ManualClock;
 use breakerbox::tower::CircuitBreakerLayer;
 use breakerbox::{
-    Breaker, CallError, Config, Event, RejectReason, State, StatusClassifier, TransitionReason,
+    events::Event, events::TransitionReason, http::StatusClassifier, Breaker, CallError, Config,
+    RejectReason, State,
 };
 use tonic::body::Body;
 use tonic::client::Grpc;

@@ -7,7 +7,7 @@ mod markdown;
 
 use std::time::Duration;
 
-use breakerbox::{Config, Window};
+use breakerbox::{config::Window, Config};
 use breakerbox_rules::{ConfigKey, Field, KeyDefault, KEYS};
 use markdown::{code, section, table_rows, workspace_file};
 

@@ -71,7 +71,7 @@ async fn a_shared_name_with_a_different_config_logs_a_warning_at_boot() {
         .expect("registered at the first access");
     assert_eq!(warnings.load(std::sync::atomic::Ordering::SeqCst), 1);
     // The first function in source order configures it, whatever order the linker chose.
-    assert_eq!(b.config().window(), breakerbox::Window::Count(10));
+    assert_eq!(b.config().window(), breakerbox::config::Window::Count(10));
     catalog_read().await.unwrap();
     catalog_list().await.unwrap();
     catalog_write().await.unwrap();

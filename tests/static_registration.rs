@@ -8,7 +8,8 @@ use std::time::Duration;
 use breaker_workspace::pricing::{self, PriceError};
 use breakerbox::overrides::Overrides;
 use breakerbox::{
-    circuit_breaker, registry, Classify, Config, Event, Outcome, Rejected, State, Window,
+    circuit_breaker, config::Window, events::Event, registry, Classify, Config, Outcome, Rejected,
+    State,
 };
 
 #[derive(Debug, PartialEq)]

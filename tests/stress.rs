@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
 use breakerbox::{
-    circuit_breaker, registry, Breaker, CallTotals, Classify, Config, Event, Outcome, RejectReason,
-    Rejected, State,
+    circuit_breaker, events::Event, registry, snapshot::CallTotals, Breaker, Classify, Config,
+    Outcome, RejectReason, Rejected, State,
 };
 
 const TASKS: u64 = 4_000;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
 use breakerbox::tower::{BreakerError, CircuitBreakerLayer};
-use breakerbox::{Breaker, Config, Outcome, RejectReason, State, StatusClassifier};
+use breakerbox::{http::StatusClassifier, Breaker, Config, Outcome, RejectReason, State};
 use http::{Response, StatusCode};
 use tower::{service_fn, Layer, Service, ServiceExt};
 

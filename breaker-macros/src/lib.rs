@@ -81,7 +81,7 @@ use proc_macro::TokenStream;
 /// | `ramp` | list of integers | after the probes succeed, admit these percentages of calls step by step, e.g. `[10, 30, 60, 100]`; strictly rising, ending at 100 |
 /// | `ramp_step` | duration string | how long each ramp step lasts (default 5s); needs `ramp` |
 /// | `ramp_guard` | number | hold the ramp while the step's p99 latency exceeds this factor (above 1) of the closed-state p99; needs `ramp` |
-/// | `timeout` | duration string | each attempt running longer is cancelled and counts as a failure; the caller gets `E::from(breakerbox::TimedOut)` (greater than zero) |
+/// | `timeout` | duration string | each attempt running longer is cancelled and counts as a failure; the caller gets `E::from(breakerbox::policy::TimedOut)` (greater than zero) |
 /// | `retries` | integer | attempts after a failed first one, at most 10, each admitted by the breaker again (default 0) |
 /// | `retry_backoff` | duration string | base delay before a retry, at most 60s: retry `n` waits a random time in `[0, min(retry_backoff_max, base * 2^(n-1))]` (default 20ms); needs `retries` |
 /// | `retry_backoff_max` | duration string | longest wait before a retry, at least `retry_backoff` (default 10s, or `retry_backoff` if longer); needs `retries` |
@@ -202,10 +202,10 @@ use proc_macro::TokenStream;
 /// starts (a call dropped in its backoff, or whose retry is rejected, gives it back).
 ///
 /// A timed-out attempt is dropped, counts as a failure (as slow too, if `slow` is written),
-/// and its caller gets `E::from(breakerbox::TimedOut)`, so with `timeout` the error type needs
-/// `From<breakerbox::TimedOut>`. A function with `retries` and no `timeout` never times out, not
+/// and its caller gets `E::from(breakerbox::policy::TimedOut)`, so with `timeout` the error type needs
+/// `From<breakerbox::policy::TimedOut>`. A function with `retries` and no `timeout` never times out, not
 /// even when its breaker's configuration has a timeout (shared by name with a timed
-/// function), and needs no `From<breakerbox::TimedOut>`.
+/// function), and needs no `From<breakerbox::policy::TimedOut>`.
 ///
 /// With `retries`, each attempt runs the body anew: the receiver must be `&self`, and every
 /// other argument is passed to each attempt as a copy (`Clone`; references are copied as
@@ -213,7 +213,7 @@ use proc_macro::TokenStream;
 /// argument. These keys need the `policy` feature of `breakerbox` (on by default).
 ///
 /// ```
-/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected, TimedOut};
+/// # use breakerbox::{circuit_breaker, Classify, Outcome, Rejected, policy::TimedOut};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<Rejected> for LibError { fn from(_: Rejected) -> Self { LibError } }
@@ -552,7 +552,7 @@ use proc_macro::TokenStream;
 /// each attempt gets its own copy of the arguments:
 ///
 /// ```
-/// # use breakerbox::{Breaker, CallError, Classify, Config, Outcome, Rejected, TimedOut};
+/// # use breakerbox::{Breaker, CallError, Classify, Config, Outcome, Rejected, policy::TimedOut};
 /// # #[derive(Debug)] pub struct LibError;
 /// # impl Classify for LibError { fn classify(&self) -> Outcome { Outcome::Failure } }
 /// # impl From<TimedOut> for LibError { fn from(_: TimedOut) -> Self { LibError } }
@@ -684,7 +684,7 @@ use proc_macro::TokenStream;
 /// `timeout` on a plain `fn`, a fallback of the wrong signature (for `fallback_on =
 /// "failure"`, one whose last argument is neither a `CallFailure<E>` nor the function's error), `fallback_on` without
 /// `fallback` or with another value than `"rejection"` or `"failure"`, an error type without
-/// `From<breakerbox::Rejected>` and no fallback (or without `From<breakerbox::TimedOut>` and a
+/// `From<breakerbox::Rejected>` and no fallback (or without `From<breakerbox::policy::TimedOut>` and a
 /// `timeout`), a return type without `Classify` and no `classify`, and with `retries` a
 /// receiver other than `&self`, a `&mut` argument or one that is not `Clone`, `timeout` or
 /// `retries` without the runtime's `policy` feature, and `record` without its `recording`

@@ -7,7 +7,7 @@
 use std::fmt;
 
 use breakerbox::recording::config_key_values;
-use breakerbox::{Config, ConfigError};
+use breakerbox::{config::ConfigError, Config};
 use breakerbox_rules::KEYS;
 
 use super::search::Spec;

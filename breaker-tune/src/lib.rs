@@ -50,7 +50,7 @@
 //! for change in tuning.changes()? {
 //!     println!("{change}");
 //! }
-//! # Ok::<(), breakerbox::ConfigError>(())
+//! # Ok::<(), breakerbox::config::ConfigError>(())
 //! ```
 //!
 //! Memory grows with the calls, never with the span of the trace: times are taken from the
@@ -71,7 +71,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
-use breakerbox::{Config, ConfigError};
+use breakerbox::{config::ConfigError, Config};
 
 use self::current::Change;
 use self::health::Health;

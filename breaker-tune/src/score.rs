@@ -3,7 +3,7 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use breakerbox::{State, Window};
+use breakerbox::{config::Window, State};
 
 use super::health::Health;
 use super::replay::{Answer, Run};

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use breakerbox::overrides::Overrides;
 use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
-use breakerbox::{Breaker, Config, Outcome, Registry, RejectReason};
+use breakerbox::{registry::Registry, Breaker, Config, Outcome, RejectReason};
 use breakerbox_tune::report::report;
 use breakerbox_tune::search::{Spec, WindowSpec};
 use breakerbox_tune::{tune, Tuning};

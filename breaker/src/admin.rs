@@ -22,7 +22,7 @@
 //! These field names are kept stable. A `breaker` of `GET /`:
 //!
 //! - `name`, `key` (`null` but for a keyed family's member);
-//! - the [`Snapshot`](crate::Snapshot)'s fields: `state` (`closed`, `open`, `half_open`,
+//! - the [`Snapshot`](crate::snapshot::Snapshot)'s fields: `state` (`closed`, `open`, `half_open`,
 //!   `forced_open`, `disabled`), `calls`, `failures`, `slow_calls`, `failure_rate`,
 //!   `slow_call_rate` (`null` before `min` calls), `rejected`, `admit_percent`, `totals`
 //!   (`success`, `failure`, `ignored`, `cancelled`, `rejected`, `rejected_by` {`open`,
@@ -40,7 +40,7 @@
 //! also the event's SSE `id`; `null` for a call), `at_ms` (milliseconds since the Unix epoch),
 //! `name`, `key`, `operator` (who did it: the operator of an action and of the transition
 //! it caused, `null` for what the breaker did by itself), and by its `type`: `state_transition` with `from`, `to`, `reason`
-//! ([`TransitionReason::as_str`](crate::TransitionReason::as_str)) and `shadow`; `ramp_step`
+//! ([`TransitionReason::as_str`](crate::events::TransitionReason::as_str)) and `shadow`; `ramp_step`
 //! with `step`, `percent`, `shadow`; `operator_action` with `action`, `for` (for `open_for`)
 //! (the transition it causes follows with the same `operator` and its action's reason:
 //! `force_open` gives `forced`; `disable` gives `disabled`; `reset` and `close` give `reset`;
@@ -59,7 +59,7 @@
 //!
 //! # Steering
 //!
-//! An action goes through [`Registry::apply`](crate::Registry::apply), as an overrides file's
+//! An action goes through [`Registry::apply`](crate::registry::Registry::apply), as an overrides file's
 //! `action` or `open_for` does: on a keyed family's name it reaches every member, and
 //! `force_open` and `disable` the members created later. A name no breaker has answers 404:
 //! the router never creates a breaker. Each action is an `operator_action` record, then the
@@ -95,7 +95,7 @@ pub use self::health::{health, health_of, Health};
 use self::auth::Access;
 use self::health::Critical;
 use self::routes::Ctx;
-use crate::{registry, Registry};
+use crate::{registry, registry::Registry};
 
 /// The admin router over [`registry()`]: nest it where the service likes.
 ///
@@ -110,7 +110,7 @@ pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
 ///
 /// ```
 /// use std::sync::OnceLock;
-/// use breakerbox::Registry;
+/// use breakerbox::registry::Registry;
 ///
 /// static OWN: OnceLock<Registry> = OnceLock::new();
 /// let app: axum::Router = breakerbox::admin::router_of(OWN.get_or_init(Registry::default));

@@ -25,7 +25,9 @@ use crate::machine::{Events, Transition};
 use crate::permit::OwnedPermit;
 use crate::recovery::RampNews;
 use crate::rejected::Name;
-use crate::{Classify, Outcome, Permit, Rejected, Snapshot, State, TransitionReason};
+use crate::{
+    events::TransitionReason, snapshot::Snapshot, Classify, Outcome, Permit, Rejected, State,
+};
 
 #[allow(unused_imports)] // for the call policy
 pub(crate) use admit::shadowed;
@@ -57,7 +59,7 @@ use shared::{Shared, CLOSED, LIMITED, STATE_MASK, TIMED};
 /// clock.advance(Duration::from_secs(5));
 /// b.try_acquire().unwrap().success(); // the first call after 5s is a probe
 /// assert_eq!(b.state(), State::Closed);
-/// # Ok::<(), breakerbox::ConfigError>(())
+/// # Ok::<(), breakerbox::config::ConfigError>(())
 /// ```
 ///
 /// # Costs
@@ -116,7 +118,7 @@ pub(crate) struct Rare {
     /// Made when a first listener is added (by the metrics, among others).
     listeners: Listeners,
     /// The listeners of each call's end (`Breaker::on_call`).
-    call_listeners: Listeners<crate::CallEvent>,
+    call_listeners: Listeners<crate::events::CallEvent>,
     /// The call policy as each call reads it, and the retry budget: made when a
     /// configuration first sets a timeout or retries.
     #[cfg(feature = "policy")]
@@ -232,7 +234,7 @@ impl Breaker {
     /// b.try_acquire().unwrap().failure();
     /// assert_eq!(b.state(), State::Open);
     /// assert_eq!(b.config().min_calls(), 1);
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     pub fn reconfigure(&self, config: Config) {
         let mut now = LazyNow::new(self.clock());
@@ -270,7 +272,7 @@ impl Breaker {
     /// In OPEN it reads the clock (on Linux, the production clock's cheaper coarse twin while
     /// the period is far from its end), not the lock.
     ///
-    /// With a bulkhead ([`max_concurrent`](crate::ConfigBuilder::max_concurrent)), the
+    /// With a bulkhead ([`max_concurrent`](crate::config::ConfigBuilder::max_concurrent)), the
     /// bulkhead is asked first: a full one rejects with
     /// [`RejectReason::Bulkhead`](crate::RejectReason::Bulkhead), whatever the state. An
     /// admitted call holds a slot until its permit ends (a result, a drop, a panic); a call
@@ -285,7 +287,7 @@ impl Breaker {
     /// b.try_acquire().expect("closed").failure();
     /// let rejected = b.try_acquire().unwrap_err();
     /// assert_eq!(rejected.to_string(), "circuit 'libraryd' is open; retry in 5.0s");
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
@@ -391,7 +393,7 @@ impl Breaker {
     /// clock.advance(Duration::from_secs(10));
     /// b.try_acquire().unwrap().success(); // a probe
     /// assert_eq!(b.state(), State::Closed);
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     pub fn open_for(&self, duration: Duration) {
         self.open_because(duration, TransitionReason::ManualOpen);
@@ -473,7 +475,7 @@ impl Breaker {
     }
 
     /// The state and the window's counts, read together, with the lifetime
-    /// [`CallTotals`](crate::CallTotals) and, in HALF_OPEN, the [`Trial`](crate::Trial) of
+    /// [`CallTotals`](crate::snapshot::CallTotals) and, in HALF_OPEN, the [`Trial`](crate::snapshot::Trial) of
     /// its probes. What the window's counts mean in each state: [`Snapshot`].
     pub fn snapshot(&self) -> Snapshot {
         let totals_since = self.shared.call_totals();
@@ -517,7 +519,7 @@ impl Breaker {
     #[cfg(any(feature = "fleet", feature = "admin"))]
     pub(crate) fn in_fleet_open(&self) -> bool {
         self.shared
-            .inspect(|m| m.open_reason() == Some(crate::TransitionReason::FleetOpen))
+            .inspect(|m| m.open_reason() == Some(crate::events::TransitionReason::FleetOpen))
     }
 
     /// Half-open probes currently in flight (0 outside HALF_OPEN).

@@ -12,7 +12,7 @@ use crate::RejectReason;
 /// use std::sync::{Arc, Mutex};
 /// use std::time::Duration;
 /// use breakerbox::clock::ManualClock;
-/// use breakerbox::{Breaker, CallEnding, CallEvent, Config, RejectReason};
+/// use breakerbox::{Breaker, events::CallEnding, events::CallEvent, Config, RejectReason};
 ///
 /// let clock = ManualClock::new();
 /// let b = Breaker::with_clock("libraryd", Config::default(), clock.clone());
@@ -52,7 +52,7 @@ pub struct CallEvent {
 /// How a call ended: a field of [`CallEvent`].
 ///
 /// ```
-/// use breakerbox::{CallEnding, RejectReason};
+/// use breakerbox::{events::CallEnding, RejectReason};
 ///
 /// assert_eq!(CallEnding::Ignored.as_str(), "ignored");
 /// assert_eq!(CallEnding::Rejected(RejectReason::Open).as_str(), "rejected");

@@ -68,7 +68,7 @@ pub trait Classify {
     /// Asked only of a result that [`classify`](Classify::classify) calls a
     /// [`Failure`](Outcome::Failure) (a pushback on a success or an ignored result is
     /// ignored): the breaker then opens at once for that long, capped by
-    /// [`pushback_max`](crate::ConfigBuilder::pushback_max), whatever its window says, and
+    /// [`pushback_max`](crate::config::ConfigBuilder::pushback_max), whatever its window says, and
     /// the call policy waits at least as long before a retry, or gives up.
     ///
     /// ```

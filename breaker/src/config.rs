@@ -1,5 +1,18 @@
-//! Breaker configuration: the validated `Config` and what it is made of; the builder is in
-//! `builder.rs`.
+//! A breaker's configuration: the validated [`Config`], its [`ConfigBuilder`] and the
+//! [`ConfigError`] it refuses a bad value with, the parts a configuration is made of (the
+//! [`Window`], [`SlowCalls`], the open period's [`Backoff`], the [`RampUp`], the call
+//! [`Policy`]) and the limits of its values (`MAX_*`).
+//!
+//! ```
+//! use breakerbox::config::{ConfigError, Window, MAX_COUNT_WINDOW};
+//! use breakerbox::Config;
+//!
+//! let config = Config::builder().count_window(50).build()?;
+//! assert_eq!(config.window(), Window::Count(50));
+//! let err = Config::builder().count_window(MAX_COUNT_WINDOW + 1).build().unwrap_err();
+//! assert_eq!(err.field(), "count_window");
+//! # Ok::<(), ConfigError>(())
+//! ```
 //!
 //! The fields, the table of keys, the defaults and every rule live in the `breakerbox-rules`
 //! crate, which the `#[circuit_breaker]` attribute uses too: the builder, the overrides and
@@ -46,7 +59,7 @@ use self::policy::DEFAULT_PROBE_TIMEOUT;
 ///     .probes(3)
 ///     .build()?;
 /// assert_eq!(config.min_calls(), 10);
-/// # Ok::<(), breakerbox::ConfigError>(())
+/// # Ok::<(), breakerbox::config::ConfigError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -90,7 +103,7 @@ impl Config {
     ///
     /// let fewer_probes = Config::default().to_builder().probes(2).build()?;
     /// assert_eq!(fewer_probes.successes(), 2);
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     pub const fn to_builder(&self) -> ConfigBuilder {
         ConfigBuilder {

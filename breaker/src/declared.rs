@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 use crate::__private::Key;
 use crate::call_site::CallSite;
 use crate::keyed::Keyed;
-use crate::{Breaker, Config, Registry};
+use crate::{registry::Registry, Breaker, Config};
 
 mod name;
 

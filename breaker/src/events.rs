@@ -1,4 +1,7 @@
-//! Events a breaker reports to its listeners.
+//! What a breaker tells: an [`Event`] to the listeners of
+//! [`Breaker::on_event`](crate::Breaker::on_event) (a state transition and its
+//! [`TransitionReason`], a ramp step), and a [`CallEvent`] with its [`CallEnding`] to those of
+//! [`Breaker::on_call`](crate::Breaker::on_call), for every call.
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -6,13 +9,15 @@ use std::sync::Arc;
 
 use crate::sync::process::RwLock;
 
-use crate::{State, TransitionReason};
+pub use crate::call_events::{CallEnding, CallEvent};
+pub use crate::transition::TransitionReason;
+use crate::State;
 
 /// Something that happened to a breaker.
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
-/// use breakerbox::{Breaker, Config, Event, State};
+/// use breakerbox::{Breaker, Config, events::Event, State};
 ///
 /// let b = Breaker::new("libraryd", Config::default());
 /// let seen = Arc::new(Mutex::new(Vec::new()));
@@ -51,13 +56,13 @@ pub enum Event {
     /// CLOSED, reported as a [`StateTransition`](Event::StateTransition). A step the latency
     /// guard holds for another step's length is no new step and sends no event (with the
     /// `tracing` feature it is logged, as a warning with both p99s);
-    /// [`Snapshot::admit_percent`](crate::Snapshot::admit_percent) keeps the step's percentage.
+    /// [`Snapshot::admit_percent`](crate::snapshot::Snapshot::admit_percent) keeps the step's percentage.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
     /// use std::time::Duration;
     /// use breakerbox::clock::ManualClock;
-    /// use breakerbox::{Breaker, Config, Event};
+    /// use breakerbox::{Breaker, Config, events::Event};
     ///
     /// let config = Config::builder()
     ///     .count_window(2)
@@ -81,7 +86,7 @@ pub enum Event {
     /// clock.advance(Duration::from_secs(10));
     /// let _ = b.try_acquire(); // the next call after the step's length climbs
     /// assert_eq!(*steps.lock().unwrap(), [25, 100]);
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     RampStep {
         /// The step's index in the ramp's percentages, from 0.
@@ -97,7 +102,7 @@ pub enum Event {
 type Listener<E> = Arc<dyn Fn(&E) + Send + Sync>;
 
 /// The listeners of one breaker to events of type `E` ([`Event`]s, or each call's
-/// [`CallEvent`](crate::CallEvent)). Delivery clones an `Arc` of the list, so listeners run
+/// [`CallEvent`](crate::events::CallEvent)). Delivery clones an `Arc` of the list, so listeners run
 /// with no lock held and may call back into the breaker or add listeners.
 pub(crate) struct Listeners<E = Event> {
     list: RwLock<Arc<[Listener<E>]>>,

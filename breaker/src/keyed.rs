@@ -114,7 +114,7 @@ impl Member {
     /// `Arc`, and so does every permit's owner). Costs nothing on the call's path: taking
     /// the `Arc` is the count. A handle kept from [`Registry::get_keyed`] counts too.
     ///
-    /// [`Registry::get_keyed`]: crate::Registry::get_keyed
+    /// [`Registry::get_keyed`]: crate::registry::Registry::get_keyed
     fn busy(&self) -> bool {
         Arc::strong_count(&self.breaker) > 1
     }

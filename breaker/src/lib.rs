@@ -30,7 +30,7 @@
 //! assert!(b.try_acquire().is_err(), "at most 3 probes at once");
 //! probes.into_iter().for_each(|p| p.success());
 //! assert_eq!(b.state(), State::Closed);
-//! # Ok::<(), breakerbox::ConfigError>(())
+//! # Ok::<(), breakerbox::config::ConfigError>(())
 //! ```
 //!
 //! # The attribute
@@ -102,7 +102,7 @@
 //! assert_eq!(timed_out.to_string(), "call to 'libraryd' timed out after 800ms");
 //! let totals = b.snapshot().totals;
 //! assert_eq!((totals.failure, totals.retries), (3, 2));
-//! # Ok::<(), breakerbox::ConfigError>(())
+//! # Ok::<(), breakerbox::config::ConfigError>(())
 //! # }).unwrap();
 //! ```
 //!
@@ -160,6 +160,16 @@
 //! - `admin`: `admin::router()`, an axum 0.8 router for operators: every breaker as JSON,
 //!   a server-sent events stream of transitions, the overrides' actions over HTTP (locked
 //!   unless given an authorizer), a health answer and a live page.
+//!
+//! [`TimedOut`]: policy::TimedOut
+//! [`StatusClassifier`]: http::StatusClassifier
+//! [`Registry::apply`]: registry::Registry::apply
+//! [`Snapshot`]: snapshot::Snapshot
+//! [`Trial`]: snapshot::Trial
+//! [`CallTotals`]: snapshot::CallTotals
+//! [`RejectedBy`]: snapshot::RejectedBy
+//! [`TransitionReason`]: events::TransitionReason
+//! [`Event`]: events::Event
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]
@@ -175,11 +185,13 @@ mod call_events;
 mod call_site;
 mod classify;
 pub mod clock;
-mod config;
+pub mod config;
 mod declared;
-mod events;
+pub mod events;
 #[cfg(feature = "fleet")]
 pub mod fleet;
+#[cfg(feature = "http")]
+pub mod http;
 mod integrations;
 mod keyed;
 mod latency;
@@ -189,14 +201,15 @@ pub mod metrics;
 #[cfg(feature = "overrides")]
 pub mod overrides;
 mod permit;
-mod policy;
+pub mod policy;
 #[cfg(feature = "recording")]
 pub mod recording;
 mod recovery;
-mod registry;
+pub mod registry;
 mod rejected;
 #[cfg(feature = "recording")]
 pub mod replay;
+pub mod snapshot;
 mod state;
 mod sync;
 mod tally;
@@ -209,22 +222,13 @@ mod variant_names;
 mod window;
 
 pub use crate::breaker::Breaker;
-pub use crate::call_events::{CallEnding, CallEvent};
 pub use crate::classify::{Classify, Outcome};
-pub use crate::config::{
-    Backoff, Config, ConfigBuilder, ConfigError, Policy, RampUp, SlowCalls, Window, MAX_BUCKETS,
-    MAX_COUNT_WINDOW, MAX_RAMP_STEPS, MAX_RETRIES, MAX_RETRY_BACKOFF,
-};
-pub use crate::events::Event;
-#[cfg(feature = "http")]
-pub use crate::integrations::http::StatusClassifier;
+pub use crate::config::Config;
 pub use crate::permit::{OwnedPermit, Permit};
-pub use crate::policy::{CallError, CallFailure, TimedOut};
-pub use crate::registry::{registry, Entry, Registry};
+pub use crate::policy::CallError;
+pub use crate::registry::registry;
 pub use crate::rejected::{RejectReason, Rejected};
-pub use crate::state::{Snapshot, State, Trial};
-pub use crate::tally::{CallTotals, RejectedBy};
-pub use crate::transition::TransitionReason;
+pub use crate::state::State;
 pub use breakerbox_macros::circuit_breaker;
 
 #[doc(hidden)]

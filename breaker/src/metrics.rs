@@ -18,8 +18,8 @@
 //! | `circuitbreaker_failure_rate_threshold` | gauge | the configured failure rate at or above which the breaker opens |
 //! | `circuitbreaker_slow_call_rate_threshold` | gauge | for a breaker with slow calls: the configured slow-call rate at or above which it opens |
 //! | `circuitbreaker_call_duration_seconds{result}` | histogram | for a breaker whose calls are timed: how long calls took, from admission to result, by `result`: `success`, `failure`, `ignored`, `cancelled` (rejected calls did not run); buckets [`CALL_DURATION_BUCKETS`], 1 ms to 10 s |
-//! | `circuitbreaker_half_open_probes{probes}` | gauge | while a half-open trial runs ([`Snapshot::trial`](crate::Snapshot::trial)): its probes `admitted`, `in_flight` and `succeeded` |
-//! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since the breaker joined the registry (its creation, for a `#[circuit_breaker]` function's), whether or not a collector existed then, by why ([`TransitionReason::as_str`](crate::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
+//! | `circuitbreaker_half_open_probes{probes}` | gauge | while a half-open trial runs ([`Snapshot::trial`](crate::snapshot::Snapshot::trial)): its probes `admitted`, `in_flight` and `succeeded` |
+//! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since the breaker joined the registry (its creation, for a `#[circuit_breaker]` function's), whether or not a collector existed then, by why ([`TransitionReason::as_str`](crate::events::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
 //! | `circuitbreaker_fleet_degraded{fleet_instance}` | gauge | with feature `fleet`, once [`fleet::connect`](crate::fleet::connect) ran (collectors of [`registry()`](crate::registry()) only): 1 while this instance's fleet cannot reach its store and its breakers judge alone, 0 otherwise; labelled with the fleet's instance id (not `instance`, which Prometheus sets to the scrape target) |
 //! | `circuitbreaker_fleet_refused_total{fleet_instance,what}` | counter | with feature `fleet`, beside `circuitbreaker_fleet_degraded`: what this instance's fleet refused, by `what`: `messages_malformed`, `messages_forged` (a missing or wrong signature), `rows_skipped` (malformed rows, keys of the wrong type), `rows_forged` ([`Fleet::health`](crate::fleet::Fleet::health) has the same counts) |
 //! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
@@ -73,7 +73,10 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
-use crate::{Breaker, CallTotals, Entry, Event, RejectReason, State, TransitionReason, Trial};
+use crate::{
+    events::Event, events::TransitionReason, registry::Entry, snapshot::CallTotals,
+    snapshot::Trial, Breaker, RejectReason, State,
+};
 
 /// Registers the collector of every breaker in [`registry()`](crate::registry()) with
 /// `prometheus`. Call it once per `prometheus_client` registry.
@@ -128,7 +131,7 @@ pub fn text_of(collector: BreakerCollector) -> String {
 /// ```
 #[derive(Debug)]
 pub struct BreakerCollector {
-    registry: &'static crate::Registry,
+    registry: &'static crate::registry::Registry,
     transitions: &'static Transitions,
     durations: &'static durations::Durations,
 }
@@ -146,7 +149,7 @@ impl BreakerCollector {
     /// ```
     /// use std::sync::{Arc, OnceLock};
     /// use breakerbox::metrics::BreakerCollector;
-    /// use breakerbox::{Breaker, Config, Registry};
+    /// use breakerbox::{Breaker, Config, registry::Registry};
     ///
     /// static OWN: OnceLock<Registry> = OnceLock::new();
     /// let own = OWN.get_or_init(Registry::default);
@@ -158,7 +161,7 @@ impl BreakerCollector {
     /// prometheus_client::encoding::text::encode(&mut text, &prometheus).unwrap();
     /// assert!(text.contains("circuitbreaker_state{name=\"docs::own_metrics\"} 0\n"));
     /// ```
-    pub fn of(registry: &'static crate::Registry) -> Self {
+    pub fn of(registry: &'static crate::registry::Registry) -> Self {
         let transitions = transitions(registry);
         let durations = durations::durations(registry);
         for entry in registry.list() {
@@ -182,7 +185,7 @@ impl BreakerCollector {
     /// ```
     /// use std::sync::{Arc, OnceLock};
     /// use breakerbox::metrics::BreakerCollector;
-    /// use breakerbox::{Breaker, Config, Registry};
+    /// use breakerbox::{Breaker, Config, registry::Registry};
     ///
     /// static OWN: OnceLock<Registry> = OnceLock::new();
     /// let own = OWN.get_or_init(Registry::default);
@@ -528,7 +531,7 @@ pub(crate) struct Transitions {
 }
 
 /// The transition counts of `registry`, kept by its watchers from each breaker's joining.
-fn transitions(registry: &'static crate::Registry) -> &'static Transitions {
+fn transitions(registry: &'static crate::registry::Registry) -> &'static Transitions {
     &registry.watchers().transitions
 }
 

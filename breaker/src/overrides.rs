@@ -24,7 +24,7 @@
 //! ```
 //!
 //! [`Registry::apply`] checks every override first, against the breakers registered now and
-//! with the rules of [`ConfigBuilder::build`](crate::ConfigBuilder::build); only if all pass
+//! with the rules of [`ConfigBuilder::build`](crate::config::ConfigBuilder::build); only if all pass
 //! does it change anything, so a bad file leaves the running breakers as they were. Errors
 //! name the file, the line and the key, one line for each problem found, every broken rule
 //! of a table among them:
@@ -70,7 +70,7 @@ use std::time::Duration;
 
 use crate::config::ConfigKey;
 use crate::keyed::{FamilyAction, Keyed};
-use crate::{Breaker, Config, Registry};
+use crate::{registry::Registry, Breaker, Config};
 
 use self::parse::Override;
 

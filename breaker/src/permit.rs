@@ -87,7 +87,7 @@ impl<'a> Permit<'a> {
 
     /// The downstream failed, and asked not to be called for `pushback` (an HTTP
     /// `Retry-After`, a gRPC `grpc-retry-pushback-ms`): the breaker opens at once for that
-    /// long, capped by [`pushback_max`](crate::ConfigBuilder::pushback_max), unless
+    /// long, capped by [`pushback_max`](crate::config::ConfigBuilder::pushback_max), unless
     /// pushback is off or the permit no longer counts (then it is a plain failure). A zero
     /// pushback is none.
     ///

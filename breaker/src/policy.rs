@@ -2,7 +2,7 @@
 //! attempts with their backoff and budget, in the order the breaker needs them.
 //!
 //! [`Breaker::run`](crate::Breaker::run) runs a call under its breaker's current
-//! [`Policy`](crate::Policy); `#[circuit_breaker(timeout = ..., retries = ...)]` expands to
+//! [`Policy`](crate::config::Policy); `#[circuit_breaker(timeout = ..., retries = ...)]` expands to
 //! the same runner. One call, in order: a bulkhead slot for the whole call, then for each
 //! attempt the breaker is asked, the attempt runs under the timeout, its output is judged and
 //! recorded, and only a failure is retried, within the retries and the budget, after a
@@ -37,11 +37,10 @@ pub(crate) mod budget;
 #[cfg(feature = "policy")]
 mod published;
 #[cfg(feature = "policy")]
-mod run;
+pub(crate) mod run;
 
 pub use self::error::{CallError, CallFailure};
 #[cfg(feature = "policy")]
 pub(crate) use self::published::{Plan, PolicyState};
 #[cfg(feature = "policy")]
-pub use self::run::{classified, plain, Classified, Judge, Plain};
 pub use self::timed_out::TimedOut;

@@ -8,9 +8,10 @@ pub use crate::config::ConfigBuilder;
 pub use crate::declared::{Declared, Name, StaticBreaker, StaticKeyed};
 pub use crate::keyed::{FamilyAction, Keyed};
 #[cfg(feature = "policy")]
-pub use crate::policy::{classified, plain, Classified, Judge, Plain};
+pub use crate::policy::run::{classified, plain, Classified, Judge, Plain};
 pub use crate::{
-    Breaker, CallError, CallFailure, Classify, Config, Outcome, Permit, Rejected, TimedOut,
+    policy::CallFailure, policy::TimedOut, Breaker, CallError, Classify, Config, Outcome, Permit,
+    Rejected,
 };
 /// Submits an annotated function's [`Declared`] static to the list the registry reads at boot.
 pub use inventory::submit;
@@ -83,7 +84,7 @@ impl<T: ?Sized> OwnedKey for &KeyArg<'_, T> {
     label = "not an async fn taking the function's arguments (all, the leading ones, or none), then the last argument",
     note = "a fallback is an async fn (or a fn returning a future) taking the function's arguments, receiver included, \
             or only the leading ones, then the `breakerbox::Rejected` (with `fallback_on = \"failure\"`, a \
-            `breakerbox::CallFailure<E>` or the function's error), and returning the function's type"
+            `breakerbox::policy::CallFailure<E>` or the function's error), and returning the function's type"
 )]
 pub trait Fallback<Args, Last, Taken> {
     type Future;
@@ -203,7 +204,7 @@ pub enum UntimedFailure<E> {
 #[diagnostic::on_unimplemented(
     message = "with `fallback_on = \"failure\"`, the fallback cannot take `{Self}` as its last argument",
     label = "the fallback gets how the call ended: a rejection, or the function's error `{E}`",
-    note = "take `breakerbox::CallFailure<{E}>` (no `From` needed), \
+    note = "take `breakerbox::policy::CallFailure<{E}>` (no `From` needed), \
             or take `{E}` itself and add `impl From<breakerbox::Rejected> for {E}`"
 )]
 pub trait FromUntimedFailure<E>: Sized {
@@ -236,8 +237,8 @@ impl<E: From<Rejected>> FromUntimedFailure<E> for E {
 #[diagnostic::on_unimplemented(
     message = "with `fallback_on = \"failure\"` and `timeout`, the fallback cannot take `{Self}` as its last argument",
     label = "the fallback gets how the call ended: a rejection, a timeout, or the function's error `{E}`",
-    note = "take `breakerbox::CallFailure<{E}>` (no `From` needed), \
-            or take `{E}` itself and add `impl From<breakerbox::Rejected> for {E}` and `impl From<breakerbox::TimedOut> for {E}`"
+    note = "take `breakerbox::policy::CallFailure<{E}>` (no `From` needed), \
+            or take `{E}` itself and add `impl From<breakerbox::Rejected> for {E}` and `impl From<breakerbox::policy::TimedOut> for {E}`"
 )]
 pub trait FromTimedFailure<E>: Sized {
     fn from_timed_failure(failure: CallFailure<E>) -> Self;
@@ -345,11 +346,11 @@ where
 
 /// The value returned for an attempt that timed out.
 #[diagnostic::on_unimplemented(
-    message = "a timed-out call cannot be returned as `{Self}`: with `timeout`, its error type needs `From<breakerbox::TimedOut>`",
-    label = "this return type cannot carry `breakerbox::TimedOut`",
-    note = "return `Result<T, E>` and add `impl From<breakerbox::TimedOut> for E`, \
+    message = "a timed-out call cannot be returned as `{Self}`: with `timeout`, its error type needs `From<breakerbox::policy::TimedOut>`",
+    label = "this return type cannot carry `breakerbox::policy::TimedOut`",
+    note = "return `Result<T, E>` and add `impl From<breakerbox::policy::TimedOut> for E`, \
             or pass `fallback = path::to::async_fn` with `fallback_on = \"failure\"`: that fallback answers timeouts too, \
-            and takes `breakerbox::CallFailure<E>`, which needs no `From`"
+            and takes `breakerbox::policy::CallFailure<E>`, which needs no `From`"
 )]
 pub trait FromTimedOut {
     fn from_timed_out(timed_out: TimedOut) -> Self;

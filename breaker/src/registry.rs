@@ -53,7 +53,7 @@ impl Watchers {
         not(any(feature = "prometheus", feature = "admin")),
         allow(unused_variables)
     )]
-    pub(crate) fn happened(&self, breaker: &Breaker, event: &crate::Event) {
+    pub(crate) fn happened(&self, breaker: &Breaker, event: &crate::events::Event) {
         #[cfg(feature = "prometheus")]
         self.transitions.record(breaker.address(), event);
         #[cfg(feature = "admin")]
@@ -129,7 +129,7 @@ pub fn registry() -> &'static Registry {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use breakerbox::{registry, Breaker, Config, Registry};
+/// use breakerbox::{registry, Breaker, Config, registry::Registry};
 ///
 /// let own = Registry::default();
 /// own.register(Arc::new(Breaker::new("docs::own", Config::default())));
@@ -269,7 +269,7 @@ impl Registry {
     /// // Never called: the family is registered, with no member yet.
     /// assert!(registry().names().iter().any(|n| n == "docs::shard"));
     /// assert!(registry().list().iter().all(|e| e.name() != "docs::shard"));
-    /// assert_eq!(registry().family_config("docs::shard").unwrap().window(), breakerbox::Window::Count(20));
+    /// assert_eq!(registry().family_config("docs::shard").unwrap().window(), breakerbox::config::Window::Count(20));
     /// ```
     pub fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = {

@@ -38,7 +38,7 @@ variant_names! {
     /// ```
     all;
     /// The name metrics use (the `reason` label of a rejected call) and the field of
-    /// [`RejectedBy`](crate::RejectedBy) that counts it, e.g. `"half_open_full"`.
+    /// [`RejectedBy`](crate::snapshot::RejectedBy) that counts it, e.g. `"half_open_full"`.
     ///
     /// ```
     /// use breakerbox::RejectReason;

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::CallTotals;
+use crate::snapshot::CallTotals;
 
 /// Where a breaker stands.
 #[cfg_attr(
@@ -96,7 +96,7 @@ impl fmt::Display for State {
 /// b.try_acquire().unwrap().success();
 /// assert_eq!(b.snapshot().failure_rate, Some(0.0));
 /// assert_eq!(b.snapshot().trial, None);
-/// # Ok::<(), breakerbox::ConfigError>(())
+/// # Ok::<(), breakerbox::config::ConfigError>(())
 /// ```
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -156,7 +156,7 @@ pub struct Snapshot {
 ///
 /// second.success(); // the second success closes it
 /// assert_eq!((b.state(), b.snapshot().trial), (State::Closed, None));
-/// # Ok::<(), breakerbox::ConfigError>(())
+/// # Ok::<(), breakerbox::config::ConfigError>(())
 /// ```
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -105,7 +105,7 @@ impl From<Outcome> for Ending {
 /// assert_eq!((t.success, t.failure, t.ignored, t.cancelled, t.rejected), (1, 2, 1, 1, 1));
 /// assert_eq!((t.rejected_by.open, t.rejected_by.bulkhead), (1, 0));
 /// assert_eq!(t.admitted(), 5);
-/// # Ok::<(), breakerbox::ConfigError>(())
+/// # Ok::<(), breakerbox::config::ConfigError>(())
 /// ```
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -158,7 +158,7 @@ impl CallTotals {
 ///
 /// let t = b.snapshot().totals;
 /// assert_eq!((t.rejected_by.bulkhead, t.rejected_by.forced_open, t.rejected), (1, 1, 2));
-/// # Ok::<(), breakerbox::ConfigError>(())
+/// # Ok::<(), breakerbox::config::ConfigError>(())
 /// ```
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

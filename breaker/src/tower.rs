@@ -24,7 +24,7 @@
 //! assert_eq!(answer.status(), 503); // the response is returned as is, and counted as a failure
 //! assert_eq!(upstream.state(), State::Open);
 //! assert!(matches!(svc.oneshot(()).await, Err(BreakerError::Rejected(_))));
-//! # Ok::<(), breakerbox::ConfigError>(())
+//! # Ok::<(), breakerbox::config::ConfigError>(())
 //! # }).unwrap();
 //! ```
 //!

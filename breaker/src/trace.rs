@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::{Breaker, State, TransitionReason};
+use crate::{events::TransitionReason, Breaker, State};
 
 pub(crate) fn transition(
     breaker: &Breaker,

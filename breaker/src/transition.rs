@@ -6,7 +6,7 @@ use std::fmt;
 use crate::variant_names::variant_names;
 
 /// Why a breaker moved from one state to another, as
-/// [`Event::StateTransition`](crate::Event::StateTransition) carries it, the `tracing` line
+/// [`Event::StateTransition`](crate::events::Event::StateTransition) carries it, the `tracing` line
 /// logs it (`reason`) and the metrics count it (the `reason` label of
 /// `circuitbreaker_state_transitions_total`).
 ///
@@ -16,7 +16,7 @@ use crate::variant_names::variant_names;
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
-/// use breakerbox::{Breaker, Config, Event, State, TransitionReason};
+/// use breakerbox::{Breaker, Config, events::Event, State, events::TransitionReason};
 ///
 /// let b = Breaker::new("libraryd", Config::builder().count_window(2).min_calls(2).build()?);
 /// let seen = Arc::new(Mutex::new(Vec::new()));
@@ -37,7 +37,7 @@ use crate::variant_names::variant_names;
 ///     ]
 /// );
 /// assert_eq!(TransitionReason::FailureRate.as_str(), "failure_rate");
-/// # Ok::<(), breakerbox::ConfigError>(())
+/// # Ok::<(), breakerbox::config::ConfigError>(())
 /// ```
 #[cfg_attr(
     feature = "serde",
@@ -88,7 +88,7 @@ variant_names! {
     /// Every reason, in declaration order.
     ///
     /// ```
-    /// use breakerbox::TransitionReason;
+    /// use breakerbox::events::TransitionReason;
     ///
     /// assert_eq!(TransitionReason::ALL[0], TransitionReason::FailureRate);
     /// assert!(TransitionReason::ALL.contains(&TransitionReason::FleetOpen));

@@ -10,7 +10,7 @@ use std::thread;
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, Config, Event, Permit, RejectReason, State};
+use breakerbox::{events::Event, Breaker, Config, Permit, RejectReason, State};
 
 /// `Breaker` can be shared between threads (rule 11), checked at compile time.
 const _: () = {

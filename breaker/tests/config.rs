@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use breakerbox::{Config, ConfigBuilder, SlowCalls, Window};
+use breakerbox::{config::ConfigBuilder, config::SlowCalls, config::Window, Config};
 
 fn error(builder: ConfigBuilder) -> (&'static str, String) {
     let err = builder.build().unwrap_err();
@@ -90,7 +90,7 @@ fn bad_values_name_the_field_the_rule_and_the_value() {
             "buckets must not exceed the window span in nanoseconds, got 10",
         ),
         (
-            b().count_window(breakerbox::MAX_COUNT_WINDOW + 1),
+            b().count_window(breakerbox::config::MAX_COUNT_WINDOW + 1),
             "window",
             "count window must be at most 1048576 calls, got 1048577",
         ),
@@ -331,7 +331,7 @@ fn min_calls_may_exceed_nothing_with_a_time_window() {
 #[test]
 fn extreme_values_are_accepted_without_panics() {
     let largest = Config::builder()
-        .count_window(breakerbox::MAX_COUNT_WINDOW)
+        .count_window(breakerbox::config::MAX_COUNT_WINDOW)
         .min_calls(2)
         .open_for(Duration::MAX)
         .build()
@@ -348,7 +348,7 @@ fn extreme_values_are_accepted_without_panics() {
     );
 
     let widest = Config::builder()
-        .time_window(Duration::MAX, breakerbox::MAX_BUCKETS)
+        .time_window(Duration::MAX, breakerbox::config::MAX_BUCKETS)
         .min_calls(2)
         .build()
         .unwrap();

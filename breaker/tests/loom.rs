@@ -23,7 +23,9 @@
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, CallTotals, Config, Event, Outcome, Permit, RejectReason, State};
+use breakerbox::{
+    events::Event, snapshot::CallTotals, Breaker, Config, Outcome, Permit, RejectReason, State,
+};
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::sync::{Arc, Mutex};
 use loom::thread;

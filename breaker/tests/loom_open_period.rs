@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, Config, Event, Permit, State, TransitionReason};
+use breakerbox::{events::Event, events::TransitionReason, Breaker, Config, Permit, State};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 

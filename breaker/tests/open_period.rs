@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use breakerbox::clock::{Clock, ManualClock};
-use breakerbox::{Breaker, Config, RejectReason, State, TransitionReason};
+use breakerbox::{events::TransitionReason, Breaker, Config, RejectReason, State};
 
 const NANO: Duration = Duration::from_nanos(1);
 const SEC: Duration = Duration::from_secs(1);

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, Config, ConfigBuilder, Event, RejectReason, State};
+use breakerbox::{config::ConfigBuilder, events::Event, Breaker, Config, RejectReason, State};
 
 const OPEN_FOR: Duration = Duration::from_secs(5);
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);

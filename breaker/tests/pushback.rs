@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
 use breakerbox::{
-    Breaker, Classify, Config, ConfigBuilder, Outcome, RejectReason, State, TransitionReason,
+    config::ConfigBuilder, events::TransitionReason, Breaker, Classify, Config, Outcome,
+    RejectReason, State,
 };
 
 const SEC: Duration = Duration::from_secs(1);

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, Config, ConfigBuilder, Event, OwnedPermit, State};
+use breakerbox::{config::ConfigBuilder, events::Event, Breaker, Config, OwnedPermit, State};
 
 fn opened(config: Config) -> Breaker {
     let b = Breaker::with_clock("libraryd", config, ManualClock::new());

@@ -5,7 +5,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, Config, ConfigBuilder, Event, RejectReason, State, TransitionReason};
+use breakerbox::{
+    config::ConfigBuilder, events::Event, events::TransitionReason, Breaker, Config, RejectReason,
+    State,
+};
 
 const SEC: Duration = Duration::from_secs(1);
 

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, Config, Event, Outcome, RejectReason, State};
+use breakerbox::{events::Event, Breaker, Config, Outcome, RejectReason, State};
 
 fn breaker(config: Config) -> (Breaker, ManualClock) {
     let clock = ManualClock::new();

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, Config, Event, RejectReason, State, TransitionReason};
+use breakerbox::{events::Event, events::TransitionReason, Breaker, Config, RejectReason, State};
 
 fn config(shadow: bool) -> Config {
     Config::builder()

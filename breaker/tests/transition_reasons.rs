@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, Config, ConfigBuilder, State, TransitionReason};
+use breakerbox::{config::ConfigBuilder, events::TransitionReason, Breaker, Config, State};
 
 use TransitionReason::*;
 

@@ -67,7 +67,7 @@ struct Input {
     steps: Vec<Step>,
 }
 
-fn config(input: &Input) -> Result<Config, breakerbox::ConfigError> {
+fn config(input: &Input) -> Result<Config, breakerbox::config::ConfigError> {
     let mut b = Config::builder();
     match &input.window {
         Some(RawWindow::Count(n)) => b = b.count_window(*n),

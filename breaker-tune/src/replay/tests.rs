@@ -3,7 +3,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use breakerbox::clock::Clock;
-use breakerbox::{Breaker, Event, Permit, RejectReason};
+use breakerbox::{events::Event, Breaker, Permit, RejectReason};
 
 use super::*;
 use crate::robust::perturb;

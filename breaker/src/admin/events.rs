@@ -15,7 +15,7 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::sync::process::Mutex;
-use crate::{Breaker, CallEvent, Event, Registry};
+use crate::{events::CallEvent, events::Event, registry::Registry, Breaker};
 
 /// How many recent records the ring keeps for clients that reconnect with `Last-Event-ID`.
 pub const RING: usize = 1024;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::{registry, Registry, State};
+use crate::{registry, registry::Registry, State};
 
 /// Whether the service is healthy as its breakers see it: `UP`, or `CIRCUIT_OPEN` naming the
 /// critical breakers that are OPEN or forced open (Spring's `CIRCUIT_OPEN`). A HALF_OPEN

@@ -18,7 +18,7 @@ use super::events::OperatorAction;
 use super::health::{health_of, Critical};
 use super::view::{BreakerView, Detail};
 use crate::overrides::{Action, Overrides};
-use crate::Registry;
+use crate::registry::Registry;
 
 /// What every handler shares: the registry the router reads and steers.
 #[derive(Clone, Copy)]

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::events::{Record, What};
 use crate::config::serialized::Value;
 use crate::config::Field;
-use crate::{Breaker, Entry, Event, Registry, Snapshot};
+use crate::{events::Event, registry::Entry, registry::Registry, snapshot::Snapshot, Breaker};
 use breakerbox_rules::ConfigKey;
 
 /// One breaker as `GET /` lists it.

@@ -113,7 +113,7 @@ impl Breaker {
     /// first.success();
     /// drop(second); // cancelled: its slot is freed too
     /// assert_eq!(b.in_flight(), 0);
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     pub fn in_flight(&self) -> u32 {
         self.shared.in_flight().load(Ordering::Relaxed)

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::tally::Ending;
-use crate::{Breaker, CallEnding, CallEvent, RejectReason};
+use crate::{events::CallEnding, events::CallEvent, Breaker, RejectReason};
 
 use super::shared::generation_of;
 
@@ -22,7 +22,7 @@ impl Breaker {
     /// `benches/README.md` for the cost).
     ///
     /// A call's event comes as its result reaches the breaker, before the breaker acts on it
-    /// (a failure that opens it, then the [`Event::StateTransition`](crate::Event)); the
+    /// (a failure that opens it, then the [`Event::StateTransition`](crate::events::Event)); the
     /// listener runs on the caller's thread with no lock held, so it may call back into the
     /// breaker, and a panicking listener is contained. Each attempt of a retried call
     /// (`Breaker::run`, `#[circuit_breaker]`) is a call of its own. A result the breaker
@@ -32,7 +32,7 @@ impl Breaker {
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
-    /// use breakerbox::{Breaker, CallEnding, Config};
+    /// use breakerbox::{Breaker, events::CallEnding, Config};
     ///
     /// let b = Breaker::new("libraryd", Config::default());
     /// let endings = Arc::new(Mutex::new(Vec::new()));

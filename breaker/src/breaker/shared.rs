@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 
 use crate::clock::{ClockSource, LazyNow};
 use crate::config::Config;
+use crate::events::TransitionReason;
 use crate::machine::{Events, Machine};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::tally::{CallTotals, Ending, OwnerRow, RareEnding, Seat, Tally};
 use crate::window::{PackedWindow, Threshold};
 use crate::RejectReason;
 use crate::State;
-use crate::TransitionReason;
 
 use super::Identity;
 
@@ -313,7 +313,7 @@ impl Shared {
     /// room for it while it has none.
     #[cfg(feature = "policy")]
     #[cold]
-    fn publish_policy(&self, policy: &crate::Policy) {
+    fn publish_policy(&self, policy: &crate::config::Policy) {
         let rare = match self.identity.rare.get() {
             Some(rare) => rare,
             None if policy.timeout().is_none() && policy.retries() == 0 => return,

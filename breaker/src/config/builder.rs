@@ -21,7 +21,7 @@ use super::{Backoff, Config, ConfigError, Policy, RampUp, SlowCalls, Window};
 ///
 /// let err = Config::builder().failure_rate(1.5).build().unwrap_err();
 /// assert_eq!(err.to_string(), "failure_rate must be in (0, 1], got 1.5");
-/// # Ok::<(), breakerbox::ConfigError>(())
+/// # Ok::<(), breakerbox::config::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
@@ -97,7 +97,7 @@ impl ConfigBuilder {
     /// let err = Config::builder().min_calls(1).build().unwrap_err();
     /// assert_eq!(err.to_string(), "min_calls must be at least 2, got 1");
     /// assert_eq!(Config::builder().count_window(1).min_calls(1).build()?.min_calls(), 1);
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     pub const fn min_calls(mut self, calls: u32) -> Self {
         self.min_calls = Some(calls);
@@ -143,7 +143,7 @@ impl ConfigBuilder {
     ///
     /// let err = Config::builder().probes(2).successes(3).build().unwrap_err();
     /// assert_eq!(err.to_string(), "successes must be at most probes, got 3 with 2 probes");
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     pub const fn successes(mut self, successes: u32) -> Self {
         self.successes = Some(successes);
@@ -171,7 +171,7 @@ impl ConfigBuilder {
     ///
     /// let err = Config::builder().ramp_up(&[10, 50], Duration::from_secs(5)).build().unwrap_err();
     /// assert_eq!(err.to_string(), "ramp_up must end at 100, got [10, 50]");
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     pub const fn ramp_up(mut self, percents: &[u32], step: Duration) -> Self {
         self.ramp_up = Some(RampUp::new(percents, step));
@@ -236,7 +236,7 @@ impl ConfigBuilder {
     ///     err.to_string(),
     ///     "retry_backoff_max must be at least retry_backoff, got 1s with retry_backoff 2s"
     /// );
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     pub const fn retry_backoff_max(mut self, max: Duration) -> Self {
         self.policy.backoff_max = Some(max);
@@ -304,7 +304,7 @@ impl ConfigBuilder {
     ///     "fleet_quorum must be at least 2, so that one instance never opens the fleet, got 1"
     /// );
     /// assert_eq!(Config::builder().fleet(true).build()?.fleet_quorum(), 2);
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     pub const fn fleet_quorum(mut self, peers: u32) -> Self {
         self.fleet_quorum = Some(peers);
@@ -325,7 +325,7 @@ impl ConfigBuilder {
     /// let config = Config::builder().pushback_max(Duration::from_secs(60)).build()?;
     /// assert_eq!(config.pushback_max(), Duration::from_secs(60));
     /// assert_eq!(Config::default().pushback_max(), Duration::from_secs(300));
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     pub const fn pushback_max(mut self, max: Duration) -> Self {
         self.pushback_max = max;

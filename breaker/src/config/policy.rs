@@ -10,12 +10,12 @@ pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How each call runs around the breaker: the timeout of each attempt, and how failed
 /// attempts are retried. [`Config::policy`](crate::Config::policy) holds it; set it with
-/// the builder's [`timeout`](crate::ConfigBuilder::timeout),
-/// [`retries`](crate::ConfigBuilder::retries),
-/// [`retry_backoff`](crate::ConfigBuilder::retry_backoff),
-/// [`retry_backoff_max`](crate::ConfigBuilder::retry_backoff_max),
-/// [`retry_budget`](crate::ConfigBuilder::retry_budget) and
-/// [`retry_floor`](crate::ConfigBuilder::retry_floor).
+/// the builder's [`timeout`](crate::config::ConfigBuilder::timeout),
+/// [`retries`](crate::config::ConfigBuilder::retries),
+/// [`retry_backoff`](crate::config::ConfigBuilder::retry_backoff),
+/// [`retry_backoff_max`](crate::config::ConfigBuilder::retry_backoff_max),
+/// [`retry_budget`](crate::config::ConfigBuilder::retry_budget) and
+/// [`retry_floor`](crate::config::ConfigBuilder::retry_floor).
 ///
 /// ```
 /// use std::time::Duration;
@@ -29,7 +29,7 @@ pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// assert_eq!(policy.retry_backoff_max(), Duration::from_secs(10));
 /// assert_eq!(policy.retry_budget(), 0.2);
 /// assert_eq!(policy.retry_floor(), 10);
-/// # Ok::<(), breakerbox::ConfigError>(())
+/// # Ok::<(), breakerbox::config::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Policy {

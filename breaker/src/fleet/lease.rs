@@ -17,7 +17,7 @@ use super::members::{Held, Members};
 use super::store::{bounded_for_name, later, millis, Failure};
 use super::task::Settings;
 use super::Inner;
-use crate::{Breaker, State, TransitionReason};
+use crate::{events::TransitionReason, Breaker, State};
 
 impl Members {
     /// A member of `name` opened by its own judgement for `left`: it asks for the lease

@@ -18,7 +18,7 @@ use super::lease::{jitter, lease_time, open_adopted};
 use super::store::later;
 use super::task::Command;
 use super::{Fleet, Inner};
-use crate::{Breaker, Event, State, TransitionReason};
+use crate::{events::Event, events::TransitionReason, Breaker, State};
 
 /// One breaker that joined.
 pub(super) struct Member {

@@ -4,7 +4,7 @@
 use axum_core::response::{IntoResponse, Response};
 use http::{header, HeaderValue, StatusCode};
 
-use crate::{CallError, Rejected, TimedOut};
+use crate::{policy::TimedOut, CallError, Rejected};
 
 /// `503 Service Unavailable`, the rejection's text as a plain-text body and, when the
 /// breaker knows when it lets probes through, `Retry-After` in whole seconds, rounded up so
@@ -29,7 +29,7 @@ use crate::{CallError, Rejected, TimedOut};
 /// assert_eq!(response.status(), 503);
 /// assert_eq!(response.headers()["retry-after"], "4");
 /// assert!(response.extensions().get::<Rejected>().is_some());
-/// # Ok::<(), breakerbox::ConfigError>(())
+/// # Ok::<(), breakerbox::config::ConfigError>(())
 /// ```
 impl IntoResponse for Rejected {
     fn into_response(self) -> Response {
@@ -83,7 +83,7 @@ impl From<Rejected> for Response {
 /// ```
 /// use std::time::Duration;
 /// use axum_core::response::IntoResponse;
-/// use breakerbox::TimedOut;
+/// use breakerbox::policy::TimedOut;
 ///
 /// let response = TimedOut::new("libraryd", Duration::from_millis(800)).into_response();
 /// assert_eq!(response.status(), 504);
@@ -105,7 +105,7 @@ impl IntoResponse for TimedOut {
 /// ```
 /// use std::time::Duration;
 /// use axum_core::response::Response;
-/// use breakerbox::TimedOut;
+/// use breakerbox::policy::TimedOut;
 ///
 /// let response = Response::from(TimedOut::new("libraryd", Duration::from_secs(5)));
 /// assert_eq!(response.status(), 504);
@@ -122,7 +122,7 @@ impl From<TimedOut> for Response {
 /// ```
 /// use std::time::Duration;
 /// use axum_core::response::IntoResponse;
-/// use breakerbox::{CallError, TimedOut};
+/// use breakerbox::{CallError, policy::TimedOut};
 ///
 /// let timed_out = CallError::from(TimedOut::new("libraryd", Duration::from_secs(5)));
 /// assert_eq!(timed_out.into_response().status(), 504);

@@ -88,8 +88,8 @@ macro_rules! status_impls {
         }
 
         $(#[$timed_out_doc])*
-        impl From<$crate::TimedOut> for $tonic::Status {
-            fn from(timed_out: $crate::TimedOut) -> $tonic::Status {
+        impl From<$crate::policy::TimedOut> for $tonic::Status {
+            fn from(timed_out: $crate::policy::TimedOut) -> $tonic::Status {
                 let mut status = $tonic::Status::deadline_exceeded(timed_out.to_string());
                 status.set_source(::std::sync::Arc::new(timed_out));
                 status

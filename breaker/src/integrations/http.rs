@@ -84,7 +84,7 @@ pub(crate) fn retry_after(status: StatusCode, headers: &HeaderMap) -> Option<Dur
 /// wrong; so it counts only when configured.
 ///
 /// ```
-/// use breakerbox::{Outcome, StatusClassifier};
+/// use breakerbox::{Outcome, http::StatusClassifier};
 /// use http::StatusCode;
 ///
 /// let strict = StatusClassifier::SERVER_ERRORS.with_too_many_requests();
@@ -99,7 +99,7 @@ pub(crate) fn retry_after(status: StatusCode, headers: &HeaderMap) -> Option<Dur
 /// # #[cfg(feature = "tower")] {
 /// use std::sync::Arc;
 /// use breakerbox::tower::CircuitBreakerLayer;
-/// use breakerbox::{Breaker, Config, StatusClassifier};
+/// use breakerbox::{Breaker, Config, http::StatusClassifier};
 ///
 /// let layer = CircuitBreakerLayer::new(Arc::new(Breaker::new("docs::throttled", Config::default())))
 ///     .classify_with(StatusClassifier::SERVER_ERRORS.with_too_many_requests());

@@ -1,7 +1,7 @@
 //! `Classify` for `reqwest::Error` and `reqwest::Response`: transport failures and server
 //! errors count, and a 429 or 503 response tells its `Retry-After`.
 
-use crate::{Classify, Outcome, StatusClassifier};
+use crate::{http::StatusClassifier, Classify, Outcome};
 
 /// Timeouts, connect errors and broken bodies are failures; an error made from a status
 /// (`Response::error_for_status`) is judged by that status, so 5xx fails and 4xx is an

@@ -52,12 +52,12 @@ super::grpc::status_impls!(
         /// assert_eq!(status.message(), "circuit 'libraryd' is open; retry in 3.5s");
         /// assert_eq!(status.metadata().get("grpc-retry-pushback-ms").unwrap(), "3500");
         /// assert!(status.source().unwrap().downcast_ref::<Rejected>().is_some());
-        /// # Ok::<(), breakerbox::ConfigError>(())
+        /// # Ok::<(), breakerbox::config::ConfigError>(())
         /// ```
     }
     timed_out {
         /// An attempt past its `timeout` answers `DEADLINE_EXCEEDED`, with the timeout's text as
-        /// the message and the [`TimedOut`](crate::TimedOut) as the status's source, so
+        /// the message and the [`TimedOut`](crate::policy::TimedOut) as the status's source, so
         /// `#[circuit_breaker(timeout = ...)]` works on a service method returning
         /// `Result<T, tonic::Status>` as it is. (A client's breaker counts it as a failure, as
         /// the caller's did.)
@@ -65,7 +65,7 @@ super::grpc::status_impls!(
         /// ```
         /// use std::error::Error;
         /// use std::time::Duration;
-        /// use breakerbox::TimedOut;
+        /// use breakerbox::policy::TimedOut;
         /// use tonic::{Code, Status};
         ///
         /// let status = Status::from(TimedOut::new("libraryd", Duration::from_millis(800)));

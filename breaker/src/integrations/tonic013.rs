@@ -34,16 +34,16 @@ super::grpc::status_impls!(
         /// let status = Status::from(b.try_acquire().unwrap_err());
         /// assert_eq!(status.code(), Code::Unavailable);
         /// assert_eq!(status.metadata().get("grpc-retry-pushback-ms").unwrap(), "3500");
-        /// # Ok::<(), breakerbox::ConfigError>(())
+        /// # Ok::<(), breakerbox::config::ConfigError>(())
         /// ```
     }
     timed_out {
         /// As for tonic 0.14: `DEADLINE_EXCEEDED` with the timeout's text, and the
-        /// [`TimedOut`](crate::TimedOut) as the source.
+        /// [`TimedOut`](crate::policy::TimedOut) as the source.
         ///
         /// ```
         /// use std::time::Duration;
-        /// use breakerbox::TimedOut;
+        /// use breakerbox::policy::TimedOut;
         /// use tonic013::{Code, Status};
         ///
         /// let status = Status::from(TimedOut::new("libraryd", Duration::from_millis(800)));

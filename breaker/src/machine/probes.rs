@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::{Admission, Machine, Phase};
 use crate::clock::LazyNow;
-use crate::Trial;
+use crate::snapshot::Trial;
 
 impl Machine {
     /// The trial under way: in HALF_OPEN until its probes pass or fail, `None` otherwise

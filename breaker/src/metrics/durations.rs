@@ -16,7 +16,7 @@ use std::sync::{Arc, Weak};
 use prometheus_client::metrics::histogram::Histogram;
 
 use crate::sync::process::Mutex;
-use crate::{Breaker, CallEnding, CallEvent, Config};
+use crate::{events::CallEnding, events::CallEvent, Breaker, Config};
 
 /// The buckets' upper bounds, in seconds: 1 ms to 10 s, three a decade (1, 2.5, 5). A
 /// service call answers in a few milliseconds when healthy and tens to hundreds when loaded;
@@ -84,10 +84,10 @@ pub(crate) struct Durations {
 
 /// The call durations of `registry`, timing every breaker that joins it from its first
 /// collector on (as its configuration says, or all of them once asked).
-pub(crate) fn durations(registry: &'static crate::Registry) -> &'static Durations {
+pub(crate) fn durations(registry: &'static crate::registry::Registry) -> &'static Durations {
     /// One per registry, by its address: registries live as long as the process.
     static ALL: Mutex<Vec<(usize, &'static Durations)>> = Mutex::new(Vec::new());
-    let address = registry as *const crate::Registry as usize;
+    let address = registry as *const crate::registry::Registry as usize;
     let mut all = ALL.lock();
     if let Some(&(_, durations)) = all.iter().find(|(at, _)| *at == address) {
         return durations;

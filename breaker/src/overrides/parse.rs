@@ -8,7 +8,7 @@ use toml::Spanned;
 
 use super::Action;
 use crate::config::{ConfigKey, Field, DEFAULT_BUCKETS, DEFAULT_RAMP_STEP, DEFAULT_SLOW_RATE};
-use crate::{Config, ConfigError, Window};
+use crate::{config::ConfigError, config::Window, Config};
 
 /// A problem and the line it is on; `None` when the text gave no position.
 pub(super) type Located = (Option<usize>, String);

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::{Rejected, TimedOut};
+use crate::{policy::TimedOut, Rejected};
 
 /// Why [`Breaker::run`](crate::Breaker::run) returned no output of the call: the breaker
 /// rejected an attempt (the first, or a retry), or the last attempt timed out.
@@ -12,7 +12,7 @@ use crate::{Rejected, TimedOut};
 ///
 /// ```
 /// use std::time::Duration;
-/// use breakerbox::{CallError, Rejected, TimedOut};
+/// use breakerbox::{CallError, Rejected, policy::TimedOut};
 ///
 /// let err = CallError::from(TimedOut::new("libraryd", Duration::from_millis(800)));
 /// assert_eq!(err.to_string(), "call to 'libraryd' timed out after 800ms");
@@ -86,7 +86,7 @@ impl std::error::Error for CallError {
 /// error `E` itself gets `E::from(rejected)` or `E::from(timed_out)` instead.
 ///
 /// ```
-/// use breakerbox::{circuit_breaker, CallFailure, Classify, Outcome};
+/// use breakerbox::{circuit_breaker, policy::CallFailure, Classify, Outcome};
 ///
 /// #[derive(Debug)]
 /// struct Unavailable;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 // std's, not the model checker's: made with every breaker, and not among the paths the
 // loom models check.
-use crate::{CallTotals, Policy};
+use crate::{config::Policy, snapshot::CallTotals};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
@@ -62,7 +62,7 @@ pub(crate) struct PolicyState {
     state: OnceLock<Box<RetryBudget>>,
 }
 
-/// Retries are at most [`MAX_RETRIES`](crate::MAX_RETRIES), 10.
+/// Retries are at most [`MAX_RETRIES`](crate::config::MAX_RETRIES), 10.
 const RETRIES_BITS: u32 = 8;
 const RETRIES_MASK: u64 = (1 << RETRIES_BITS) - 1;
 

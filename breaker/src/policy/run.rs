@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::breaker::CallSlot;
 use crate::clock::LazyNow;
-use crate::{Breaker, CallError, Classify, Outcome, Permit, TimedOut};
+use crate::{policy::TimedOut, Breaker, CallError, Classify, Outcome, Permit};
 
 use super::backoff;
 use super::budget::{second_of, Unspent};
@@ -175,7 +175,7 @@ impl Breaker {
     /// bulkhead slot, its result reaches no window, it is never retried, and it takes
     /// nothing from the retry budget.
     ///
-    /// [`CallTotals`](crate::CallTotals) counts the retries made and the failures returned
+    /// [`CallTotals`](crate::snapshot::CallTotals) counts the retries made and the failures returned
     /// because the budget was exhausted. A breaker without `retries` never touches its
     /// budget.
     ///

@@ -14,7 +14,7 @@ use crate::{Classify, Outcome};
 ///
 /// ```
 /// use std::time::Duration;
-/// use breakerbox::{Classify, Outcome, TimedOut};
+/// use breakerbox::{Classify, Outcome, policy::TimedOut};
 ///
 /// let timed_out = TimedOut::new("libraryd", Duration::from_millis(800));
 /// assert_eq!(timed_out.to_string(), "call to 'libraryd' timed out after 800ms");

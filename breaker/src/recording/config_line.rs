@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use breakerbox_rules::{ConfigKey, Field, Settings, DEFAULT_BUCKETS, KEYS};
 
-use crate::{Config, ConfigBuilder, Window};
+use crate::{config::ConfigBuilder, config::Window, Config};
 
 /// The keys of `#[circuit_breaker(...)]` that configure a breaker as `config`: the window,
 /// `min`, `rate`, `open` and `probes` always, every other key where it differs from the

@@ -12,7 +12,7 @@ use crate::{Breaker, Config};
 
 /// A layer giving each request key its own breaker, at most `max_keys` of them: past that
 /// the least recently used one is dropped, closed ones first and among them those with no
-/// request in flight, so keys chosen by clients cannot grow memory. The family is registered in [`registry()`](crate::registry) under
+/// request in flight, so keys chosen by clients cannot grow memory. The family is registered in [`registry()`](crate::registry()) under
 /// `name`, each breaker found by its key's `Display` text.
 ///
 /// The key function returns an owned key (`SocketAddr`, `String`, a small enum); a key that
@@ -54,7 +54,7 @@ impl<F> KeyedCircuitBreakerLayer<F> {
 
 impl<F, C> KeyedCircuitBreakerLayer<F, C> {
     /// Takes `key`'s breaker out of the family (an upstream gone for good), as
-    /// [`Registry::remove_keyed`](crate::Registry::remove_keyed) does: the next request with
+    /// [`Registry::remove_keyed`](crate::registry::Registry::remove_keyed) does: the next request with
     /// that key gets a new breaker. The layer's services share the family.
     ///
     /// ```

@@ -18,7 +18,7 @@ use crate::{Breaker, Classify, Outcome};
 /// [`CircuitBreakerLayer`](super::CircuitBreakerLayer): tower's `Retry` outside the breaker's
 /// layer, so that every attempt asks the breaker.
 ///
-/// It follows the breaker's current [`Policy`](crate::Policy), as
+/// It follows the breaker's current [`Policy`](crate::config::Policy), as
 /// [`Breaker::run`](crate::Breaker::run) does: a result the classifier calls a
 /// [`Outcome::Failure`] is retried up to `retries` times, within the breaker's retry budget
 /// (the same budget `run` draws on), after the same backoff (`[0, min(retry_backoff_max,
@@ -64,7 +64,7 @@ use crate::{Breaker, Classify, Outcome};
 /// assert_eq!(response.status(), 200); // the 503 was retried
 /// assert_eq!(hits.load(Ordering::SeqCst), 2);
 /// assert_eq!(b.snapshot().totals.retries, 1);
-/// # Ok::<(), breakerbox::ConfigError>(())
+/// # Ok::<(), breakerbox::config::ConfigError>(())
 /// # }).unwrap();
 /// ```
 pub struct RetryFailures<C = DefaultClassifier> {
@@ -144,7 +144,7 @@ impl<C> RetryFailures<C> {
     /// let b = Arc::new(Breaker::new("docs::grpc", Config::builder().retries(1).build()?));
     /// let policy = RetryFailures::new(b).classify_with(ErrorClassifier);
     /// assert_eq!(policy.breaker().name(), "docs::grpc");
-    /// # Ok::<(), breakerbox::ConfigError>(())
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     pub fn classify_with<D>(self, classifier: D) -> RetryFailures<D> {
         RetryFailures {

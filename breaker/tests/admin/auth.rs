@@ -4,7 +4,7 @@
 use axum::http::request::Parts;
 use axum::Router;
 use breakerbox::admin::{self, Authorize, Denied, Operator};
-use breakerbox::{Registry, State};
+use breakerbox::{registry::Registry, State};
 use serde_json::json;
 
 use crate::support::{breaker, get, own_registry, post, send};

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use axum::Router;
 use breakerbox::admin::{self, Authorize};
-use breakerbox::{Registry, State};
+use breakerbox::{registry::Registry, State};
 use serde_json::json;
 
 use crate::support::{breaker, get, only_breaker, own_registry, post};

@@ -6,7 +6,7 @@ use axum::body::{to_bytes, Body};
 use axum::http::{Request, StatusCode};
 use axum::Router;
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, Config, Registry};
+use breakerbox::{registry::Registry, Breaker, Config};
 use serde_json::Value;
 use tower::ServiceExt;
 

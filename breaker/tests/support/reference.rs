@@ -60,7 +60,8 @@ use breakerbox::clock::{Clock, ManualClock};
 use std::sync::{Arc, Mutex};
 
 use breakerbox::{
-    Breaker, Config, ConfigError, Event, Permit, RejectReason, RejectedBy, State, TransitionReason,
+    config::ConfigError, events::Event, events::TransitionReason, snapshot::RejectedBy, Breaker,
+    Config, Permit, RejectReason, State,
 };
 
 // ---------------------------------------------------------------------------------------

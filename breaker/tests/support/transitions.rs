@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use breakerbox::clock::ManualClock;
-use breakerbox::{Breaker, Config, Event, State, TransitionReason};
+use breakerbox::{events::Event, events::TransitionReason, Breaker, Config, State};
 
 /// Every transition the breaker made, in order: from, to, why.
 pub type Seen = Arc<Mutex<Vec<(State, State, TransitionReason)>>>;

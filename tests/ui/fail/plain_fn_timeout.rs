@@ -1,4 +1,4 @@
-use breakerbox::{circuit_breaker, Classify, Outcome, Rejected, TimedOut};
+use breakerbox::{circuit_breaker, Classify, Outcome, Rejected, policy::TimedOut};
 
 #[derive(Debug)]
 pub struct Down;

@@ -15,8 +15,8 @@ impl From<Rejected> for Down {
     }
 }
 
-impl From<breakerbox::TimedOut> for Down {
-    fn from(_: breakerbox::TimedOut) -> Self {
+impl From<breakerbox::policy::TimedOut> for Down {
+    fn from(_: breakerbox::policy::TimedOut) -> Self {
         Down
     }
 }

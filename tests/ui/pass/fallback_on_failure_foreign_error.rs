@@ -4,7 +4,7 @@
 
 use std::io;
 
-use breakerbox::{circuit_breaker, CallFailure};
+use breakerbox::{circuit_breaker, policy::CallFailure};
 
 #[circuit_breaker(timeout = "1s", fallback = cached, fallback_on = "failure")]
 async fn get_timed(isbn: String) -> Result<String, io::Error> {

@@ -2,7 +2,7 @@
 
 use std::fmt::Display;
 
-use breakerbox::{circuit_breaker, CallFailure, Classify, Outcome, Rejected};
+use breakerbox::{circuit_breaker, policy::CallFailure, Classify, Outcome, Rejected};
 
 #[derive(Debug)]
 pub struct Down;

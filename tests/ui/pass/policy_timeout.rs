@@ -6,7 +6,7 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::sync::Arc;
 
-use breakerbox::{circuit_breaker, Outcome, Rejected, TimedOut};
+use breakerbox::{circuit_breaker, Outcome, Rejected, policy::TimedOut};
 
 #[derive(Debug)]
 struct Down;
