@@ -110,7 +110,7 @@ fn closed_calls_allocate_nothing() {
 #[test]
 fn recorded_calls_and_rejections_allocate_nothing() {
     let b = Breaker::new("recorded", config());
-    b.record(1000).unwrap();
+    b.start_recording(1000).unwrap();
     closed_calls(&b, 100);
     assert_eq!(allocations(|| closed_calls(&b, 10_000)), 0);
     b.force_open();

@@ -34,7 +34,7 @@ fn every_call_is_recorded_with_its_start_latency_and_outcome_through_a_whole_cyc
     let clock = ManualClock::new();
     let b = breaker(&clock);
     clock.advance(Duration::from_secs(1));
-    b.record(100).unwrap();
+    b.start_recording(100).unwrap();
 
     let slow = b.try_acquire().unwrap();
     clock.advance(Duration::from_millis(10));
@@ -77,7 +77,7 @@ fn the_ring_keeps_the_last_calls_and_a_call_started_before_the_recording_is_left
     let clock = ManualClock::new();
     let b = breaker(&clock);
     let before = b.try_acquire().unwrap();
-    b.record(3).unwrap();
+    b.start_recording(3).unwrap();
     before.success();
     for _ in 0..5 {
         let p = b.try_acquire().unwrap();
@@ -98,7 +98,7 @@ fn the_ring_keeps_the_last_calls_and_a_call_started_before_the_recording_is_left
 fn stopping_returns_the_recording_and_records_no_more() {
     let clock = ManualClock::new();
     let b = breaker(&clock);
-    b.record(10).unwrap();
+    b.start_recording(10).unwrap();
     b.try_acquire().unwrap().failure();
     let recorded = b.stop_recording();
     assert_eq!(recorded.calls(), [call(0, 0, FAILURE)]);
@@ -112,7 +112,7 @@ fn stopping_returns_the_recording_and_records_no_more() {
 fn a_recording_round_trips_through_its_csv_format() {
     let clock = ManualClock::new();
     let b = breaker(&clock);
-    b.record(10).unwrap();
+    b.start_recording(10).unwrap();
     let p = b.try_acquire().unwrap();
     clock.advance(Duration::from_micros(12_500));
     p.success();
@@ -140,7 +140,7 @@ fn a_shadow_breaker_records_the_real_outcome_of_the_calls_it_would_reject() {
         .build()
         .unwrap();
     let b = Breaker::with_clock("recorded::shadow", config, clock.clone());
-    b.record(10).unwrap();
+    b.start_recording(10).unwrap();
     b.try_acquire().unwrap().failure();
     assert_eq!(b.state(), State::Open);
     let p = b.try_acquire().unwrap();
@@ -191,7 +191,7 @@ fn an_absurd_capacity_is_an_error_and_records_nothing() {
     let clock = ManualClock::new();
     let b = breaker(&clock);
     for capacity in [0, breakerbox::recording::MAX_CAPACITY + 1, usize::MAX] {
-        let err = b.record(capacity).unwrap_err();
+        let err = b.start_recording(capacity).unwrap_err();
         assert_eq!(err.capacity(), capacity);
         assert_eq!(
             err.to_string(),
@@ -206,7 +206,7 @@ fn an_absurd_capacity_is_an_error_and_records_nothing() {
 fn a_breakers_recording_names_it_in_its_csv() {
     let clock = ManualClock::new();
     let b = breaker(&clock);
-    b.record(10).unwrap();
+    b.start_recording(10).unwrap();
     let p = b.try_acquire().unwrap();
     clock.advance(Duration::from_millis(3));
     p.success();

@@ -66,7 +66,7 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
         errors.push(Error::new(
             record.key_span,
             "`record` records one breaker, and `key` makes one per key: record a key's \
-             breaker with `breakerbox::registry().get_keyed(name, key)` and `Breaker::record`",
+             breaker with `breakerbox::registry().get_keyed(name, key)` and `Breaker::start_recording`",
         ));
     }
     if let (Some(max_keys), None) = (&args.max_keys, &args.key) {

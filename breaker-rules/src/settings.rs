@@ -14,7 +14,7 @@ pub const MAX_BUCKETS: u32 = 1 << 12;
 pub const LEAST_MIN_CALLS: u32 = 2;
 /// Most retries after the first attempt.
 pub const MAX_RETRIES: u32 = 10;
-/// The most calls `record` keeps (`Breaker::record`, the attribute's `record = N`): a ring
+/// The most calls `record` keeps (`Breaker::start_recording`, the attribute's `record = N`): a ring
 /// of that many is some 400 MB.
 pub const MAX_RECORD: usize = 10_000_000;
 

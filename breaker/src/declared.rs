@@ -77,7 +77,7 @@ impl StaticBreaker {
             if self.record != 0 {
                 // The attribute bounds the capacity at expansion; a ring the allocator
                 // refuses leaves the breaker unrecorded rather than its calls failed.
-                if let Err(_e) = breaker.record(self.record) {
+                if let Err(_e) = breaker.start_recording(self.record) {
                     #[cfg(feature = "tracing")]
                     tracing::warn!(breaker = breaker.name(), "{_e}");
                 }

@@ -367,23 +367,23 @@ fn millis(text: &str, field: &str, line: u64) -> Result<Duration, RecordingError
     }
 }
 
-/// The most calls [`Breaker::record`](crate::Breaker::record) keeps: 10 million, 400 MB of
+/// The most calls [`Breaker::start_recording`](crate::Breaker::start_recording) keeps: 10 million, 400 MB of
 /// ring.
 pub const MAX_CAPACITY: usize = breakerbox_rules::MAX_RECORD;
 
-/// [`Breaker::record`](crate::Breaker::record) was asked for a ring it cannot keep: no
+/// [`Breaker::start_recording`](crate::Breaker::start_recording) was asked for a ring it cannot keep: no
 /// call, more than [`MAX_CAPACITY`], or more than the allocator could give.
 ///
 /// ```
 /// use breakerbox::{Breaker, Config};
 ///
 /// let b = Breaker::new("libraryd", Config::default());
-/// let err = b.record(usize::MAX).unwrap_err();
+/// let err = b.start_recording(usize::MAX).unwrap_err();
 /// assert_eq!(
 ///     err.to_string(),
 ///     format!("record must be 1 to 10000000 calls, got {}", usize::MAX)
 /// );
-/// assert!(b.record(100_000).is_ok());
+/// assert!(b.start_recording(100_000).is_ok());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CapacityError {

@@ -11,6 +11,7 @@ use crate::snapshot::CallTotals;
     serde(rename_all = "snake_case")
 )]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum State {
     /// Calls flow; outcomes are counted.
     Closed,

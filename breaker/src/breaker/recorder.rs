@@ -1,4 +1,4 @@
-//! The calls a breaker records when asked (`Breaker::record`): a ring of the last calls,
+//! The calls a breaker records when asked (`Breaker::start_recording`): a ring of the last calls,
 //! allocated once, written under its own lock by the calls' ends and rejections.
 //!
 //! Nothing here runs while calls are not observed: a recording, as a call listener, sets the
@@ -132,7 +132,7 @@ impl Breaker {
     ///
     /// let clock = ManualClock::new();
     /// let b = Breaker::with_clock("libraryd", Config::builder().count_window(1).build()?, clock.clone());
-    /// b.record(1000)?;
+    /// b.start_recording(1000)?;
     /// let permit = b.try_acquire().unwrap();
     /// clock.advance(Duration::from_millis(30));
     /// permit.failure(); // opens the breaker
@@ -147,7 +147,7 @@ impl Breaker {
     /// assert_eq!(calls[1].outcome, CallOutcome::Rejected(RejectReason::Open));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn record(&self, capacity: usize) -> Result<(), CapacityError> {
+    pub fn start_recording(&self, capacity: usize) -> Result<(), CapacityError> {
         self.recorder().start(capacity, self.clock().now())?;
         self.shared.set_recording(true);
         Ok(())

@@ -142,7 +142,7 @@ struct Hot {
     /// while calls are observed. One word for all keeps every keyed member within its memory
     /// budget; written under the lock only.
     flags: AtomicU32,
-    /// 1 while calls are recorded (`Breaker::record`): calls are then timed, and rejections
+    /// 1 while calls are recorded (`Breaker::start_recording`): calls are then timed, and rejections
     /// recorded.
     #[cfg(feature = "recording")]
     recording: AtomicU32,

@@ -452,6 +452,7 @@ impl Model {
             }
             State::ForcedOpen | State::Disabled => self.open_for = self.configured_open_for(),
             State::HalfOpen => {}
+            other => unreachable!("the model knows no state {other:?}"),
         }
     }
 
@@ -593,6 +594,7 @@ impl Model {
                     Err((RejectReason::HalfOpenFull, None))
                 }
             }
+            other => unreachable!("the model knows no state {other:?}"),
         }
     }
 
