@@ -5,13 +5,13 @@
 //! by downcast and `Borrow`. Finding an existing key therefore never allocates, even when the
 //! key is a `&str` and the stored one a `String` (`Borrow` makes their hashes agree).
 
+use crate::action::Action;
 use std::any::Any;
 use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::fmt::{self, Display};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::registry::Watchers;
 use crate::sync::{AtomicU64, Mutex, Ordering, RwLock};
@@ -60,20 +60,6 @@ struct Slots {
     sticky: Option<Sticky>,
 }
 
-/// An operator's action on every member of a keyed family (see [`Keyed::apply`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FamilyAction {
-    /// Every member forced open, and every member created later.
-    ForceOpen,
-    /// Every member disabled, and every member created later.
-    Disable,
-    /// Every member back to CLOSED; members created later start closed.
-    Reset,
-    /// Every member open for this long from now ([`Breaker::open_for`]); members created
-    /// later start closed.
-    OpenFor(Duration),
-}
-
 /// The state a forced-open or disabled family's members are born in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Sticky {
@@ -86,17 +72,6 @@ impl Sticky {
         match self {
             Sticky::ForceOpen => State::ForcedOpen,
             Sticky::Disable => State::Disabled,
-        }
-    }
-}
-
-impl FamilyAction {
-    fn run(self, breaker: &Breaker) {
-        match self {
-            FamilyAction::ForceOpen => breaker.force_open(),
-            FamilyAction::Disable => breaker.disable(),
-            FamilyAction::Reset => breaker.reset(),
-            FamilyAction::OpenFor(period) => breaker.open_for(period),
         }
     }
 }
@@ -177,7 +152,7 @@ impl Keyed {
     /// Applies `config` and `action` to every member and to every member created later (a
     /// reset reaches the present members, and later ones are born closed). Once it returns,
     /// every member has them, however many were being created meanwhile.
-    pub fn apply(&self, config: Option<Config>, action: Option<FamilyAction>) {
+    pub fn apply(&self, config: Option<Config>, action: Option<Action>) {
         let _applying = self.applying.lock();
         let members: Vec<Arc<Breaker>> = {
             let mut slots = self.write();
@@ -185,9 +160,9 @@ impl Keyed {
                 slots.config = Arc::new(config.clone());
             }
             match action {
-                Some(FamilyAction::ForceOpen) => slots.sticky = Some(Sticky::ForceOpen),
-                Some(FamilyAction::Disable) => slots.sticky = Some(Sticky::Disable),
-                Some(FamilyAction::Reset | FamilyAction::OpenFor(_)) => slots.sticky = None,
+                Some(Action::ForceOpen) => slots.sticky = Some(Sticky::ForceOpen),
+                Some(Action::Disable) => slots.sticky = Some(Sticky::Disable),
+                Some(Action::Reset | Action::OpenFor(_)) => slots.sticky = None,
                 None => {}
             }
             slots.members().map(|m| m.breaker.clone()).collect()

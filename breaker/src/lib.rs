@@ -178,6 +178,7 @@
 // and doc tests included.
 extern crate self as breakerbox;
 
+mod action;
 #[cfg(feature = "admin")]
 pub mod admin;
 mod breaker;

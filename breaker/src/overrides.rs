@@ -66,10 +66,9 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::config::ConfigKey;
-use crate::keyed::{FamilyAction, Keyed};
+use crate::keyed::Keyed;
 use crate::{registry::Registry, Breaker, Config};
 
 use self::parse::Override;
@@ -146,18 +145,29 @@ impl Overrides {
         }
     }
 
-    /// An operator's action on the breaker or keyed family `name`, as a file's table with only
-    /// `action` or `open_for` would be; problems name `source`.
-    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
-    pub(crate) fn manual(
-        source: &str,
-        name: &str,
-        action: Option<Action>,
-        open_for: Option<Duration>,
-    ) -> Self {
+    /// Overrides holding only `action` on the breaker or keyed family `name`, as a file's
+    /// table with only `action` or `open_for` would; problems name `source` when applied.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use breakerbox::overrides::{Action, Overrides};
+    /// use breakerbox::{registry, Breaker, Config, State};
+    ///
+    /// let b = registry().register(Arc::new(Breaker::new("docs::shelf", Config::default())));
+    /// let pause = Overrides::action("pager", "docs::shelf", Action::OpenFor(Duration::from_secs(30)));
+    /// registry().apply(&pause)?;
+    /// assert_eq!(b.try_acquire().unwrap_err().retry_after(), Some(Duration::from_secs(30)));
+    ///
+    /// let typo = Overrides::action("pager", "docs::shelv", Action::Reset);
+    /// let err = registry().apply(&typo).unwrap_err();
+    /// assert_eq!(err.to_string(), "pager:1: no breaker is registered as \"docs::shelv\"; did you mean docs::shelf?");
+    /// # Ok::<(), breakerbox::overrides::OverridesError>(())
+    /// ```
+    pub fn action(source: &str, name: &str, action: Action) -> Self {
         Self {
             source: Arc::from(source),
-            entries: vec![Override::manual(name, action, open_for)],
+            entries: vec![Override::manual(name, action)],
         }
     }
 
@@ -176,35 +186,7 @@ impl FromStr for Overrides {
     }
 }
 
-/// A manual action on a breaker: `action = "force_open" | "disable" | "reset"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    /// [`Breaker::force_open`]: reject every call until reset.
-    ForceOpen,
-    /// [`Breaker::disable`]: admit every call and count nothing until reset.
-    Disable,
-    /// [`Breaker::reset`]: back to CLOSED with an empty window.
-    Reset,
-}
-
-impl Action {
-    fn run(self, breaker: &Breaker) {
-        match self {
-            Action::ForceOpen => breaker.force_open(),
-            Action::Disable => breaker.disable(),
-            Action::Reset => breaker.reset(),
-        }
-    }
-
-    fn of_family(self) -> FamilyAction {
-        match self {
-            Action::ForceOpen => FamilyAction::ForceOpen,
-            Action::Disable => FamilyAction::Disable,
-            Action::Reset => FamilyAction::Reset,
-        }
-    }
-}
+pub use crate::action::Action;
 
 /// Overrides that could not be read, parsed or applied: every problem found, each with its
 /// file and line.
@@ -296,7 +278,6 @@ struct Change {
     target: Target,
     config: Option<Config>,
     action: Option<Action>,
-    open_for: Option<Duration>,
 }
 
 impl Registry {
@@ -418,7 +399,6 @@ impl Registry {
             target,
             config,
             action: entry.action,
-            open_for: entry.open_for,
         })
     }
 }
@@ -501,15 +481,8 @@ impl Change {
                 if let Some(action) = self.action {
                     action.run(breaker);
                 }
-                if let Some(period) = self.open_for {
-                    breaker.open_for(period);
-                }
             }
-            Target::Family(family) => {
-                let action = self.action.map(Action::of_family);
-                let action = action.or(self.open_for.map(FamilyAction::OpenFor));
-                family.apply(self.config, action)
-            }
+            Target::Family(family) => family.apply(self.config, self.action),
         }
     }
 }

@@ -4,9 +4,10 @@ use std::borrow::Borrow;
 use std::fmt::Display;
 use std::hash::Hash;
 
+pub use crate::action::Action;
 pub use crate::config::ConfigBuilder;
 pub use crate::declared::{Declared, Name, StaticBreaker, StaticKeyed};
-pub use crate::keyed::{FamilyAction, Keyed};
+pub use crate::keyed::Keyed;
 #[cfg(feature = "policy")]
 pub use crate::policy::run::{classified, plain, Classified, Judge, Plain};
 pub use crate::{

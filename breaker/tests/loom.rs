@@ -842,7 +842,7 @@ fn totals_count_every_ending_exactly_once() {
 
 // 8. Keyed families: a member is born in its family's state.
 
-use breakerbox::__private::{FamilyAction, Keyed};
+use breakerbox::__private::{Action, Keyed};
 
 const REPLICA: &str = "10.0.0.1:7000";
 
@@ -871,7 +871,7 @@ fn keyed_override_racing_a_new_member_leaves_it_with_the_override() {
             let f = Arc::clone(&f);
             thread::spawn(move || f.breaker(REPLICA))
         };
-        f.apply(Some(with_rate(0.25)), Some(FamilyAction::ForceOpen));
+        f.apply(Some(with_rate(0.25)), Some(Action::ForceOpen));
         let member = creator.join().unwrap();
 
         let end = (member.config().failure_rate(), member.state());
@@ -890,13 +890,13 @@ fn keyed_overrides_racing_each_other_leave_every_member_with_the_last() {
         let old = f.breaker("10.0.0.2:7000");
         let first = {
             let f = Arc::clone(&f);
-            thread::spawn(move || f.apply(Some(with_rate(0.25)), Some(FamilyAction::ForceOpen)))
+            thread::spawn(move || f.apply(Some(with_rate(0.25)), Some(Action::ForceOpen)))
         };
         let creator = {
             let f = Arc::clone(&f);
             thread::spawn(move || f.breaker(REPLICA))
         };
-        f.apply(Some(with_rate(0.75)), Some(FamilyAction::Disable));
+        f.apply(Some(with_rate(0.75)), Some(Action::Disable));
         first.join().unwrap();
         let new = creator.join().unwrap();
 
@@ -920,7 +920,7 @@ fn keyed_overrides_racing_each_other_leave_every_member_with_the_last() {
 fn keyed_forced_family_new_member_never_admits() {
     check(|| {
         let f = family();
-        f.apply(None, Some(FamilyAction::ForceOpen));
+        f.apply(None, Some(Action::ForceOpen));
         let other = {
             let f = Arc::clone(&f);
             thread::spawn(move || f.breaker(REPLICA).try_acquire().is_ok())

@@ -2,7 +2,6 @@
 //! overrides' one door ([`Registry::apply`]).
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use axum::body::{to_bytes, Body};
 use axum::extract::{Path, Query, State};
@@ -171,8 +170,7 @@ pub(crate) async fn events(
 /// A checked `POST /{name}` body.
 #[derive(Debug, PartialEq)]
 pub(crate) struct Steer {
-    action: Option<Action>,
-    open_for: Option<Duration>,
+    action: Action,
     record: OperatorAction,
 }
 
@@ -210,14 +208,14 @@ pub(crate) fn parse_steer(body: &[u8]) -> Result<Steer, (String, Option<&'static
         }
     };
     let period = object.get("for");
-    let (action_run, open_for) = match action {
-        "force_open" => (Some(Action::ForceOpen), None),
-        "disable" => (Some(Action::Disable), None),
+    let action_run = match action {
+        "force_open" => Action::ForceOpen,
+        "disable" => Action::Disable,
         // The only way back to CLOSED empties the window: `close` is `reset`.
-        "reset" | "close" => (Some(Action::Reset), None),
+        "reset" | "close" => Action::Reset,
         "open_for" => match period {
             Some(Value::String(text)) => match humantime::parse_duration(text) {
-                Ok(d) if !d.is_zero() => (None, Some(d)),
+                Ok(d) if !d.is_zero() => Action::OpenFor(d),
                 Ok(_) => return Err(("for must be longer than zero".into(), Some("for"))),
                 Err(e) => {
                     return Err((
@@ -246,7 +244,7 @@ pub(crate) fn parse_steer(body: &[u8]) -> Result<Steer, (String, Option<&'static
             ))
         }
     };
-    if open_for.is_none() && period.is_some() {
+    if !matches!(action_run, Action::OpenFor(_)) && period.is_some() {
         return Err((
             format!("for belongs to open_for, not to {action}"),
             Some("for"),
@@ -254,7 +252,6 @@ pub(crate) fn parse_steer(body: &[u8]) -> Result<Steer, (String, Option<&'static
     }
     Ok(Steer {
         action: action_run,
-        open_for,
         record: OperatorAction {
             action: action.to_owned(),
             open_for: period.and_then(Value::as_str).map(str::to_owned),
@@ -317,7 +314,7 @@ pub(crate) async fn steer(
         steer.record.action,
         operator.name(),
     );
-    let overrides = Overrides::manual("admin", &name, steer.action, steer.open_for);
+    let overrides = Overrides::action("admin", &name, steer.action);
     if let Err(e) = super::events::acting(operator.name(), || registry.apply(&overrides)) {
         // Checked above; a breaker removed meanwhile lands here.
         return problem(StatusCode::NOT_FOUND, e.to_string(), None);

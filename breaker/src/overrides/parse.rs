@@ -45,9 +45,9 @@ pub(super) struct Override {
     fleet: Option<(usize, bool)>,
     fleet_quorum: Option<(usize, u32)>,
     pushback_max: Option<(usize, Duration)>,
+    /// A manual action (`action`, or `open_for`: a period to start now), not a
+    /// configuration key.
     pub(super) action: Option<Action>,
-    /// A manual open period to start now (`Breaker::open_for`), not a configuration key.
-    pub(super) open_for: Option<Duration>,
 }
 
 #[derive(Deserialize)]
@@ -79,8 +79,27 @@ struct Raw {
     fleet: Option<Spanned<bool>>,
     fleet_quorum: Option<Spanned<u32>>,
     pushback_max: Option<Spanned<String>>,
-    action: Option<Spanned<Action>>,
+    action: Option<Spanned<RawAction>>,
     open_for: Option<Spanned<String>>,
+}
+
+/// `action = "force_open" | "disable" | "reset"`.
+#[derive(Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RawAction {
+    ForceOpen,
+    Disable,
+    Reset,
+}
+
+impl RawAction {
+    fn action(self) -> Action {
+        match self {
+            RawAction::ForceOpen => Action::ForceOpen,
+            RawAction::Disable => Action::Disable,
+            RawAction::Reset => Action::Reset,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -179,7 +198,7 @@ impl Override {
                     None
                 } else {
                     match humantime::parse_duration(v.get_ref()) {
-                        Ok(d) => Some(d),
+                        Ok(d) => Some(Action::OpenFor(d)),
                         Err(e) => {
                             let message = format!(
                                 "breaker {name:?}: open_for is not a duration ({e}), got {:?}",
@@ -208,9 +227,9 @@ impl Override {
                 }
             }
         };
+        let action = open_for.or(raw.action.map(|a| a.into_inner().action()));
         let entry = Self {
             line,
-            open_for,
             window,
             buckets: plain(raw.buckets),
             min: plain(raw.min),
@@ -237,7 +256,7 @@ impl Override {
             fleet: raw.fleet.map(|v| (at(v.span()), v.into_inner())),
             fleet_quorum: plain(raw.fleet_quorum),
             pushback_max: duration(Field::PushbackMax, raw.pushback_max),
-            action: raw.action.map(Spanned::into_inner),
+            action,
             name,
         };
         if problems.is_empty() {
@@ -250,13 +269,12 @@ impl Override {
     /// The line of the value of the key that sets `field`, if the override sets it. Every
     /// field has its arm: a field added to the configuration fails to compile here until the
     /// overrides read its key.
-    /// A table with only an action or an open period, written by no file.
-    pub(super) fn manual(name: &str, action: Option<Action>, open_for: Option<Duration>) -> Self {
+    /// A table with only an action (or an open period), written by no file.
+    pub(super) fn manual(name: &str, action: Action) -> Self {
         Self {
             name: name.to_owned(),
             line: 1,
-            action,
-            open_for,
+            action: Some(action),
             ..Self::default()
         }
     }
