@@ -4,14 +4,9 @@
 //! [`Shared`](shared::Shared); this file decides, call by call, which path admission takes,
 //! and `complete.rs` which path a result takes. `docs/design.md` shows the whole flow.
 
-mod admit;
-mod bulkhead;
-mod complete;
 mod observe;
-mod packed_owner;
 #[cfg(feature = "recording")]
 mod recorder;
-mod shared;
 
 use std::fmt;
 use std::future::IntoFuture;
@@ -29,12 +24,7 @@ use crate::{
     events::TransitionReason, snapshot::Snapshot, Classify, Outcome, Permit, Rejected, State,
 };
 
-#[allow(unused_imports)] // for the call policy
-pub(crate) use admit::shadowed;
-#[cfg(feature = "policy")]
-pub(crate) use bulkhead::CallSlot;
-pub(crate) use shared::generation_of;
-use shared::{Shared, CLOSED, LIMITED, STATE_MASK, TIMED};
+use crate::engine::Shared;
 
 /// A circuit breaker guarding one downstream.
 ///
@@ -101,13 +91,33 @@ pub(crate) struct Identity {
     rare: std::sync::OnceLock<Box<Rare>>,
     /// The hooks of the registry the breaker joined, told of its transitions (metrics count
     /// them, the admin journal keeps them) and of its drop: one pointer, no listener.
-    registry: std::sync::OnceLock<Arc<crate::registry::Watchers>>,
+    registry: std::sync::OnceLock<Arc<crate::registry::Hooks>>,
+}
+
+impl Identity {
+    /// The name, as rejections carry it.
+    #[inline]
+    pub(crate) fn rejected_name(&self) -> &Name {
+        &self.rejected_name
+    }
+
+    /// The parts only some breakers use, if this one has made them.
+    #[inline]
+    pub(crate) fn rare(&self) -> Option<&Rare> {
+        self.rare.get().map(|rare| &**rare)
+    }
+
+    /// The parts only some breakers use, made now if they were not.
+    #[inline]
+    pub(crate) fn rare_made(&self) -> &Rare {
+        self.rare.get_or_init(Box::default)
+    }
 }
 
 impl Drop for Identity {
     fn drop(&mut self) {
-        if let Some(watchers) = self.registry.get() {
-            watchers.forget(self as *const Identity as usize);
+        if let Some(hooks) = self.registry.get() {
+            hooks.forget(self as *const Identity as usize);
         }
     }
 }
@@ -118,7 +128,7 @@ pub(crate) struct Rare {
     /// Made when a first listener is added (by the metrics, among others).
     listeners: Listeners,
     /// The listeners of each call's end (`Breaker::on_call`).
-    call_listeners: Listeners<crate::events::CallEvent>,
+    pub(crate) call_listeners: Listeners<crate::events::CallEvent>,
     /// The call policy as each call reads it, and the retry budget: made when a
     /// configuration first sets a timeout or retries.
     #[cfg(feature = "policy")]
@@ -165,8 +175,15 @@ impl Breaker {
         Self::with_source(name.into(), key_at, config, ClockSource::default_clock())
     }
 
-    fn identity(&self) -> &Identity {
+    #[inline]
+    pub(crate) fn identity(&self) -> &Identity {
         self.shared.identity()
+    }
+
+    /// The engine's shared words and machine: for the engine's paths (`engine/`).
+    #[inline(always)]
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
     }
 
     pub(crate) fn clock(&self) -> &ClockSource {
@@ -174,13 +191,15 @@ impl Breaker {
     }
 
     /// The parts only some breakers use, if this one has made them.
+    #[inline]
     pub(crate) fn rare(&self) -> Option<&Rare> {
-        self.identity().rare.get().map(|rare| &**rare)
+        self.identity().rare()
     }
 
     /// The parts only some breakers use, made now if they were not.
+    #[inline]
     pub(crate) fn rare_made(&self) -> &Rare {
-        self.identity().rare.get_or_init(Box::default)
+        self.identity().rare_made()
     }
 
     /// What a call starts under: the policy as published, or none.
@@ -245,7 +264,7 @@ impl Breaker {
 
     /// The current state. An expired OPEN still reads `Open` until the next call asks.
     pub fn state(&self) -> State {
-        State::from_code(self.shared.word() & STATE_MASK)
+        self.shared.state()
     }
 
     /// Like [`try_acquire`](Breaker::try_acquire), for a breaker behind an `Arc`: the
@@ -291,13 +310,7 @@ impl Breaker {
     /// ```
     #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
-        // The untimed, unlimited CLOSED admits with one load, inline; every other word goes
-        // out of line.
-        let word = self.shared.word();
-        if word & (STATE_MASK | TIMED | LIMITED) == CLOSED {
-            return Ok(self.admit_closed(word));
-        }
-        self.permit_or_rejected(self.admit_by_state(word))
+        self.admit()
     }
 
     /// Runs `future` if the breaker admits it, and records its output as
@@ -535,14 +548,14 @@ impl Breaker {
 
     /// Reports the breaker's transitions and drop to the hooks of the registry it joined
     /// (the first only).
-    pub(crate) fn report_to(&self, watchers: &Arc<crate::registry::Watchers>) {
-        let _ = self.identity().registry.set(Arc::clone(watchers));
+    pub(crate) fn report_to(&self, hooks: &Arc<crate::registry::Hooks>) {
+        let _ = self.identity().registry.set(Arc::clone(hooks));
     }
 
     /// Tells the registry's hooks of `event`.
     fn report(&self, event: &Event) {
-        if let Some(watchers) = self.identity().registry.get() {
-            watchers.happened(self, event);
+        if let Some(hooks) = self.identity().registry.get() {
+            hooks.happened(self, event);
         }
     }
 
@@ -552,10 +565,276 @@ impl Breaker {
         self.rare_made().listeners.add(Arc::new(listener));
     }
 
+    /// Calls `listener` at the end of every call from now on: a success, failure, ignored
+    /// or cancelled result with the call's duration, or a rejection with its reason. Opt-in:
+    /// a breaker with no call listener pays nothing for it; with one, every call reads the
+    /// clock at its start and end and leaves the lock-free fast paths (see
+    /// `benches/README.md` for the cost).
+    ///
+    /// A call's event comes as its result reaches the breaker, before the breaker acts on it
+    /// (a failure that opens it, then the [`Event::StateTransition`](crate::events::Event)); the
+    /// listener runs on the caller's thread with no lock held, so it may call back into the
+    /// breaker, and a panicking listener is contained. Each attempt of a retried call
+    /// (`Breaker::run`, `#[circuit_breaker]`) is a call of its own. A result the breaker
+    /// discards (the call was admitted before the breaker last changed state) is still told,
+    /// marked [`stale`](crate::events::CallEvent::stale). A call admitted before the first listener was
+    /// added may end untold.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use breakerbox::{Breaker, events::CallEnding, Config};
+    ///
+    /// let b = Breaker::new("libraryd", Config::default());
+    /// let endings = Arc::new(Mutex::new(Vec::new()));
+    /// let log = endings.clone();
+    /// b.on_call(move |e| log.lock().unwrap().push(e.ending));
+    ///
+    /// b.try_acquire().unwrap().success();
+    /// b.try_acquire().unwrap().ignore();
+    /// drop(b.try_acquire().unwrap()); // a cancelled call
+    /// assert_eq!(
+    ///     *endings.lock().unwrap(),
+    ///     [CallEnding::Success, CallEnding::Ignored, CallEnding::Cancelled]
+    /// );
+    /// ```
+    pub fn on_call(&self, listener: impl Fn(&crate::events::CallEvent) + Send + Sync + 'static) {
+        self.rare_made().call_listeners.add(Arc::new(listener));
+        self.shared.publish_observed();
+    }
+
+    /// Calls holding a bulkhead slot now: at most
+    /// [`max_concurrent`](crate::Config::max_concurrent), and 0 for a breaker that never had
+    /// a bulkhead. A configuration that removes or lowers the limit leaves the calls already
+    /// in flight counted until they end.
+    ///
+    /// ```
+    /// use breakerbox::{Breaker, Config, RejectReason};
+    ///
+    /// let b = Breaker::new("libraryd", Config::builder().max_concurrent(2).build()?);
+    /// let first = b.try_acquire().unwrap();
+    /// let second = b.try_acquire().unwrap();
+    /// assert_eq!(b.in_flight(), 2);
+    ///
+    /// let rejected = b.try_acquire().unwrap_err();
+    /// assert_eq!(rejected.reason(), RejectReason::Bulkhead);
+    /// assert_eq!(rejected.to_string(), "circuit 'libraryd' is at its limit of 2 calls in flight");
+    ///
+    /// first.success();
+    /// drop(second); // cancelled: its slot is freed too
+    /// assert_eq!(b.in_flight(), 0);
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
+    /// ```
+    pub fn in_flight(&self) -> u32 {
+        self.shared.calls_in_flight()
+    }
+
+    /// Starts recording the breaker's calls (feature `recording`): for each call from now
+    /// on, when it started, how long it took and how it ended (a success, failure or ignored
+    /// result, or a rejection and its reason), the last `capacity` of them in a ring
+    /// allocated now. Recording again starts a new recording.
+    ///
+    /// # Errors
+    ///
+    /// A [`CapacityError`](crate::recording::CapacityError) for a `capacity` of 0 or above
+    /// [`MAX_CAPACITY`](crate::recording::MAX_CAPACITY) (10 million calls), or a ring the
+    /// allocator refuses; the breaker then records nothing (a recording that was on stays
+    /// on).
+    ///
+    /// Recording costs nothing while it is off; while it is on, each call reads the clock
+    /// twice and writes its record under a lock of the recording's own, allocating nothing.
+    /// A call that started before the recording, and a call of a disabled breaker, is not
+    /// recorded. [`Recording::write_csv`](crate::recording::Recording::write_csv) writes what the replay tuner reads.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breakerbox::clock::ManualClock;
+    /// use breakerbox::recording::CallOutcome;
+    /// use breakerbox::{Breaker, Config, Outcome, RejectReason};
+    ///
+    /// let clock = ManualClock::new();
+    /// let b = Breaker::with_clock("libraryd", Config::builder().count_window(1).build()?, clock.clone());
+    /// b.start_recording(1000)?;
+    /// let permit = b.try_acquire().unwrap();
+    /// clock.advance(Duration::from_millis(30));
+    /// permit.failure(); // opens the breaker
+    /// let _ = b.try_acquire();
+    ///
+    /// let calls = b.recording();
+    /// let calls = calls.calls();
+    /// assert_eq!(calls.len(), 2);
+    /// assert_eq!(calls[0].latency, Duration::from_millis(30));
+    /// assert_eq!(calls[0].outcome, CallOutcome::Completed(Outcome::Failure));
+    /// assert_eq!(calls[1].start, Duration::from_millis(30));
+    /// assert_eq!(calls[1].outcome, CallOutcome::Rejected(RejectReason::Open));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "recording")]
+    pub fn start_recording(&self, capacity: usize) -> Result<(), crate::recording::CapacityError> {
+        self.recorder().start(capacity, self.clock().now())?;
+        self.shared.set_recording(true);
+        Ok(())
+    }
+
+    /// The calls recorded so far, oldest first, named for the breaker and with its
+    /// configuration (the CSV file gives both in comment lines); empty and unnamed when no recording is on.
+    #[cfg(feature = "recording")]
+    pub fn recording(&self) -> crate::recording::Recording {
+        self.rare()
+            .and_then(|rare| rare.recorder.recording())
+            .map(|r| r.with_name(self.name()).with_config(self.config()))
+            .unwrap_or_default()
+    }
+
+    /// Ends the recording, returning it, named for the breaker and with its configuration (empty and unnamed when none
+    /// was on); calls cost nothing to record again.
+    #[cfg(feature = "recording")]
+    pub fn stop_recording(&self) -> crate::recording::Recording {
+        self.shared.set_recording(false);
+        self.rare()
+            .and_then(|rare| rare.recorder.stop())
+            .map(|r| r.with_name(self.name()).with_config(self.config()))
+            .unwrap_or_default()
+    }
+
+    /// Runs a call under the breaker's current policy ([`Config::policy`](crate::Config::policy)):
+    /// each attempt asks the breaker, runs under the `timeout` and is judged by
+    /// [`Classify`]; a failed attempt is retried, up to `retries` times, within the retry
+    /// budget, after a backoff. `attempt` makes each attempt's future afresh.
+    ///
+    /// In order:
+    ///
+    /// 1. a bulkhead slot (with `max_concurrent`), held until the call returns, retries and
+    ///    backoff included;
+    /// 2. for each attempt: the breaker is asked ([`try_acquire`](Breaker::try_acquire));
+    ///    a rejection ends the call with [`CallError::Rejected`](crate::CallError::Rejected), counted in the rejected
+    ///    totals only, never as a failure nor a retry;
+    /// 3. the attempt runs under the timeout: past it, it is dropped and recorded as a
+    ///    failure (and slow, when slow calls are judged). The timer starts when the attempt
+    ///    first waits, so an attempt ready at its first poll makes no timer;
+    /// 4. its output is judged and recorded;
+    /// 5. only a [`Outcome::Failure`] is retried (never a success, a business error the
+    ///    classifier calls a success, nor an ignored outcome), while retries remain and the
+    ///    budget allows: retries in the last 10 s may be at most `retry_budget` times the
+    ///    first attempts the breaker admitted in those seconds, plus `retry_floor` a second;
+    /// 6. the wait before retry `n` is drawn from
+    ///    `[0, min(retry_backoff_max, retry_backoff * 2^(n-1))]`; then back to 2. A failure
+    ///    that carried the downstream's pushback ([`Classify::pushback`]) is retried no
+    ///    sooner than the pushback asks, and not at all when the pushback is longer than
+    ///    that backoff's ceiling: the output is returned (the breaker, opened by the
+    ///    pushback, rejects the calls of that period).
+    ///
+    /// The last attempt's output is returned as it is, failure or not, or
+    /// [`CallError::TimedOut`](crate::CallError::TimedOut) if it timed out. Waiting and timeouts use tokio's clock (so
+    /// a paused clock drives them exactly), and need a tokio runtime with its time driver
+    /// when a `timeout` or a backoff is configured; the budget counts on the breaker's
+    /// clock. Dropping the call's future cancels the attempt in flight (recorded as
+    /// cancelled) and frees its slot; dropped while it waits before a retry, it gives that
+    /// retry back to the budget: a retry is spent only by an attempt that starts.
+    ///
+    /// A shadow breaker ([`Config::shadow`](crate::Config::shadow)) moves exactly as an
+    /// enforcing one would: where that one would reject the call (a full bulkhead, or the
+    /// state, before the first attempt or a retry), the shadow runs that attempt instead,
+    /// counted as a shadow rejection, and the call ends with it. That attempt holds no
+    /// bulkhead slot, its result reaches no window, it is never retried, and it takes
+    /// nothing from the retry budget.
+    ///
+    /// [`CallTotals`](crate::snapshot::CallTotals) counts the retries made and the failures returned
+    /// because the budget was exhausted. A breaker without `retries` never touches its
+    /// budget.
+    ///
+    /// The budget is the rule of Finagle's and Envoy's retry budgets and of tower's
+    /// `TpsBudget`, with two differences. It is exact: the ratio is kept in parts per billion
+    /// and compared in integers, so 0.3 allows 3 retries per 10 first attempts, where
+    /// `TpsBudget` withdraws `1 / ratio` tokens rounded down to an integer per retry, which
+    /// allows a third. And it counts on the breaker's own clock, the one its window and open
+    /// period read, so a [`ManualClock`](crate::clock::ManualClock) drives it as well as
+    /// tokio's paused clock does; `TpsBudget` reads only tokio's. seatbelt and
+    /// tower-resilience have no budget, and their retry, breaker and timeout layers share no
+    /// state: whether a retry asks the breaker, and whether a rejection is retried, depends on
+    /// how the layers are stacked and on the user's recovery function. Here the order is the
+    /// runner's.
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::time::Duration;
+    /// use breakerbox::{Breaker, Config};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
+    /// #     .build().unwrap().block_on(async {
+    /// let config = Config::builder().timeout(Duration::from_millis(800)).retries(2).build()?;
+    /// let b = Breaker::new("libraryd", config);
+    /// let attempts = &AtomicU32::new(0);
+    /// let book = b
+    ///     .run(|| async move {
+    ///         // A blip: the first attempt is refused, the second answers.
+    ///         match attempts.fetch_add(1, Ordering::Relaxed) {
+    ///             0 => Err(io::Error::from(io::ErrorKind::ConnectionRefused)),
+    ///             _ => Ok("Dune"),
+    ///         }
+    ///     })
+    ///     .await?;
+    /// assert_eq!(book?, "Dune");
+    /// let totals = b.snapshot().totals;
+    /// assert_eq!((totals.failure, totals.success, totals.retries), (1, 1, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    #[cfg(feature = "policy")]
+    pub async fn run<F, Fut>(&self, attempt: F) -> Result<Fut::Output, crate::CallError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future,
+        Fut::Output: Classify,
+    {
+        self.run_planned(attempt, crate::policy::run::classified(), true)
+            .await
+    }
+
+    /// Like [`run`](Breaker::run), judging each attempt's output with `classify` instead of
+    /// its [`Classify`] impl.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breakerbox::{Breaker, CallError, Config, Outcome};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
+    /// #     .build().unwrap().block_on(async {
+    /// let config = Config::builder().timeout(Duration::from_millis(800)).build()?;
+    /// let b = Breaker::new("statusd", config);
+    ///
+    /// let status = b.run_with(|| async { 503_u16 }, |s| match *s {
+    ///     500.. => Outcome::Failure,
+    ///     _ => Outcome::Success,
+    /// });
+    /// assert_eq!(status.await?, 503);
+    ///
+    /// let hung = b.run_with(std::future::pending::<u16>, |_| Outcome::Success).await;
+    /// let Err(CallError::TimedOut(timed_out)) = hung else { panic!("{hung:?}") };
+    /// assert_eq!(timed_out.to_string(), "call to 'statusd' timed out after 800ms");
+    /// assert_eq!(b.snapshot().totals.failure, 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    #[cfg(feature = "policy")]
+    pub async fn run_with<F, Fut, C>(
+        &self,
+        attempt: F,
+        classify: C,
+    ) -> Result<Fut::Output, crate::CallError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future,
+        C: FnMut(&Fut::Output) -> Outcome,
+    {
+        self.run_planned(attempt, crate::policy::run::plain(classify), true)
+            .await
+    }
+
     /// Reports what an operation did, with no lock held. Most operations under the lock (a
     /// result into a locked window, a half-open admission) change no state: they return here.
     #[inline]
-    fn emit(&self, events: Events) {
+    pub(crate) fn emit(&self, events: Events) {
         if events.transition.is_some() || events.ramp.is_some() {
             self.emit_now(events);
         }
@@ -566,7 +845,7 @@ impl Breaker {
     #[cold]
     fn emit_now(&self, events: Events) {
         let listeners = self.rare().map(|rare| &rare.listeners);
-        let shadow = self.shared.shadow();
+        let shadow = self.shared.flag(crate::engine::Flag::Shadow);
         if let Some(Transition { from, to, reason }) = events.transition {
             #[cfg(feature = "tracing")]
             crate::trace::transition(self, from, to, reason, shadow);

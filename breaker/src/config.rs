@@ -10,7 +10,7 @@
 //! let config = Config::builder().count_window(50).build()?;
 //! assert_eq!(config.window(), Window::Count(50));
 //! let err = Config::builder().count_window(MAX_COUNT_WINDOW + 1).build().unwrap_err();
-//! assert_eq!(err.field(), "count_window");
+//! assert_eq!(err.field(), "window");
 //! # Ok::<(), ConfigError>(())
 //! ```
 //!

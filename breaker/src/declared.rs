@@ -26,6 +26,36 @@ mod name;
 
 pub use self::name::Name;
 
+/// The registry every `#[circuit_breaker]` function registers its breaker in.
+///
+/// Its first access registers the breaker (or keyed family) of every `#[circuit_breaker]`
+/// function linked into the program, called or not, each configured from its attribute's
+/// keys: [`get`](Registry::get), [`list`](Registry::list), the metrics and overrides see
+/// them before any traffic. Keep a library's functions in the program by using the library
+/// (a crate nothing refers to is not linked: `use my_lib as _;` links it). The functions'
+/// statics are gathered at link time by the `inventory` crate, on Linux, Android, the BSDs,
+/// illumos, macOS, iOS, Windows and WebAssembly; on a target without constructor sections,
+/// a function's breaker joins the registry at its first call instead.
+///
+/// ```
+/// use std::sync::Arc;
+/// use breakerbox::{registry, Breaker, Config, State};
+///
+/// let b = registry().register(Arc::new(Breaker::new("docs::inventory", Config::default())));
+/// b.force_open();
+/// let found = registry().get("docs::inventory").expect("registered above");
+/// assert_eq!(found.state(), State::ForcedOpen);
+/// assert!(registry().list().iter().any(|e| e.name() == "docs::inventory" && e.key().is_none()));
+/// ```
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let registry = Registry::default();
+        register_all(&registry);
+        registry
+    })
+}
+
 /// The static breaker of one annotated function.
 #[derive(Debug)]
 pub struct StaticBreaker {

@@ -13,7 +13,7 @@ use std::fmt::{self, Display};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
-use crate::registry::Watchers;
+use crate::registry::Hooks;
 use crate::sync::{AtomicU64, Mutex, Ordering, RwLock};
 use crate::{Breaker, Config, State};
 
@@ -47,7 +47,7 @@ pub struct Keyed {
     evicted_busy: AtomicU64,
     /// The hooks of the registry the family joined, told of each new member. std's
     /// `OnceLock` under loom too: set once, before the family serves calls.
-    registry: std::sync::OnceLock<Arc<Watchers>>,
+    registry: std::sync::OnceLock<Arc<Hooks>>,
 }
 
 struct Slots {
@@ -129,10 +129,10 @@ impl Keyed {
         }
     }
 
-    /// Tells `watchers` of every member created from now on; a family tells the registry it
+    /// Tells `hooks` of every member created from now on; a family tells the registry it
     /// joined first, and only that one.
-    pub(crate) fn join(&self, watchers: &Arc<Watchers>) {
-        let _ = self.registry.set(Arc::clone(watchers));
+    pub(crate) fn join(&self, hooks: &Arc<Hooks>) {
+        let _ = self.registry.set(Arc::clone(hooks));
     }
 
     pub(crate) fn name(&self) -> &Arc<str> {
@@ -171,7 +171,7 @@ impl Keyed {
         // up. A member born since was born with the new state.
         for member in members {
             match (&config, self.registry.get()) {
-                (Some(config), Some(watchers)) => watchers.reconfigure(&member, config.clone()),
+                (Some(config), Some(hooks)) => hooks.reconfigure(&member, config.clone()),
                 (Some(config), None) => member.reconfigure(config.clone()),
                 (None, _) => {}
             }
@@ -267,8 +267,8 @@ impl Keyed {
             });
         slots.len += 1;
         drop(slots);
-        if let Some(watchers) = self.registry.get() {
-            watchers.announce(&self.name, &breaker);
+        if let Some(hooks) = self.registry.get() {
+            hooks.announce(&self.name, &breaker);
         }
         breaker
     }

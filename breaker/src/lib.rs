@@ -188,6 +188,7 @@ mod classify;
 pub mod clock;
 pub mod config;
 mod declared;
+mod engine;
 pub mod events;
 #[cfg(feature = "fleet")]
 pub mod fleet;
@@ -210,10 +211,10 @@ pub mod registry;
 mod rejected;
 #[cfg(feature = "recording")]
 pub mod replay;
+mod rule;
 pub mod snapshot;
 mod state;
 mod sync;
-mod tally;
 #[cfg(feature = "tower")]
 pub mod tower;
 #[cfg(feature = "tracing")]
@@ -225,9 +226,9 @@ mod window;
 pub use crate::breaker::Breaker;
 pub use crate::classify::{Classify, Outcome};
 pub use crate::config::Config;
+pub use crate::declared::registry;
 pub use crate::permit::{OwnedPermit, Permit};
 pub use crate::policy::CallError;
-pub use crate::registry::registry;
 pub use crate::rejected::{RejectReason, Rejected};
 pub use crate::state::State;
 pub use breakerbox_macros::circuit_breaker;

@@ -23,13 +23,11 @@ use crate::State;
 
 pub(crate) use self::packed_write::PackedWrite;
 use self::probes::Probes;
-pub(crate) use self::rule::reaches;
-use self::rule::trips;
+use crate::rule::{judged, trips};
 
 mod packed_write;
 mod probes;
 mod reconfigure;
-mod rule;
 
 /// How a permit was admitted; decides what its result does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,7 +198,7 @@ impl Machine {
         self.window.packed()
     }
 
-    /// When a packed window trips: the trip rule ([`reaches`]) for its capacity.
+    /// When a packed window trips: the trip rule ([`reaches`](crate::rule::reaches)) for its capacity.
     pub(crate) fn threshold(&self) -> Threshold {
         let capacity = self.window.packed().unwrap_or(0);
         Threshold::new(
@@ -591,5 +589,20 @@ pub(crate) const fn rejection_of(reason: TransitionReason) -> RejectReason {
     match reason {
         TransitionReason::FleetOpen => RejectReason::FleetOpen,
         _ => RejectReason::Open,
+    }
+}
+
+impl Machine {
+    /// `failures / calls` and `slow / calls`, or `None` before `min_calls` calls completed.
+    pub(crate) fn rates(&self, totals: Totals) -> (Option<f64>, Option<f64>) {
+        if !judged(totals.calls, self.config.min_calls()) {
+            return (None, None);
+        }
+        let calls = f64::from(totals.calls);
+        let slow = self
+            .config
+            .slow_calls()
+            .map(|_| f64::from(totals.slow) / calls);
+        (Some(f64::from(totals.failures) / calls), slow)
     }
 }

@@ -132,7 +132,7 @@ pub fn text_of(collector: BreakerCollector) -> String {
 #[derive(Debug)]
 pub struct BreakerCollector {
     registry: &'static crate::registry::Registry,
-    transitions: &'static Transitions,
+    transitions: Arc<Transitions>,
     durations: &'static durations::Durations,
 }
 
@@ -222,7 +222,7 @@ impl Collector for BreakerCollector {
             .iter()
             .map(|entry| {
                 self.durations.attach(entry.breaker());
-                Series::read(entry, self.transitions, self.durations)
+                Series::read(entry, &self.transitions, self.durations)
             })
             .collect();
         self.durations.forget_dropped();
@@ -522,8 +522,8 @@ impl Series {
 /// A transition by the codes of the states left and entered, and its reason.
 type TransitionKey = (u64, u64, TransitionReason);
 
-/// Transition counts of every breaker of a registry, by the breaker's address: its registry's
-/// watchers count each transition as the breaker reports it, and take the counts out when
+/// Transition counts of every breaker of a registry, by the breaker's address: a part the
+/// registry is born with, it counts each transition as the breaker reports it, and take the counts out when
 /// the breaker is dropped (an evicted key). A quiet breaker has no entry.
 #[derive(Debug, Default)]
 pub(crate) struct Transitions {
@@ -531,8 +531,18 @@ pub(crate) struct Transitions {
 }
 
 /// The transition counts of `registry`, kept by its watchers from each breaker's joining.
-fn transitions(registry: &'static crate::registry::Registry) -> &'static Transitions {
-    &registry.watchers().transitions
+fn transitions(registry: &'static crate::registry::Registry) -> Arc<Transitions> {
+    registry.part()
+}
+
+impl crate::registry::Watch for Transitions {
+    fn happened(&self, breaker: &crate::Breaker, event: &Event) {
+        self.record(breaker.address(), event);
+    }
+
+    fn left(&self, address: usize) {
+        self.forget(address);
+    }
 }
 
 impl Transitions {

@@ -62,6 +62,7 @@
 
 mod parse;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
@@ -69,6 +70,7 @@ use std::sync::Arc;
 
 use crate::config::ConfigKey;
 use crate::keyed::Keyed;
+use crate::sync::process::Mutex;
 use crate::{registry::Registry, Breaker, Config};
 
 use self::parse::Override;
@@ -151,17 +153,19 @@ impl Overrides {
     /// ```
     /// use std::sync::Arc;
     /// use std::time::Duration;
+    /// use breakerbox::clock::ManualClock;
     /// use breakerbox::overrides::{Action, Overrides};
-    /// use breakerbox::{registry, Breaker, Config, State};
+    /// use breakerbox::{registry, Breaker, Config};
     ///
-    /// let b = registry().register(Arc::new(Breaker::new("docs::shelf", Config::default())));
+    /// let b = Breaker::with_clock("docs::shelf", Config::default(), ManualClock::new());
+    /// let b = registry().register(Arc::new(b));
     /// let pause = Overrides::action("pager", "docs::shelf", Action::OpenFor(Duration::from_secs(30)));
     /// registry().apply(&pause)?;
     /// assert_eq!(b.try_acquire().unwrap_err().retry_after(), Some(Duration::from_secs(30)));
     ///
     /// let typo = Overrides::action("pager", "docs::shelv", Action::Reset);
     /// let err = registry().apply(&typo).unwrap_err();
-    /// assert_eq!(err.to_string(), "pager:1: no breaker is registered as \"docs::shelv\"; did you mean docs::shelf?");
+    /// assert_eq!(err.to_string(), "pager:1: no breaker is registered as \"docs::shelv\"; did you mean \"docs::shelf\"?");
     /// # Ok::<(), breakerbox::overrides::OverridesError>(())
     /// ```
     pub fn action(source: &str, name: &str, action: Action) -> Self {
@@ -327,7 +331,8 @@ impl Registry {
     pub fn apply(&self, overrides: &Overrides) -> Result<(), OverridesError> {
         // One at a time: an override changes the keys it writes from the values it checked
         // against, and another file applied between would be undone.
-        let _applying = self.applying.lock();
+        let applied = self.part::<Applied>();
+        let _applying = applied.applying.lock();
         let mut changes = Vec::new();
         let mut problems = Vec::new();
         for entry in &overrides.entries {
@@ -449,13 +454,25 @@ impl Registry {
     /// The configuration keys overrides set on `name` (a breaker's or a family's).
     #[cfg_attr(not(feature = "admin"), allow(dead_code))]
     pub(crate) fn overridden_keys(&self, name: &str) -> Vec<crate::config::Field> {
-        self.overridden
+        self.part::<Applied>()
+            .overridden
             .lock()
             .get(name)
             .cloned()
             .unwrap_or_default()
     }
 }
+
+/// What overrides keep of a registry, a part attached to it at the first apply.
+#[derive(Default)]
+struct Applied {
+    /// Held through a whole [`Registry::apply`]: applies to one registry run one at a time.
+    applying: Mutex<()>,
+    /// The configuration keys overrides set, by the name they were applied to.
+    overridden: Mutex<BTreeMap<Arc<str>, Vec<crate::config::Field>>>,
+}
+
+impl crate::registry::Watch for Applied {}
 
 /// What follows a name's last `::`: the function, for a name the attribute gave.
 fn last_segment(name: &str) -> &str {
@@ -465,7 +482,8 @@ fn last_segment(name: &str) -> &str {
 impl Change {
     fn apply(self, registry: &Registry) {
         if !self.keys.is_empty() {
-            let mut overridden = registry.overridden.lock();
+            let applied = registry.part::<Applied>();
+            let mut overridden = applied.overridden.lock();
             let keys = overridden.entry(self.name.clone()).or_default();
             for key in &self.keys {
                 if !keys.contains(key) {
@@ -476,7 +494,7 @@ impl Change {
         match &self.target {
             Target::Single(breaker) => {
                 if let Some(config) = self.config {
-                    registry.watchers().reconfigure(breaker, config);
+                    registry.hooks().reconfigure(breaker, config);
                 }
                 if let Some(action) = self.action {
                     action.run(breaker);

@@ -2,13 +2,14 @@
 
 use std::fmt;
 use std::mem::ManuallyDrop;
+use std::ops::Deref;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::breaker::generation_of;
 use crate::classify::verdict;
+use crate::engine::Ending;
+use crate::engine::Stamp;
 use crate::machine::Admission;
-use crate::tally::Ending;
 use crate::{Breaker, Classify, Outcome};
 
 /// Permission to make one call. Report its result with [`success`](Permit::success),
@@ -37,26 +38,120 @@ use crate::{Breaker, Classify, Outcome};
 /// ```
 #[must_use = "a permit reports nothing unless its result is recorded"]
 pub struct Permit<'a> {
-    breaker: &'a Breaker,
-    /// The generation admitted in, as the admission word of an untimed CLOSED shows it (see
-    /// `breakerbox::stamp`).
-    stamp: u64,
+    held: Held<&'a Breaker>,
+}
+
+/// A [`Permit`] that holds a share of its breaker rather than a borrow, for futures that must
+/// be `'static` (a tower service's response future, a spawned task). It reports and drops
+/// exactly as a `Permit` does.
+///
+/// ```
+/// use std::sync::Arc;
+/// use breakerbox::{Breaker, Config};
+///
+/// let b = Arc::new(Breaker::new("libraryd", Config::default()));
+/// let permit = b.try_acquire_owned().expect("closed");
+/// std::thread::spawn(move || permit.failure()).join().unwrap();
+/// assert_eq!(b.snapshot().failures, 1);
+/// ```
+#[must_use = "a permit reports nothing unless its result is recorded"]
+pub struct OwnedPermit {
+    held: Held<Arc<Breaker>>,
+    /// Set once the result is reported, so that `Drop` only releases the breaker.
+    settled: bool,
+}
+
+/// What both permits are: the breaker, borrowed or shared, and what it admitted the call
+/// with. Each permit reports through it once: [`Permit`] is forgotten as it reports (so its
+/// `Drop` does not run), [`OwnedPermit`] notes that it reported.
+struct Held<B: Deref<Target = Breaker>> {
+    breaker: B,
+    /// The generation admitted in, as the admission word of an untimed CLOSED shows it.
+    stamp: Stamp,
     admission: Admission,
     started: Option<Instant>,
+}
+
+impl<B: Deref<Target = Breaker>> Held<B> {
+    #[inline(always)]
+    fn record(&self, outcome: Outcome) {
+        self.end(Ending::from(outcome));
+    }
+
+    #[inline(always)]
+    fn end(&self, ending: Ending) {
+        self.breaker
+            .complete(self.stamp, self.admission, ending, self.started);
+    }
+
+    fn failure_with_pushback(&self, pushback: Duration) {
+        if pushback.is_zero() {
+            return self.record(Outcome::Failure);
+        }
+        self.breaker
+            .complete_pushback(self.stamp, self.admission, self.started, pushback);
+    }
+
+    #[inline(always)]
+    fn record_output<T: Classify + ?Sized>(&self, output: &T) {
+        match verdict(output) {
+            (_, Some(pushback)) => self.failure_with_pushback(pushback),
+            (outcome, None) => self.record(outcome),
+        }
+    }
+
+    /// Reports the call abandoned: dropped without a result.
+    fn abandon(&self) {
+        self.end(abandoned());
+    }
+
+    fn debug(&self, f: &mut fmt::Formatter<'_>, name: &str) -> fmt::Result {
+        f.debug_struct(name)
+            .field("breaker", &self.breaker.name())
+            .field("generation", &self.stamp.generation())
+            .field("admission", &self.admission)
+            .finish()
+    }
+}
+
+/// How a permit dropped without a result ended: a failure while its thread panics, a
+/// cancelled call (judged as nothing) otherwise.
+fn abandoned() -> Ending {
+    if std::thread::panicking() {
+        Ending::Failure
+    } else {
+        Ending::Cancelled
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        self.held.abandon();
+    }
+}
+
+impl Drop for OwnedPermit {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.held.abandon();
+        }
+    }
 }
 
 impl<'a> Permit<'a> {
     pub(crate) fn new(
         breaker: &'a Breaker,
-        stamp: u64,
+        stamp: Stamp,
         admission: Admission,
         started: Option<Instant>,
     ) -> Self {
         Self {
-            breaker,
-            stamp,
-            admission,
-            started,
+            held: Held {
+                breaker,
+                stamp,
+                admission,
+                started,
+            },
         }
     }
 
@@ -64,25 +159,52 @@ impl<'a> Permit<'a> {
     /// rejected it: its result is counted nowhere but in the totals of how calls ended.
     #[cfg_attr(not(feature = "policy"), allow(dead_code))]
     pub(crate) fn is_shadowed(&self) -> bool {
-        crate::breaker::shadowed(self.stamp, self.admission)
+        crate::engine::shadowed(self.held.stamp, self.held.admission)
+    }
+
+    /// The same permit holding a share of its breaker instead of a borrow.
+    pub(crate) fn into_owned(self, breaker: Arc<Breaker>) -> OwnedPermit {
+        // Moved, not settled: `Drop` must not report it.
+        let Held {
+            stamp,
+            admission,
+            started,
+            ..
+        } = ManuallyDrop::new(self).held;
+        OwnedPermit {
+            held: Held {
+                breaker,
+                stamp,
+                admission,
+                started,
+            },
+            settled: false,
+        }
+    }
+
+    /// Reports through the held admission once: `Drop`, which reports a permit dropped
+    /// without a result, must not run.
+    #[inline(always)]
+    fn settle(self, report: impl FnOnce(&Held<&'a Breaker>)) {
+        report(&ManuallyDrop::new(self).held);
     }
 
     /// The call succeeded (or failed for a business reason).
     #[inline]
     pub fn success(self) {
-        self.record(Outcome::Success)
+        self.settle(|held| held.record(Outcome::Success))
     }
 
     /// The downstream failed.
     #[inline]
     pub fn failure(self) {
-        self.record(Outcome::Failure)
+        self.settle(|held| held.record(Outcome::Failure))
     }
 
     /// The result says nothing about the downstream: not counted; a probe slot is freed.
     #[inline]
     pub fn ignore(self) {
-        self.record(Outcome::Ignored)
+        self.settle(|held| held.record(Outcome::Ignored))
     }
 
     /// The downstream failed, and asked not to be called for `pushback` (an HTTP
@@ -103,13 +225,7 @@ impl<'a> Permit<'a> {
     /// assert!(rejected.retry_after().unwrap() > Duration::from_secs(29));
     /// ```
     pub fn failure_with_pushback(self, pushback: Duration) {
-        if pushback.is_zero() {
-            return self.failure();
-        }
-        let permit = ManuallyDrop::new(self);
-        permit
-            .breaker
-            .complete_pushback(permit.stamp, permit.admission, permit.started, pushback);
+        self.settle(|held| held.failure_with_pushback(pushback))
     }
 
     /// Reports the output of the call as its [`Classify`] impl judges it, with the pushback
@@ -126,159 +242,67 @@ impl<'a> Permit<'a> {
     /// ```
     #[inline]
     pub fn record_output<T: Classify + ?Sized>(self, output: &T) {
-        match verdict(output) {
-            (_, Some(pushback)) => self.failure_with_pushback(pushback),
-            (outcome, None) => self.record(outcome),
-        }
+        self.settle(|held| held.record_output(output))
     }
 
     /// Reports `outcome`.
     #[inline]
     pub fn record(self, outcome: Outcome) {
-        // Settled here: `Drop`, which reports a permit dropped without a result, must not run.
-        let permit = ManuallyDrop::new(self);
-        permit.breaker.complete(
-            permit.stamp,
-            permit.admission,
-            Ending::from(outcome),
-            permit.started,
-        );
+        self.settle(|held| held.record(outcome))
     }
-}
-
-/// How a permit dropped without a result ended: a failure while its thread panics, a
-/// cancelled call (judged as nothing) otherwise.
-fn abandoned() -> Ending {
-    if std::thread::panicking() {
-        Ending::Failure
-    } else {
-        Ending::Cancelled
-    }
-}
-
-impl Drop for Permit<'_> {
-    fn drop(&mut self) {
-        self.breaker
-            .complete(self.stamp, self.admission, abandoned(), self.started);
-    }
-}
-
-impl Permit<'_> {
-    /// The same permit holding a share of its breaker instead of a borrow.
-    pub(crate) fn into_owned(self, breaker: Arc<Breaker>) -> OwnedPermit {
-        // Moved, not settled: `Drop` must not report it.
-        let permit = ManuallyDrop::new(self);
-        OwnedPermit {
-            breaker,
-            stamp: permit.stamp,
-            admission: permit.admission,
-            started: permit.started,
-            settled: false,
-        }
-    }
-}
-
-/// A [`Permit`] that holds a share of its breaker rather than a borrow, for futures that must
-/// be `'static` (a tower service's response future, a spawned task). It reports and drops
-/// exactly as a `Permit` does.
-///
-/// ```
-/// use std::sync::Arc;
-/// use breakerbox::{Breaker, Config};
-///
-/// let b = Arc::new(Breaker::new("libraryd", Config::default()));
-/// let permit = b.try_acquire_owned().expect("closed");
-/// std::thread::spawn(move || permit.failure()).join().unwrap();
-/// assert_eq!(b.snapshot().failures, 1);
-/// ```
-#[must_use = "a permit reports nothing unless its result is recorded"]
-pub struct OwnedPermit {
-    breaker: Arc<Breaker>,
-    /// As [`Permit`]'s.
-    stamp: u64,
-    admission: Admission,
-    started: Option<Instant>,
-    /// Set once the result is reported, so that `Drop` only releases the breaker.
-    settled: bool,
 }
 
 impl OwnedPermit {
+    /// Reports through the held admission once; `Drop` then only releases the breaker.
+    fn settle(mut self, report: impl FnOnce(&Held<Arc<Breaker>>)) {
+        self.settled = true;
+        report(&self.held);
+    }
+
     /// The call succeeded (or failed for a business reason).
     pub fn success(self) {
-        self.record(Outcome::Success)
+        self.settle(|held| held.record(Outcome::Success))
     }
 
     /// The downstream failed.
     pub fn failure(self) {
-        self.record(Outcome::Failure)
+        self.settle(|held| held.record(Outcome::Failure))
     }
 
     /// The result says nothing about the downstream: not counted; a probe slot is freed.
     pub fn ignore(self) {
-        self.record(Outcome::Ignored)
+        self.settle(|held| held.record(Outcome::Ignored))
     }
 
     /// As [`Permit::failure_with_pushback`].
-    pub fn failure_with_pushback(mut self, pushback: Duration) {
-        if pushback.is_zero() {
-            return self.failure();
-        }
-        self.settled = true;
-        self.breaker
-            .complete_pushback(self.stamp, self.admission, self.started, pushback);
+    pub fn failure_with_pushback(self, pushback: Duration) {
+        self.settle(|held| held.failure_with_pushback(pushback))
     }
 
     /// As [`Permit::record_output`].
     pub fn record_output<T: Classify + ?Sized>(self, output: &T) {
-        match verdict(output) {
-            (_, Some(pushback)) => self.failure_with_pushback(pushback),
-            (outcome, None) => self.record(outcome),
-        }
+        self.settle(|held| held.record_output(output))
     }
 
     /// Reports `outcome`.
-    pub fn record(mut self, outcome: Outcome) {
-        self.settled = true;
-        self.breaker.complete(
-            self.stamp,
-            self.admission,
-            Ending::from(outcome),
-            self.started,
-        );
+    pub fn record(self, outcome: Outcome) {
+        self.settle(|held| held.record(outcome))
     }
 
     /// The breaker this permit belongs to.
     pub fn breaker(&self) -> &Arc<Breaker> {
-        &self.breaker
-    }
-}
-
-impl Drop for OwnedPermit {
-    fn drop(&mut self) {
-        if self.settled {
-            return;
-        }
-        self.breaker
-            .complete(self.stamp, self.admission, abandoned(), self.started);
+        &self.held.breaker
     }
 }
 
 impl fmt::Debug for OwnedPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OwnedPermit")
-            .field("breaker", &self.breaker.name())
-            .field("generation", &generation_of(self.stamp))
-            .field("admission", &self.admission)
-            .finish()
+        self.held.debug(f, "OwnedPermit")
     }
 }
 
 impl fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Permit")
-            .field("breaker", &self.breaker.name())
-            .field("generation", &generation_of(self.stamp))
-            .field("admission", &self.admission)
-            .finish()
+        self.held.debug(f, "Permit")
     }
 }

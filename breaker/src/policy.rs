@@ -42,5 +42,4 @@ pub(crate) mod run;
 pub use self::error::{CallError, CallFailure};
 #[cfg(feature = "policy")]
 pub(crate) use self::published::{Plan, PolicyState};
-#[cfg(feature = "policy")]
 pub use self::timed_out::TimedOut;

@@ -3,119 +3,18 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-#[cfg(feature = "overrides")]
-use crate::sync::process::Mutex;
 use crate::sync::process::RwLock;
 
 use crate::call_site::CallSite;
 use crate::keyed::Keyed;
 use crate::{Breaker, Config};
 
-type Watcher = Arc<dyn Fn(&str, &Arc<Breaker>) + Send + Sync>;
-/// Called with a breaker reconfigured through the registry, its configuration before and after.
-type ReconfigureWatcher = Arc<dyn Fn(&Arc<Breaker>, &Config, &Config) + Send + Sync>;
+mod born;
+mod hooks;
 
-/// The hooks of one registry, called with the registry name and the breaker whenever a
-/// breaker joins it, a single one or a member of one of its keyed families, as it joins,
-/// and whenever overrides reconfigure one. Shared with the registry's families, whose
-/// members join as they are created.
-#[derive(Default)]
-pub(crate) struct Watchers {
-    joined: RwLock<Vec<Watcher>>,
-    reconfigured: RwLock<Vec<ReconfigureWatcher>>,
-    /// Every transition and operator action of the registry's breakers, from its creation.
-    #[cfg(feature = "admin")]
-    pub(crate) journal: crate::admin::Journal,
-    /// The transition counts of the metrics, from the registry's creation: a breaker that
-    /// opened before the first scrape is counted all the same.
-    #[cfg(feature = "prometheus")]
-    pub(crate) transitions: crate::metrics::Transitions,
-}
-
-impl Watchers {
-    /// Tells the watchers that `breaker` joined the registry under `name`.
-    pub(crate) fn announce(self: &Arc<Self>, name: &str, breaker: &Arc<Breaker>) {
-        breaker.report_to(self);
-        #[cfg(feature = "admin")]
-        self.journal.joined(breaker);
-        // Called outside the lock: a watcher may look the registry up.
-        let watchers: Vec<Watcher> = self.joined.read().clone();
-        for watcher in watchers {
-            watcher(name, breaker);
-        }
-    }
-
-    /// What a breaker of the registry reports: each transition (and ramp step) as it is
-    /// told to its listeners.
-    #[cfg_attr(
-        not(any(feature = "prometheus", feature = "admin")),
-        allow(unused_variables)
-    )]
-    pub(crate) fn happened(&self, breaker: &Breaker, event: &crate::events::Event) {
-        #[cfg(feature = "prometheus")]
-        self.transitions.record(breaker.address(), event);
-        #[cfg(feature = "admin")]
-        self.journal.happened(breaker, event);
-    }
-
-    /// Forgets the breaker at `address`, being dropped.
-    #[cfg_attr(
-        not(any(feature = "prometheus", feature = "admin")),
-        allow(unused_variables)
-    )]
-    pub(crate) fn forget(&self, address: usize) {
-        #[cfg(feature = "prometheus")]
-        self.transitions.forget(address);
-        #[cfg(feature = "admin")]
-        self.journal.forget(address);
-    }
-
-    /// [`Breaker::reconfigure`]s a breaker of the registry, then tells the watchers what
-    /// changed (the fleet follows its `fleet` keys so).
-    pub(crate) fn reconfigure(&self, breaker: &Arc<Breaker>, config: Config) {
-        let watchers: Vec<ReconfigureWatcher> = self.reconfigured.read().clone();
-        if watchers.is_empty() {
-            return breaker.reconfigure(config);
-        }
-        let before = breaker.config();
-        breaker.reconfigure(config.clone());
-        for watcher in watchers {
-            watcher(breaker, &before, &config);
-        }
-    }
-}
-
-/// The registry every `#[circuit_breaker]` function registers its breaker in.
-///
-/// Its first access registers the breaker (or keyed family) of every `#[circuit_breaker]`
-/// function linked into the program, called or not, each configured from its attribute's
-/// keys: [`get`](Registry::get), [`list`](Registry::list), the metrics and overrides see
-/// them before any traffic. Keep a library's functions in the program by using the library
-/// (a crate nothing refers to is not linked: `use my_lib as _;` links it). The functions'
-/// statics are gathered at link time by the `inventory` crate, on Linux, Android, the BSDs,
-/// illumos, macOS, iOS, Windows and WebAssembly; on a target without constructor sections,
-/// a function's breaker joins the registry at its first call instead.
-///
-/// ```
-/// use std::sync::Arc;
-/// use breakerbox::{registry, Breaker, Config, State};
-///
-/// let b = registry().register(Arc::new(Breaker::new("docs::inventory", Config::default())));
-/// b.force_open();
-/// let found = registry().get("docs::inventory").expect("registered above");
-/// assert_eq!(found.state(), State::ForcedOpen);
-/// assert!(registry().list().iter().any(|e| e.name() == "docs::inventory" && e.key().is_none()));
-/// ```
-pub fn registry() -> &'static Registry {
-    static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        let registry = Registry::default();
-        crate::declared::register_all(&registry);
-        registry
-    })
-}
+pub(crate) use hooks::{Hooks, Watch};
 
 /// Named breakers, and the keyed families of `#[circuit_breaker(key = ...)]` functions.
 ///
@@ -136,20 +35,24 @@ pub fn registry() -> &'static Registry {
 /// assert!(own.get("docs::own").is_some());
 /// assert!(registry().get("docs::own").is_none());
 /// ```
-#[derive(Default)]
 pub struct Registry {
     single: RwLock<BTreeMap<Arc<str>, Arc<Breaker>>>,
     keyed: RwLock<BTreeMap<Arc<str>, Arc<Keyed>>>,
-    watchers: Arc<Watchers>,
+    hooks: Arc<Hooks>,
     /// What the `#[circuit_breaker]` function behind a name (a breaker's or a family's) can
     /// do with the call policy; names registered otherwise have none.
     sites: RwLock<BTreeMap<Arc<str>, CallSite>>,
-    /// Held through a whole [`Registry::apply`]: applies to one registry run one at a time.
-    #[cfg(feature = "overrides")]
-    pub(crate) applying: Mutex<()>,
-    /// The configuration keys overrides set, by the name they were applied to.
-    #[cfg(feature = "overrides")]
-    pub(crate) overridden: Mutex<BTreeMap<Arc<str>, Vec<crate::config::Field>>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self {
+            single: RwLock::default(),
+            keyed: RwLock::default(),
+            hooks: Arc::new(Hooks::with(born::parts())),
+            sites: RwLock::default(),
+        }
+    }
 }
 
 impl Registry {
@@ -166,7 +69,7 @@ impl Registry {
                 .clone()
         };
         if Arc::ptr_eq(&registered, &breaker) {
-            self.watchers.announce(registered.name(), &registered);
+            self.hooks.announce(registered.name(), &registered);
         }
         registered
     }
@@ -361,7 +264,7 @@ impl Registry {
     pub(crate) fn register_keyed(&self, family: Arc<Keyed>) -> Arc<Keyed> {
         let mut keyed = self.keyed.write();
         let registered = keyed.entry(family.name().clone()).or_insert(family).clone();
-        registered.join(&self.watchers);
+        registered.join(&self.hooks);
         registered
     }
 }
@@ -403,12 +306,10 @@ impl Entry {
 }
 
 impl Registry {
-    /// Calls `watcher` for every breaker that joins this registry from now on (metrics count
-    /// its transitions).
+    /// Calls `watcher` for every breaker that joins this registry from now on.
     #[cfg_attr(not(any(test, feature = "prometheus")), allow(dead_code))]
     pub(crate) fn watch(&self, watcher: impl Fn(&str, &Arc<Breaker>) + Send + Sync + 'static) {
-        let mut watchers = self.watchers.joined.write();
-        watchers.push(Arc::new(watcher));
+        self.hooks.attach(hooks::OnJoin(watcher));
     }
 
     /// Calls `watcher` with every breaker of this registry that overrides (or
@@ -418,17 +319,23 @@ impl Registry {
         &self,
         watcher: impl Fn(&Arc<Breaker>, &Config, &Config) + Send + Sync + 'static,
     ) {
-        let mut watchers = self.watchers.reconfigured.write();
-        watchers.push(Arc::new(watcher));
+        self.hooks.attach(hooks::OnReconfigure(watcher));
     }
 
     /// The hooks of this registry, for the overrides that reconfigure its breakers.
+    #[cfg_attr(not(feature = "overrides"), allow(dead_code))]
+    pub(crate) fn hooks(&self) -> &Hooks {
+        &self.hooks
+    }
+
+    /// The state of the part of type `T` attached to this registry (the metrics' transition
+    /// counts, the journal, what overrides applied), attached now if it was not.
     #[cfg_attr(
         not(any(feature = "overrides", feature = "admin", feature = "prometheus")),
         allow(dead_code)
     )]
-    pub(crate) fn watchers(&self) -> &Watchers {
-        &self.watchers
+    pub(crate) fn part<T: Watch + Default>(&self) -> Arc<T> {
+        self.hooks.part()
     }
 
     /// Every keyed family with its name, sorted by name.
@@ -514,7 +421,7 @@ mod tests {
 
     #[test]
     fn a_second_registry_holds_none_of_the_global_ones_breakers() {
-        registry().register(Arc::new(Breaker::new("global::only", Config::default())));
+        crate::registry().register(Arc::new(Breaker::new("global::only", Config::default())));
         let own = Registry::default();
         assert!(own.get("global::only").is_none());
         assert!(own.list().is_empty());

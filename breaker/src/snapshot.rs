@@ -12,5 +12,5 @@
 //! assert_eq!((state, calls, failures), (State::Closed, 1, 1));
 //! ```
 
+pub use crate::engine::{CallTotals, RejectedBy};
 pub use crate::state::{Snapshot, Trial};
-pub use crate::tally::{CallTotals, RejectedBy};

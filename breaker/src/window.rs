@@ -1,23 +1,15 @@
 //! Outcome windows: what the breaker remembers of recent completed calls.
 
 mod count;
-mod packed;
 mod time;
 
 use crate::clock::LazyNow;
 use crate::config::Window;
 
+pub(crate) use crate::engine::{Packed, PackedCalls, Threshold, MAX_PACKED};
+pub(crate) use crate::rule::Totals;
 pub(crate) use count::CountWindow;
-pub(crate) use packed::{Packed, PackedCalls, PackedWindow, Threshold, MAX_PACKED};
 pub(crate) use time::TimeWindow;
-
-/// Counts over the calls a window currently holds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Totals {
-    pub(crate) calls: u32,
-    pub(crate) failures: u32,
-    pub(crate) slow: u32,
-}
 
 /// One completed call, as the window stores it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -104,7 +104,7 @@ pub(crate) fn acting<R>(operator: &str, action: impl FnOnce() -> R) -> R {
     action()
 }
 
-/// The journal of one registry (held by its watchers, so it hears every breaker that joins).
+/// The journal of one registry (a part it is born with, so it hears every breaker that joins).
 pub(crate) struct Journal {
     inner: Arc<Inner>,
 }
@@ -359,8 +359,22 @@ impl Inner {
 
 impl Registry {
     /// The journal of this registry's breakers.
-    pub(crate) fn journal(&self) -> &Journal {
-        &self.watchers().journal
+    pub(crate) fn journal(&self) -> Arc<Journal> {
+        self.part()
+    }
+}
+
+impl crate::registry::Watch for Journal {
+    fn joined(&self, _name: &str, breaker: &Arc<Breaker>) {
+        Journal::joined(self, breaker);
+    }
+
+    fn happened(&self, breaker: &Breaker, event: &Event) {
+        Journal::happened(self, breaker, event);
+    }
+
+    fn left(&self, address: usize) {
+        self.forget(address);
     }
 }
 

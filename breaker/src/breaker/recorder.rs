@@ -7,9 +7,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::engine::Ending;
 use crate::recording::{CallOutcome, CapacityError, RecordedCall, Recording, MAX_CAPACITY};
 use crate::sync::process::Mutex;
-use crate::tally::Ending;
 use crate::Breaker;
 use crate::{Outcome, RejectReason};
 
@@ -107,79 +107,14 @@ impl Ring {
 }
 
 impl Breaker {
-    /// Starts recording the breaker's calls (feature `recording`): for each call from now
-    /// on, when it started, how long it took and how it ended (a success, failure or ignored
-    /// result, or a rejection and its reason), the last `capacity` of them in a ring
-    /// allocated now. Recording again starts a new recording.
-    ///
-    /// # Errors
-    ///
-    /// A [`CapacityError`] for a `capacity` of 0 or above
-    /// [`MAX_CAPACITY`](crate::recording::MAX_CAPACITY) (10 million calls), or a ring the
-    /// allocator refuses; the breaker then records nothing (a recording that was on stays
-    /// on).
-    ///
-    /// Recording costs nothing while it is off; while it is on, each call reads the clock
-    /// twice and writes its record under a lock of the recording's own, allocating nothing.
-    /// A call that started before the recording, and a call of a disabled breaker, is not
-    /// recorded. [`Recording::write_csv`] writes what the replay tuner reads.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use breakerbox::clock::ManualClock;
-    /// use breakerbox::recording::CallOutcome;
-    /// use breakerbox::{Breaker, Config, Outcome, RejectReason};
-    ///
-    /// let clock = ManualClock::new();
-    /// let b = Breaker::with_clock("libraryd", Config::builder().count_window(1).build()?, clock.clone());
-    /// b.start_recording(1000)?;
-    /// let permit = b.try_acquire().unwrap();
-    /// clock.advance(Duration::from_millis(30));
-    /// permit.failure(); // opens the breaker
-    /// let _ = b.try_acquire();
-    ///
-    /// let calls = b.recording();
-    /// let calls = calls.calls();
-    /// assert_eq!(calls.len(), 2);
-    /// assert_eq!(calls[0].latency, Duration::from_millis(30));
-    /// assert_eq!(calls[0].outcome, CallOutcome::Completed(Outcome::Failure));
-    /// assert_eq!(calls[1].start, Duration::from_millis(30));
-    /// assert_eq!(calls[1].outcome, CallOutcome::Rejected(RejectReason::Open));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn start_recording(&self, capacity: usize) -> Result<(), CapacityError> {
-        self.recorder().start(capacity, self.clock().now())?;
-        self.shared.set_recording(true);
-        Ok(())
-    }
-
-    /// The calls recorded so far, oldest first, named for the breaker and with its
-    /// configuration (the CSV file gives both in comment lines); empty and unnamed when no recording is on.
-    pub fn recording(&self) -> Recording {
-        self.rare()
-            .and_then(|rare| rare.recorder.recording())
-            .map(|r| r.with_name(self.name()).with_config(self.config()))
-            .unwrap_or_default()
-    }
-
-    /// Ends the recording, returning it, named for the breaker and with its configuration (empty and unnamed when none
-    /// was on); calls cost nothing to record again.
-    pub fn stop_recording(&self) -> Recording {
-        self.shared.set_recording(false);
-        self.rare()
-            .and_then(|rare| rare.recorder.stop())
-            .map(|r| r.with_name(self.name()).with_config(self.config()))
-            .unwrap_or_default()
-    }
-
     /// The recorder, made if it was not: for starting a recording.
-    fn recorder(&self) -> &Recorder {
+    pub(super) fn recorder(&self) -> &Recorder {
         &self.rare_made().recorder
     }
 
     /// Records the end at `now` of a call that noted its start, if a recording is on.
     pub(super) fn record_end(&self, started: Instant, now: Instant, ending: Ending) {
-        if self.shared.recording() {
+        if self.shared.flag(crate::engine::Flag::Recording) {
             if let Some(rare) = self.rare() {
                 rare.recorder.ended(started, now, ending);
             }
@@ -188,7 +123,7 @@ impl Breaker {
 
     /// Records a rejection, if a recording is on.
     pub(super) fn record_rejection(&self, reason: RejectReason) {
-        if self.shared.recording() {
+        if self.shared.flag(crate::engine::Flag::Recording) {
             self.recorder().rejected(self.clock().now(), reason);
         }
     }

@@ -10,7 +10,8 @@ use crate::transition::TransitionReason;
 use crate::window::PackedCalls;
 use crate::State;
 
-use super::{rule::trips, Machine, Phase, Transition};
+use super::{Machine, Phase, Transition};
+use crate::rule::trips;
 
 /// What an operation asks of the packed window's word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use crate::transition::TransitionReason;
 use crate::window::{LockedWindow, Mark, OutcomeWindow, PackedCalls};
 
 use super::packed_write::PackedWrite;
-use super::rule::trips;
 use super::{times_calls, window_origin, Machine, Phase, Transition};
+use crate::rule::trips;
 
 impl Machine {
     /// Takes a new configuration and keeps the state. A new window shape starts an empty

@@ -3,7 +3,7 @@
 
 use super::backoff;
 use super::run::{Attempted, Judge};
-use crate::breaker::CallSlot;
+use crate::engine::CallSlot;
 use crate::{Breaker, Permit, Rejected};
 
 /// Runs one admitted attempt and records how it ended. A blocking attempt cannot be

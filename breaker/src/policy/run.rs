@@ -5,8 +5,8 @@ use std::pin::pin;
 use std::task::Poll;
 use std::time::Duration;
 
-use crate::breaker::CallSlot;
 use crate::clock::LazyNow;
+use crate::engine::CallSlot;
 use crate::{policy::TimedOut, Breaker, CallError, Classify, Outcome, Permit};
 
 use super::backoff;
@@ -133,137 +133,6 @@ async fn attempt<Fut: Future>(
 }
 
 impl Breaker {
-    /// Runs a call under the breaker's current policy ([`Config::policy`](crate::Config::policy)):
-    /// each attempt asks the breaker, runs under the `timeout` and is judged by
-    /// [`Classify`]; a failed attempt is retried, up to `retries` times, within the retry
-    /// budget, after a backoff. `attempt` makes each attempt's future afresh.
-    ///
-    /// In order:
-    ///
-    /// 1. a bulkhead slot (with `max_concurrent`), held until the call returns, retries and
-    ///    backoff included;
-    /// 2. for each attempt: the breaker is asked ([`try_acquire`](Breaker::try_acquire));
-    ///    a rejection ends the call with [`CallError::Rejected`], counted in the rejected
-    ///    totals only, never as a failure nor a retry;
-    /// 3. the attempt runs under the timeout: past it, it is dropped and recorded as a
-    ///    failure (and slow, when slow calls are judged). The timer starts when the attempt
-    ///    first waits, so an attempt ready at its first poll makes no timer;
-    /// 4. its output is judged and recorded;
-    /// 5. only a [`Outcome::Failure`] is retried (never a success, a business error the
-    ///    classifier calls a success, nor an ignored outcome), while retries remain and the
-    ///    budget allows: retries in the last 10 s may be at most `retry_budget` times the
-    ///    first attempts the breaker admitted in those seconds, plus `retry_floor` a second;
-    /// 6. the wait before retry `n` is drawn from
-    ///    `[0, min(retry_backoff_max, retry_backoff * 2^(n-1))]`; then back to 2. A failure
-    ///    that carried the downstream's pushback ([`Classify::pushback`]) is retried no
-    ///    sooner than the pushback asks, and not at all when the pushback is longer than
-    ///    that backoff's ceiling: the output is returned (the breaker, opened by the
-    ///    pushback, rejects the calls of that period).
-    ///
-    /// The last attempt's output is returned as it is, failure or not, or
-    /// [`CallError::TimedOut`] if it timed out. Waiting and timeouts use tokio's clock (so
-    /// a paused clock drives them exactly), and need a tokio runtime with its time driver
-    /// when a `timeout` or a backoff is configured; the budget counts on the breaker's
-    /// clock. Dropping the call's future cancels the attempt in flight (recorded as
-    /// cancelled) and frees its slot; dropped while it waits before a retry, it gives that
-    /// retry back to the budget: a retry is spent only by an attempt that starts.
-    ///
-    /// A shadow breaker ([`Config::shadow`](crate::Config::shadow)) moves exactly as an
-    /// enforcing one would: where that one would reject the call (a full bulkhead, or the
-    /// state, before the first attempt or a retry), the shadow runs that attempt instead,
-    /// counted as a shadow rejection, and the call ends with it. That attempt holds no
-    /// bulkhead slot, its result reaches no window, it is never retried, and it takes
-    /// nothing from the retry budget.
-    ///
-    /// [`CallTotals`](crate::snapshot::CallTotals) counts the retries made and the failures returned
-    /// because the budget was exhausted. A breaker without `retries` never touches its
-    /// budget.
-    ///
-    /// The budget is the rule of Finagle's and Envoy's retry budgets and of tower's
-    /// `TpsBudget`, with two differences. It is exact: the ratio is kept in parts per billion
-    /// and compared in integers, so 0.3 allows 3 retries per 10 first attempts, where
-    /// `TpsBudget` withdraws `1 / ratio` tokens rounded down to an integer per retry, which
-    /// allows a third. And it counts on the breaker's own clock, the one its window and open
-    /// period read, so a [`ManualClock`](crate::clock::ManualClock) drives it as well as
-    /// tokio's paused clock does; `TpsBudget` reads only tokio's. seatbelt and
-    /// tower-resilience have no budget, and their retry, breaker and timeout layers share no
-    /// state: whether a retry asks the breaker, and whether a rejection is retried, depends on
-    /// how the layers are stacked and on the user's recovery function. Here the order is the
-    /// runner's.
-    ///
-    /// ```
-    /// use std::io;
-    /// use std::sync::atomic::{AtomicU32, Ordering};
-    /// use std::time::Duration;
-    /// use breakerbox::{Breaker, Config};
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
-    /// #     .build().unwrap().block_on(async {
-    /// let config = Config::builder().timeout(Duration::from_millis(800)).retries(2).build()?;
-    /// let b = Breaker::new("libraryd", config);
-    /// let attempts = &AtomicU32::new(0);
-    /// let book = b
-    ///     .run(|| async move {
-    ///         // A blip: the first attempt is refused, the second answers.
-    ///         match attempts.fetch_add(1, Ordering::Relaxed) {
-    ///             0 => Err(io::Error::from(io::ErrorKind::ConnectionRefused)),
-    ///             _ => Ok("Dune"),
-    ///         }
-    ///     })
-    ///     .await?;
-    /// assert_eq!(book?, "Dune");
-    /// let totals = b.snapshot().totals;
-    /// assert_eq!((totals.failure, totals.success, totals.retries), (1, 1, 1));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn run<F, Fut>(&self, attempt: F) -> Result<Fut::Output, CallError>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future,
-        Fut::Output: Classify,
-    {
-        self.run_planned(attempt, classified(), true).await
-    }
-
-    /// Like [`run`](Breaker::run), judging each attempt's output with `classify` instead of
-    /// its [`Classify`] impl.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use breakerbox::{Breaker, CallError, Config, Outcome};
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
-    /// #     .build().unwrap().block_on(async {
-    /// let config = Config::builder().timeout(Duration::from_millis(800)).build()?;
-    /// let b = Breaker::new("statusd", config);
-    ///
-    /// let status = b.run_with(|| async { 503_u16 }, |s| match *s {
-    ///     500.. => Outcome::Failure,
-    ///     _ => Outcome::Success,
-    /// });
-    /// assert_eq!(status.await?, 503);
-    ///
-    /// let hung = b.run_with(std::future::pending::<u16>, |_| Outcome::Success).await;
-    /// let Err(CallError::TimedOut(timed_out)) = hung else { panic!("{hung:?}") };
-    /// assert_eq!(timed_out.to_string(), "call to 'statusd' timed out after 800ms");
-    /// assert_eq!(b.snapshot().totals.failure, 2);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn run_with<F, Fut, C>(
-        &self,
-        attempt: F,
-        classify: C,
-    ) -> Result<Fut::Output, CallError>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future,
-        C: FnMut(&Fut::Output) -> Outcome,
-    {
-        self.run_planned(attempt, Plain(classify), true).await
-    }
-
     /// The runner with any [`Judge`]: the attribute's expansion for a function with
     /// `retries` and a `timeout`.
     pub(crate) async fn run_judged<F, Fut, J>(
@@ -302,7 +171,7 @@ impl Breaker {
     }
 
     /// The runner: under the published policy, without its timeout unless `timed`.
-    async fn run_planned<F, Fut, J>(
+    pub(crate) async fn run_planned<F, Fut, J>(
         &self,
         mut attempt: F,
         mut judge: J,

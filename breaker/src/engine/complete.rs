@@ -3,13 +3,13 @@
 
 use std::time::{Duration, Instant};
 
+use super::packed::Packed;
+use super::tally::{Ending, Seat};
 use crate::clock::LazyNow;
 use crate::machine::{self, Admission};
-use crate::tally::{Ending, Seat};
-use crate::window::Packed;
 use crate::{Breaker, Outcome};
 
-use super::shared::{generation_of, IN_SLOT, STATE_MASK, TIMED};
+use super::word::Stamp;
 
 /// What recording without the lock did.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -34,7 +34,7 @@ impl Breaker {
     #[inline(always)]
     pub(crate) fn complete(
         &self,
-        stamp: u64,
+        stamp: Stamp,
         admission: Admission,
         ending: Ending,
         started: Option<Instant>,
@@ -45,20 +45,20 @@ impl Breaker {
         // successes) changes nothing, as `complete_packed_or_locked` would have found. Nor of
         // a bulkhead slot: a permit that holds one never equals the word, and no full window
         // is published while it may be held (see `bulkhead.rs`).
-        let seat = self.shared.totals_seat();
+        let seat = self.shared().totals_seat();
         // Guessing is asked first here so that the compiler asks watching first, on the
         // flags of the subtraction that made the seat: one instruction less for a healthy
         // breaker's success.
         if seat.guessing() {
             if self.record_from_guess(stamp, ending) {
-                return self.shared.count_as(ending, true);
+                return self.shared().count_as(ending, true);
             }
         } else if seat.watching() {
             if self.record_from_word(stamp, ending, true) {
-                return self.shared.count_as(ending, true);
+                return self.shared().count_as(ending, true);
             }
         } else if self.record_from_word(stamp, ending, false) {
-            return self.shared.count_as(ending, false);
+            return self.shared().count_as(ending, false);
         }
         self.complete_packed_or_locked(stamp, admission, ending, started, seat);
     }
@@ -78,32 +78,32 @@ impl Breaker {
     /// the window enters or leaves its full word, a healthy breaker's success pays one
     /// comparison, and one thread's mixed results no read of the line.
     #[inline(always)]
-    fn record_from_word(&self, stamp: u64, ending: Ending, watching: bool) -> bool {
+    fn record_from_word(&self, stamp: Stamp, ending: Ending, watching: bool) -> bool {
         let failure = match ending {
             Ending::Success => false,
             Ending::Failure => true,
             _ => return false,
         };
-        let window = self.shared.window();
+        let window = self.shared().window();
         let current = window.word();
         // A success into a full window of successes changes nothing, whatever its
         // generation: no write, and no check of the generation needed.
-        if !failure && current == self.shared.full_window() {
+        if !failure && current == self.shared().full_window() {
             return true;
         }
-        if self.shared.word() != stamp {
+        if !stamp.is(self.shared().word()) {
             return false;
         }
         let swapped = window.record_once(
             current,
-            generation_of(stamp),
+            stamp.generation(),
             failure,
-            || self.shared.packed_capacity(),
-            || self.shared.when_full(),
+            || self.shared().packed_capacity(),
+            || self.shared().when_full(),
         );
         match swapped {
             Ok(next) => {
-                if watching && next != self.shared.full_window() {
+                if watching && next != self.shared().full_window() {
                     self.owner_swapped(next);
                 }
                 true
@@ -122,32 +122,32 @@ impl Breaker {
     ///
     /// [`Shared::owner_seen`]: super::shared::Shared::owner_seen
     #[inline(always)]
-    fn record_from_guess(&self, stamp: u64, ending: Ending) -> bool {
+    fn record_from_guess(&self, stamp: Stamp, ending: Ending) -> bool {
         let failure = match ending {
             Ending::Success => false,
             Ending::Failure => true,
             _ => return false,
         };
-        if self.shared.word() != stamp {
+        if !stamp.is(self.shared().word()) {
             return false;
         }
-        let swapped = self.shared.window().record_once(
-            self.shared.owner_seen(),
-            generation_of(stamp),
+        let swapped = self.shared().window().record_once(
+            self.shared().owner_seen(),
+            stamp.generation(),
             failure,
-            || self.shared.packed_capacity(),
-            || self.shared.when_full(),
+            || self.shared().packed_capacity(),
+            || self.shared().when_full(),
         );
         match swapped {
             Ok(next) => {
-                self.shared.set_owner_seen(next);
-                if !failure && next == self.shared.full_window() {
-                    self.shared.set_owner_guessing(false);
+                self.shared().set_owner_seen(next);
+                if !failure && next == self.shared().full_window() {
+                    self.shared().set_owner_guessing(false);
                 }
                 true
             }
             Err(found) => {
-                self.shared.set_owner_seen(found);
+                self.shared().set_owner_seen(found);
                 false
             }
         }
@@ -158,8 +158,8 @@ impl Breaker {
     #[cold]
     #[inline(never)]
     fn owner_swapped(&self, next: u64) {
-        self.shared.set_owner_seen(next);
-        self.shared.set_owner_guessing(true);
+        self.shared().set_owner_seen(next);
+        self.shared().set_owner_guessing(true);
     }
 
     /// Records a CLOSED permit's verdict into the packed window, if it has one and the
@@ -171,13 +171,13 @@ impl Breaker {
             Ending::Failure => true,
             _ => return Recorded::Locked,
         };
-        let capacity = self.shared.packed_capacity();
-        if capacity == 0 || generation_of(self.shared.word()) != generation {
+        let capacity = self.shared().packed_capacity();
+        if capacity == 0 || self.shared().word().generation() != generation {
             return Recorded::Locked;
         }
-        let threshold = || self.shared.threshold();
+        let threshold = || self.shared().threshold();
         match self
-            .shared
+            .shared()
             .window()
             .record(generation, capacity, failure, threshold)
         {
@@ -194,17 +194,17 @@ impl Breaker {
     #[inline(never)]
     fn complete_packed_or_locked(
         &self,
-        stamp: u64,
+        stamp: Stamp,
         admission: Admission,
         ending: Ending,
         started: Option<Instant>,
         seat: Seat,
     ) {
         let owned = seat.owned();
-        if stamp & STATE_MASK == IN_SLOT {
+        if stamp.holds_slot() {
             self.free_slot();
         }
-        let generation = generation_of(stamp);
+        let generation = stamp.generation();
         let recorded = match admission {
             Admission::Counted => self.record_packed(generation, ending),
             _ => Recorded::Locked,
@@ -214,13 +214,13 @@ impl Breaker {
             // for a verdict off the packed path (a time window, HALF_OPEN, OPEN, a trip):
             // the owner watches after one (below), and a swap of its own gives it its next
             // guess (`owner_swapped`), so the window's line is not read for nothing.
-            self.shared.set_owner_seen(self.shared.window().word());
+            self.shared().set_owner_seen(self.shared().window().word());
         }
-        self.shared.count_as(ending, owned);
+        self.shared().count_as(ending, owned);
         // Only a call that noted its start is observed: the flag is read for those alone.
         // Told before the breaker acts on it: a failure that opens it, then the transition.
         if let Some(started) = started {
-            if self.shared.observed() {
+            if self.shared().observed() {
                 self.observe_end(started, ending, generation);
             }
         }
@@ -231,7 +231,7 @@ impl Breaker {
             // A verdict off the packed path (it tripped the window, or is for the lock):
             // the owner watches again, and so counts its rejections in one comparison. (Not
             // for an ignored or cancelled call, which leaves the window as it was.)
-            self.shared.set_owner_guessing(false);
+            self.shared().set_owner_guessing(false);
         }
         match recorded {
             Recorded::Done => {}
@@ -243,15 +243,15 @@ impl Breaker {
     /// Every verdict off the packed window's path: under the lock, if it still counts.
     fn record_locked(
         &self,
-        stamp: u64,
+        stamp: Stamp,
         admission: Admission,
         outcome: Outcome,
         started: Option<Instant>,
     ) {
-        let generation = generation_of(stamp);
+        let generation = stamp.generation();
         if admission == Admission::Passthrough
             || (outcome == Outcome::Ignored && admission != Admission::Probe)
-            || generation_of(self.shared.word()) != generation
+            || self.shared().word().generation() != generation
         {
             return;
         }
@@ -261,22 +261,22 @@ impl Breaker {
             now.get();
         }
         let (_, events) = if outcome == Outcome::Ignored {
-            self.shared
+            self.shared()
                 .transition(|m| m.release_probe(generation, started, &mut now))
         } else {
             let failure = outcome == Outcome::Failure;
             // A probe carries its start whether its call is timed or not (for
             // `probe_timeout`): its stamp says which. Any other permit only when timed.
             let timed = match admission {
-                Admission::Probe => stamp & TIMED != 0,
+                Admission::Probe => stamp.is_timed_probe(),
                 _ => started.is_some(),
             };
-            self.shared.transition(|m| {
+            self.shared().transition(|m| {
                 match m.record(generation, admission, failure, started, timed, &mut now) {
                     machine::Recorded::Applied(changed) => changed,
-                    machine::Recorded::ToPacked => {
-                        self.shared.record_packed(m, generation, failure, &mut now)
-                    }
+                    machine::Recorded::ToPacked => self
+                        .shared()
+                        .record_packed(m, generation, failure, &mut now),
                 }
             })
         };
@@ -290,31 +290,31 @@ impl Breaker {
     #[inline(never)]
     pub(crate) fn complete_pushback(
         &self,
-        stamp: u64,
+        stamp: Stamp,
         admission: Admission,
         started: Option<Instant>,
         asked: Duration,
     ) {
-        let generation = generation_of(stamp);
-        if admission == Admission::Passthrough || generation_of(self.shared.word()) != generation {
+        let generation = stamp.generation();
+        if admission == Admission::Passthrough || self.shared().word().generation() != generation {
             return self.complete(stamp, admission, Ending::Failure, started);
         }
         let mut now = LazyNow::new(self.clock());
-        let period = self.shared.inspect(|m| m.pushback_period(asked));
+        let period = self.shared().inspect(|m| m.pushback_period(asked));
         let Some(period) = period else {
             return self.complete(stamp, admission, Ending::Failure, started);
         };
-        if stamp & STATE_MASK == IN_SLOT {
+        if stamp.holds_slot() {
             self.free_slot();
         }
-        self.shared.count(Ending::Failure);
+        self.shared().count(Ending::Failure);
         if let Some(started) = started {
-            if self.shared.observed() {
+            if self.shared().observed() {
                 self.observe_end(started, Ending::Failure, generation);
             }
         }
         let (_, events) = self
-            .shared
+            .shared()
             .transition(|m| m.pushed_back(generation, admission, period, &mut now));
         self.emit(events);
     }
@@ -323,7 +323,7 @@ impl Breaker {
     #[cold]
     fn open_tripped(&self, generation: u64) {
         let mut now = LazyNow::new(self.clock());
-        let events = self.shared.open_tripped(generation, &mut now);
+        let events = self.shared().open_tripped(generation, &mut now);
         self.emit(events);
     }
 }

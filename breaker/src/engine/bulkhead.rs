@@ -22,13 +22,14 @@
 
 use std::fmt;
 
+use super::tally::RareEnding;
 use crate::machine::Admission;
 use crate::sync::Ordering;
-use crate::tally::RareEnding;
 use crate::{Breaker, Permit, RejectReason, Rejected};
 
 use super::admit::Ticket;
-use super::shared::{generation_of, CLOSED, IN_SLOT, OPEN, STATE_MASK, TIMED};
+use super::word::{Stamp, Word};
+use super::Flag;
 
 /// A bulkhead slot held for a whole call: its attempts ask the breaker with
 /// [`Breaker::try_acquire_in_slot`], which takes no slot of its own. Freed when dropped,
@@ -74,7 +75,7 @@ impl CallSlot<'_> {
     pub(crate) fn admit<'b>(&self, breaker: &'b Breaker) -> Result<Permit<'b>, Rejected> {
         match self {
             CallSlot::Shadowed => {
-                let ticket = breaker.shadow_ticket(generation_of(breaker.shared.word()));
+                let ticket = breaker.shadow_ticket(breaker.shared().word().generation());
                 breaker.permit_or_rejected(ticket)
             }
             CallSlot::Unlimited | CallSlot::Held(_) => breaker.try_acquire_in_slot(),
@@ -93,32 +94,6 @@ enum Taken {
 }
 
 impl Breaker {
-    /// Calls holding a bulkhead slot now: at most
-    /// [`max_concurrent`](crate::Config::max_concurrent), and 0 for a breaker that never had
-    /// a bulkhead. A configuration that removes or lowers the limit leaves the calls already
-    /// in flight counted until they end.
-    ///
-    /// ```
-    /// use breakerbox::{Breaker, Config, RejectReason};
-    ///
-    /// let b = Breaker::new("libraryd", Config::builder().max_concurrent(2).build()?);
-    /// let first = b.try_acquire().unwrap();
-    /// let second = b.try_acquire().unwrap();
-    /// assert_eq!(b.in_flight(), 2);
-    ///
-    /// let rejected = b.try_acquire().unwrap_err();
-    /// assert_eq!(rejected.reason(), RejectReason::Bulkhead);
-    /// assert_eq!(rejected.to_string(), "circuit 'libraryd' is at its limit of 2 calls in flight");
-    ///
-    /// first.success();
-    /// drop(second); // cancelled: its slot is freed too
-    /// assert_eq!(b.in_flight(), 0);
-    /// # Ok::<(), breakerbox::config::ConfigError>(())
-    /// ```
-    pub fn in_flight(&self) -> u32 {
-        self.shared.in_flight().load(Ordering::Relaxed)
-    }
-
     /// A bulkhead slot for a whole call, held until the [`CallSlot`] is dropped. A full
     /// bulkhead rejects, counted as any rejection; a shadow breaker's lets the call go on as
     /// a shadow rejection, without a slot, and its attempt is admitted as one.
@@ -128,8 +103,8 @@ impl Breaker {
         match self.take_slot() {
             Taken::Unlimited => Ok(CallSlot::Unlimited),
             Taken::Slot => Ok(CallSlot::Held(Slot { breaker: self })),
-            Taken::Full(_) if self.shared.shadow() => {
-                self.shared.count_rare(RareEnding::ShadowRejected);
+            Taken::Full(_) if self.shared().flag(Flag::Shadow) => {
+                self.shared().count_rare(RareEnding::ShadowRejected);
                 Ok(CallSlot::Shadowed)
             }
             Taken::Full(limit) => Err(self.bulkhead_rejection(limit)),
@@ -143,10 +118,15 @@ impl Breaker {
     // Held across a call's attempts by the call policy.
     #[cfg_attr(not(feature = "policy"), allow(dead_code))]
     pub(crate) fn try_acquire_in_slot(&self) -> Result<Permit<'_>, Rejected> {
-        let word = self.shared.word();
-        if word & (STATE_MASK | TIMED) == CLOSED {
+        let word = self.shared().word();
+        if word.is_untimed_closed() {
             // The word as read: the permit's result may then take the one swap.
-            return Ok(Permit::new(self, word, Admission::Counted, None));
+            return Ok(Permit::new(
+                self,
+                Stamp::of_word(word),
+                Admission::Counted,
+                None,
+            ));
         }
         self.permit_or_rejected(self.admit_in_slot(word))
     }
@@ -154,8 +134,8 @@ impl Breaker {
     #[inline(never)]
     // Held across a call's attempts by the call policy.
     #[cfg_attr(not(feature = "policy"), allow(dead_code))]
-    fn admit_in_slot(&self, word: u64) -> Ticket {
-        if word & STATE_MASK == OPEN {
+    fn admit_in_slot(&self, word: Word) -> Ticket {
+        if word.is_open() {
             return self.reject_open::<false>(word);
         }
         self.admit_in_state(word, false)
@@ -165,9 +145,9 @@ impl Breaker {
     /// OPEN a look at the count is enough: a rejection takes no slot, and a call let
     /// through when the period ends takes one then.
     #[inline(never)]
-    pub(super) fn admit_limited(&self, word: u64) -> Ticket {
-        if word & STATE_MASK == OPEN {
-            let limit = self.shared.max_concurrent();
+    pub(super) fn admit_limited(&self, word: Word) -> Ticket {
+        if word.is_open() {
+            let limit = self.shared().max_concurrent();
             if limit != 0 && self.in_flight() >= limit {
                 return self.reject_bulkhead(limit);
             }
@@ -191,13 +171,11 @@ impl Breaker {
                     stamp,
                     admission,
                     started,
-                } if !(admission == Admission::Passthrough && stamp & STATE_MASK == OPEN) => {
-                    Ticket::Admit {
-                        stamp: stamp | IN_SLOT,
-                        admission,
-                        started,
-                    }
-                }
+                } if !super::shadowed(stamp, admission) => Ticket::Admit {
+                    stamp: stamp.in_slot(),
+                    admission,
+                    started,
+                },
                 rejected_or_shadowed => {
                     self.free_slot();
                     rejected_or_shadowed
@@ -211,11 +189,11 @@ impl Breaker {
     ///
     /// A slot taken as the limit is removed is given back (see the module's notes).
     fn take_slot(&self) -> Taken {
-        let limit = self.shared.max_concurrent();
+        let limit = self.shared().max_concurrent();
         if limit == 0 {
             return Taken::Unlimited;
         }
-        let count = self.shared.in_flight();
+        let count = self.shared().in_flight();
         let mut held = count.load(Ordering::Relaxed);
         loop {
             if held >= limit {
@@ -226,7 +204,7 @@ impl Breaker {
                 Err(now) => held = now,
             }
         }
-        if self.shared.limit_after_swap() == 0 {
+        if self.shared().limit_after_swap() == 0 {
             self.free_slot();
             return Taken::Unlimited;
         }
@@ -238,25 +216,25 @@ impl Breaker {
     /// is settled inline again.
     #[inline(never)]
     pub(crate) fn free_slot(&self) {
-        let held = self.shared.in_flight().fetch_sub(1, Ordering::AcqRel);
-        if held == 1 && self.shared.limit_after_swap() == 0 {
+        let held = self.shared().in_flight().fetch_sub(1, Ordering::AcqRel);
+        if held == 1 && self.shared().limit_after_swap() == 0 {
             self.publish_again();
         }
     }
 
     #[cold]
     fn publish_again(&self) {
-        let ((), events) = self.shared.transition(|_| ());
+        let ((), events) = self.shared().transition(|_| ());
         self.emit(events);
     }
 
     /// Counts a rejection by a full bulkhead of `limit` slots, and tells it.
     #[cold]
     fn reject_bulkhead(&self, limit: u32) -> Ticket {
-        if self.shared.shadow() {
-            return self.admit_shadow(generation_of(self.shared.word()));
+        if self.shared().flag(Flag::Shadow) {
+            return self.admit_shadow(self.shared().word().generation());
         }
-        self.shared.count_rare(RareEnding::RejectedBulkhead);
+        self.shared().count_rare(RareEnding::RejectedBulkhead);
         self.observe_rejection(RejectReason::Bulkhead);
         Ticket::Reject {
             reason: RejectReason::Bulkhead,
@@ -268,9 +246,9 @@ impl Breaker {
     // Held across a call's attempts by the call policy.
     #[cfg_attr(not(feature = "policy"), allow(dead_code))]
     fn bulkhead_rejection(&self, limit: u32) -> Rejected {
-        self.shared.count_rare(RareEnding::RejectedBulkhead);
+        self.shared().count_rare(RareEnding::RejectedBulkhead);
         self.observe_rejection(RejectReason::Bulkhead);
-        let name = self.identity().rejected_name.clone();
+        let name = self.identity().rejected_name().clone();
         Rejected::after_nanos(name, RejectReason::Bulkhead, u64::from(limit))
     }
 }

@@ -7,26 +7,27 @@
 
 use std::time::Instant;
 
+use super::tally::{Ending, RareEnding};
 use crate::clock::{ClockSource, LazyNow};
 use crate::machine::Admission;
 use crate::rejected::retry_nanos;
-use crate::tally::{Ending, RareEnding};
 use crate::{Breaker, Permit, RejectReason, Rejected, State};
 
-use super::shared::{generation_of, stamp, LIMITED, OPEN, STATE_MASK, TIMED};
+use super::word::{Stamp, Word};
+use super::Flag;
 
 /// Whether a permit of this stamp and admission was admitted by a shadow breaker where an
 /// enforcing one would have rejected the call (see [`Breaker::admit_shadow`]): a passthrough
 /// stamped OPEN, which no other admission is.
-pub(crate) fn shadowed(stamp: u64, admission: Admission) -> bool {
-    admission == Admission::Passthrough && stamp & STATE_MASK == OPEN
+pub(crate) fn shadowed(stamp: Stamp, admission: Admission) -> bool {
+    admission == Admission::Passthrough && stamp.is_shadowed()
 }
 
 /// What admission off the fast path decided: the parts of a [`Permit`] or a [`Rejected`].
 pub(super) enum Ticket {
     Admit {
-        /// The permit's generation as `Permit` carries it (see [`stamp`]).
-        stamp: u64,
+        /// The permit's generation as `Permit` carries it.
+        stamp: Stamp,
         admission: Admission,
         started: Option<Instant>,
     },
@@ -36,11 +37,22 @@ pub(super) enum Ticket {
 }
 
 impl Breaker {
+    /// Admission, the engine's first door: the untimed, unlimited CLOSED admits with one
+    /// load, inline; every other word goes out of line.
+    #[inline(always)]
+    pub(crate) fn admit(&self) -> Result<Permit<'_>, Rejected> {
+        let word = self.shared().word();
+        if word.is_plain_closed() {
+            return Ok(self.admit_closed(word));
+        }
+        self.permit_or_rejected(self.admit_by_state(word))
+    }
+
     /// Admits a call in the untimed CLOSED: the word is the stamp of its generation, and the
     /// permit carries it as it is.
     #[inline(always)]
-    pub(super) fn admit_closed(&self, word: u64) -> Permit<'_> {
-        Permit::new(self, word, Admission::Counted, None)
+    pub(super) fn admit_closed(&self, word: Word) -> Permit<'_> {
+        Permit::new(self, Stamp::of_word(word), Admission::Counted, None)
     }
 
     /// Makes the caller's permit or rejection from what a path off the untimed CLOSED one
@@ -56,7 +68,7 @@ impl Breaker {
                 started,
             } => Ok(Permit::new(self, stamp, admission, started)),
             Ticket::Reject { reason, detail } => Err(Rejected::after_nanos(
-                self.identity().rejected_name.clone(),
+                self.identity().rejected_name().clone(),
                 reason,
                 detail,
             )),
@@ -68,8 +80,8 @@ impl Breaker {
     /// caller takes often, and a function of its own keeps it small enough to inline what it
     /// calls.
     #[inline(never)]
-    pub(super) fn admit_by_state(&self, word: u64) -> Ticket {
-        if word & (STATE_MASK | LIMITED) == OPEN {
+    pub(super) fn admit_by_state(&self, word: Word) -> Ticket {
+        if word.is_unlimited_open() {
             return self.reject_open::<false>(word);
         }
         self.admit_timed_or_locked(word)
@@ -78,8 +90,8 @@ impl Breaker {
     /// A timed CLOSED and DISABLED admit without the lock; HALF_OPEN and FORCED_OPEN decide
     /// under it; a limited word takes a bulkhead slot first (`bulkhead.rs`).
     #[inline(never)]
-    fn admit_timed_or_locked(&self, word: u64) -> Ticket {
-        if word & LIMITED != 0 {
+    fn admit_timed_or_locked(&self, word: Word) -> Ticket {
+        if word.is_limited() {
             return self.admit_limited(word);
         }
         // Timed, if CLOSED: the untimed CLOSED was admitted in `try_acquire`.
@@ -90,22 +102,22 @@ impl Breaker {
     /// `closed_is_timed`, else as the word says) and DISABLED admit without the lock; the
     /// rest decide under it.
     #[inline(always)]
-    pub(super) fn admit_in_state(&self, word: u64, closed_is_timed: bool) -> Ticket {
-        match State::from_code(word & STATE_MASK) {
+    pub(super) fn admit_in_state(&self, word: Word, closed_is_timed: bool) -> Ticket {
+        match word.state() {
             State::Closed => {
-                let timed = closed_is_timed || word & TIMED != 0;
+                let timed = closed_is_timed || word.is_timed();
                 Ticket::Admit {
                     // The word as read, but for `TIMED`: a timed call's result is recorded
                     // with its latency, never by the one swap that compares the two.
-                    stamp: word & !TIMED,
+                    stamp: Stamp::untimed(word),
                     admission: Admission::Counted,
                     started: timed.then(|| self.clock().now()),
                 }
             }
             State::Disabled => Ticket::Admit {
-                stamp: stamp(generation_of(word)),
+                stamp: Stamp::of(word.generation()),
                 admission: Admission::Passthrough,
-                started: self.shared.observed().then(|| self.clock().now()),
+                started: self.shared().observed().then(|| self.clock().now()),
             },
             _ => self.admit_locked(),
         }
@@ -129,10 +141,10 @@ impl Breaker {
     ///
     /// `SLOT`: whether a call let through takes a bulkhead slot first.
     #[inline(always)]
-    pub(super) fn reject_open<const SLOT: bool>(&self, word: u64) -> Ticket {
-        let (until, from) = self.shared.coarse_period();
+    pub(super) fn reject_open<const SLOT: bool>(&self, word: Word) -> Ticket {
+        let (until, from) = self.shared().coarse_period();
         if let Some(left) = ClockSource::coarse_left(from, until) {
-            if self.shared.word() == word {
+            if self.shared().word() == word {
                 return self.count_open_rejection(left);
             }
         }
@@ -141,13 +153,13 @@ impl Breaker {
 
     /// OPEN without a coarse period, or near its end: on the breaker's own clock.
     #[inline(never)]
-    fn reject_open_precise<const SLOT: bool>(&self, word: u64) -> Ticket {
+    fn reject_open_precise<const SLOT: bool>(&self, word: Word) -> Ticket {
         // The clock first: fewer values live across its call.
         let Some(now) = self.clock().ticks() else {
             return self.past_open::<SLOT>();
         };
-        let (from, until) = self.shared.open_period();
-        if !(from <= now && now < until && self.shared.word() == word) {
+        let (from, until) = self.shared().open_period();
+        if !(from <= now && now < until && self.shared().word() == word) {
             return self.past_open::<SLOT>();
         }
         self.count_open_rejection(until - now)
@@ -168,12 +180,12 @@ impl Breaker {
     /// breaker admits instead, and an observed rejection is told to its observers.
     #[inline(always)]
     fn count_open_rejection(&self, left: u64) -> Ticket {
-        let Some(reason) = self.shared.plain_open_rejection() else {
+        let Some(reason) = self.shared().plain_open_rejection() else {
             return self.open_rejection_seen(left);
         };
         match reason {
-            RejectReason::Open => self.shared.count(Ending::RejectedOpen),
-            other => self.shared.count_rejection(other),
+            RejectReason::Open => self.shared().count(Ending::RejectedOpen),
+            other => self.shared().count_rejection(other),
         }
         Ticket::Reject {
             reason,
@@ -186,11 +198,11 @@ impl Breaker {
     #[cold]
     #[inline(never)]
     fn open_rejection_seen(&self, left: u64) -> Ticket {
-        if self.shared.shadow() {
-            return self.admit_shadow(generation_of(self.shared.word()));
+        if self.shared().flag(Flag::Shadow) {
+            return self.admit_shadow(self.shared().word().generation());
         }
-        let reason = self.shared.open_rejects();
-        self.shared.count_rejection(reason);
+        let reason = self.shared().open_rejects();
+        self.shared().count_rejection(reason);
         self.observe_rejection(reason);
         Ticket::Reject {
             reason,
@@ -203,7 +215,7 @@ impl Breaker {
     #[cold]
     fn admit_locked(&self) -> Ticket {
         let mut now = LazyNow::new(self.clock());
-        let ((admitted, generation, timed, shadow), events) = self.shared.transition(|m| {
+        let ((admitted, generation, timed, shadow), events) = self.shared().transition(|m| {
             let admitted = m.acquire(&mut now);
             (
                 admitted,
@@ -220,16 +232,20 @@ impl Breaker {
                     // A timed probe says so in its stamp, which no admission word equals (a
                     // probe's result never takes the one swap): its start is noted untimed
                     // too, for `probe_timeout`.
-                    stamp: stamp(generation) | if probe && timed { TIMED } else { 0 },
+                    stamp: if probe && timed {
+                        Stamp::of(generation).timed_probe()
+                    } else {
+                        Stamp::of(generation)
+                    },
                     admission,
                     // When calls are timed (slow calls, latency guard, a recording), the time
                     // a call starts; a probe's always (the instant the machine noted).
-                    started: (timed || probe || self.shared.observed()).then(|| now.get()),
+                    started: (timed || probe || self.shared().observed()).then(|| now.get()),
                 }
             }
             Err(_) if shadow => self.admit_shadow(generation),
             Err((reason, retry_after)) => {
-                self.shared.count_rejection(reason);
+                self.shared().count_rejection(reason);
                 self.observe_rejection(reason);
                 Ticket::Reject {
                     reason,
@@ -250,17 +266,17 @@ impl Breaker {
     /// limit is gone.)
     #[cold]
     pub(super) fn admit_shadow(&self, generation: u64) -> Ticket {
-        self.shared.count_rare(RareEnding::ShadowRejected);
+        self.shared().count_rare(RareEnding::ShadowRejected);
         self.shadow_ticket(generation)
     }
 
     /// [`admit_shadow`](Self::admit_shadow)'s ticket, for a shadow rejection counted already.
     pub(super) fn shadow_ticket(&self, generation: u64) -> Ticket {
         Ticket::Admit {
-            stamp: stamp(generation) | OPEN,
+            stamp: Stamp::of(generation).shadowed(),
             admission: Admission::Passthrough,
             // The call runs: observers are told its real outcome.
-            started: self.shared.observed().then(|| self.clock().now()),
+            started: self.shared().observed().then(|| self.clock().now()),
         }
     }
 }

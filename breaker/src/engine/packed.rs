@@ -50,10 +50,8 @@
 //! misfiled, the breaker would have to go through 2^37 state changes, each under its lock,
 //! between the recorder's check of the generation and its swap, a few instructions apart.
 
-use crate::machine::reaches;
+use crate::rule::{reaches, Totals};
 use crate::sync::{AtomicU64, Ordering};
-
-use super::Totals;
 
 /// The largest count window kept in one word.
 pub(crate) const MAX_PACKED: u32 = 20;

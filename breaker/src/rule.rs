@@ -1,31 +1,21 @@
 //! The trip rule, the one place it is written: when a window's counts open the breaker, and
-//! the rates a snapshot shows. The packed window's [`Threshold`](crate::window::Threshold)
-//! is derived from [`reaches`].
+//! whether they are judged at all. A leaf: the machine judges by it, the packed window's
+//! threshold is derived from it ([`reaches`]), and a window only counts.
 
 use crate::config::Config;
 use crate::transition::TransitionReason;
-use crate::window::Totals;
 
-use super::Machine;
-
-impl Machine {
-    /// `failures / calls` and `slow / calls`, or `None` before `min_calls` calls completed.
-    pub(crate) fn rates(&self, totals: Totals) -> (Option<f64>, Option<f64>) {
-        if !judged(totals.calls, self.config.min_calls()) {
-            return (None, None);
-        }
-        let calls = f64::from(totals.calls);
-        let slow = self
-            .config
-            .slow_calls()
-            .map(|_| f64::from(totals.slow) / calls);
-        (Some(f64::from(totals.failures) / calls), slow)
-    }
+/// Counts over the calls a window currently holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Totals {
+    pub(crate) calls: u32,
+    pub(crate) failures: u32,
+    pub(crate) slow: u32,
 }
 
 /// Whether the window's counts open the breaker, and why: its failures, or else its slow
 /// calls, reach their rate (see [`reaches`]).
-pub(super) fn trips(config: &Config, totals: Totals) -> Option<TransitionReason> {
+pub(crate) fn trips(config: &Config, totals: Totals) -> Option<TransitionReason> {
     let min_calls = config.min_calls();
     if reaches(
         totals.failures,
@@ -51,6 +41,6 @@ pub(crate) fn reaches(count: u32, calls: u32, min_calls: u32, rate: f64) -> bool
 
 /// Whether a window of `calls` completed calls is judged at all.
 #[inline]
-fn judged(calls: u32, min_calls: u32) -> bool {
+pub(crate) fn judged(calls: u32, min_calls: u32) -> bool {
     calls != 0 && calls >= min_calls
 }

@@ -12,54 +12,19 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::breaker::Identity;
 use crate::clock::{ClockSource, LazyNow};
 use crate::config::Config;
 use crate::events::TransitionReason;
 use crate::machine::{Events, Machine};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
-use crate::tally::{CallTotals, Ending, OwnerRow, RareEnding, Seat, Tally};
-use crate::window::{PackedWindow, Threshold};
 use crate::RejectReason;
 use crate::State;
 
-use super::Identity;
-
-/// The admission word: `generation << GENERATION_SHIFT | LIMITED | TIMED | state`.
-pub(crate) const STATE_MASK: u64 = 0b111;
-/// Set while calls are timed (slow calls, the latency guard): admission must note the start.
-pub(crate) const TIMED: u64 = 0b1000;
-/// Set while the configuration has a bulkhead (`max_concurrent`): admission must take a slot.
-pub(crate) const LIMITED: u64 = 0b1_0000;
-const GENERATION_SHIFT: u32 = 5;
-/// The state bits of the stamp of a permit that holds a bulkhead slot: no state has this
-/// code, so no admission word equals the stamp, and its result always leaves `complete`'s
-/// inline path for the one that frees the slot.
-pub(crate) const IN_SLOT: u64 = 0b111;
-
-const _: () = assert!(
-    IN_SLOT > State::Disabled.code(),
-    "no state has the code of a slot holder's stamp"
-);
-pub(crate) const CLOSED: u64 = State::Closed.code();
-pub(crate) const OPEN: u64 = State::Open.code();
-
-const _: () = assert!(
-    CLOSED == 0,
-    "an untimed CLOSED word is its generation's stamp"
-);
-
-/// A permit's generation as the admission word of an untimed, unlimited CLOSED holds it:
-/// `try_acquire` takes that word as it is, and completion compares it with the word in one
-/// instruction. (A permit that holds a bulkhead slot carries `stamp | IN_SLOT`, and a timed
-/// probe `stamp | TIMED`.)
-pub(crate) const fn stamp(generation: u64) -> u64 {
-    generation << GENERATION_SHIFT
-}
-
-/// The generation of a [`stamp`], or of an admission word.
-pub(crate) const fn generation_of(stamp: u64) -> u64 {
-    stamp >> GENERATION_SHIFT
-}
+use super::flags::{Flag, Flags};
+use super::packed::{PackedWindow, Threshold};
+use super::tally::{CallTotals, Ending, OwnerRow, RareEnding, Seat, Tally};
+use super::word::Word;
 
 /// The breaker's state behind its lock and in the words published from it.
 ///
@@ -107,14 +72,6 @@ const _: () = {
     );
 };
 
-/// `Hot::flags`: the configuration is a shadow's.
-const SHADOW: u32 = 1;
-/// `Hot::flags`: the current OPEN is the fleet's.
-const FLEET_OPEN: u32 = 2;
-/// `Hot::flags`: calls are observed, by a call listener (`Breaker::on_call`) or a recording:
-/// every call is timed, and every end and rejection leaves the fast paths to be told.
-const OBSERVED: u32 = 4;
-
 /// What admission and lock-free recording read; written only by [`Shared::publish`].
 struct Hot {
     /// `generation << 5 | LIMITED | TIMED | state`: CLOSED admits with one atomic load.
@@ -137,15 +94,8 @@ struct Hot {
     when_full: AtomicU32,
     /// `f64` bits.
     failure_rate: AtomicU64,
-    /// `SHADOW` while the configuration is a shadow's (rejections admit instead), `FLEET_OPEN`
-    /// while the current OPEN is the fleet's (its rejections are counted apart), `OBSERVED`
-    /// while calls are observed. One word for all keeps every keyed member within its memory
-    /// budget; written under the lock only.
-    flags: AtomicU32,
-    /// 1 while calls are recorded (`Breaker::start_recording`): calls are then timed, and rejections
-    /// recorded.
-    #[cfg(feature = "recording")]
-    recording: AtomicU32,
+    /// The optional parts' named flags (see `flags.rs`).
+    flags: Flags,
     /// The bulkhead's limit of calls in flight; 0 for none.
     max_concurrent: AtomicU32,
 }
@@ -176,9 +126,7 @@ impl Shared {
             min_calls: AtomicU32::new(0),
             when_full: AtomicU32::new(0),
             failure_rate: AtomicU64::new(0),
-            flags: AtomicU32::new(0),
-            #[cfg(feature = "recording")]
-            recording: AtomicU32::new(0),
+            flags: Flags::new(),
             max_concurrent: AtomicU32::new(0),
         };
         let shared = Self {
@@ -237,9 +185,7 @@ impl Shared {
             hot.when_full.store(threshold.when_full, Ordering::Relaxed);
             hot.failure_rate
                 .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
-            let shadow = if m.config().shadow() { SHADOW } else { 0 };
-            let flags = hot.flags.load(Ordering::Relaxed);
-            hot.flags.store(flags & !SHADOW | shadow, Ordering::Relaxed);
+            hot.flags.set(Flag::Shadow, m.config().shadow());
             #[cfg(feature = "policy")]
             self.publish_policy(&m.config().policy());
             // Before the count is swapped below: see `breaker/bulkhead.rs`.
@@ -249,21 +195,11 @@ impl Shared {
         self.write_window(m);
         if let Some((opened, open_for)) = m.open_period() {
             self.publish_open_period(opened, open_for);
-            let fleet = if m.open_reason() == Some(TransitionReason::FleetOpen) {
-                FLEET_OPEN
-            } else {
-                0
-            };
-            let flags = hot.flags.load(Ordering::Relaxed);
-            hot.flags
-                .store(flags & !FLEET_OPEN | fleet, Ordering::Relaxed);
+            let fleet = m.open_reason() == Some(TransitionReason::FleetOpen);
+            hot.flags.set(Flag::FleetOpen, fleet);
         }
         let state = m.state();
-        let limited = if m.config().max_concurrent().is_some() {
-            LIMITED
-        } else {
-            0
-        };
+        let limited = m.config().max_concurrent().is_some();
         // A success into a full window of successes is settled inline without a look at its
         // permit, so never while a permit may hold a bulkhead slot that it must free: not
         // while limited, nor while slots taken under a limit removed since are held (the last
@@ -271,10 +207,7 @@ impl Shared {
         // never while calls are observed, as an observed success must be told.
         let full_window = match m.packed_capacity() {
             Some(_)
-                if state == State::Closed
-                    && limited == 0
-                    && self.slots_free()
-                    && !self.observed() =>
+                if state == State::Closed && !limited && self.slots_free() && !self.observed() =>
             {
                 PackedWindow::full_of_successes(m.generation())
             }
@@ -282,13 +215,9 @@ impl Shared {
         };
         hot.full_window.store(full_window, Ordering::Relaxed);
         // The flag read where it is used, not kept: a test of the word in memory each time.
-        let timed = if m.times_calls() || self.observed() {
-            TIMED
-        } else {
-            0
-        };
-        let word = stamp(m.generation()) | limited | timed | state.code();
-        hot.word.store(word, Ordering::Release);
+        let timed = m.times_calls() || self.observed();
+        let word = Word::new(m.generation(), state, limited, timed);
+        hot.word.store(word.bits(), Ordering::Release);
     }
 
     /// Stores the period of OPEN that rejection without the lock reads, in the clock's
@@ -314,10 +243,10 @@ impl Shared {
     #[cfg(feature = "policy")]
     #[cold]
     fn publish_policy(&self, policy: &crate::config::Policy) {
-        let rare = match self.identity.rare.get() {
+        let rare = match self.identity.rare() {
             Some(rare) => rare,
             None if policy.timeout().is_none() && policy.retries() == 0 => return,
-            None => self.identity.rare.get_or_init(Box::default),
+            None => self.identity.rare_made(),
         };
         rare.policy.publish(policy);
     }
@@ -332,8 +261,20 @@ impl Shared {
 
     /// The admission word.
     #[inline(always)]
-    pub(crate) fn word(&self) -> u64 {
-        self.hot.word.load(Ordering::Acquire)
+    pub(crate) fn word(&self) -> Word {
+        Word::from_bits(self.hot.word.load(Ordering::Acquire))
+    }
+
+    /// The state as published. An expired OPEN still reads `Open` until the next call asks.
+    #[inline]
+    pub(crate) fn state(&self) -> State {
+        self.word().state()
+    }
+
+    /// Whether `flag` is set.
+    #[inline(always)]
+    pub(crate) fn flag(&self, flag: Flag) -> bool {
+        self.hot.flags.get(flag)
     }
 
     /// The published OPEN on the coarse clock: `until` and how to read `from`.
@@ -354,7 +295,7 @@ impl Shared {
     /// [`RejectReason::Open`]. Stored with the period, before the word that publishes it.
     #[inline(always)]
     pub(crate) fn open_rejects(&self) -> RejectReason {
-        if self.hot.flags.load(Ordering::Relaxed) & FLEET_OPEN != 0 {
+        if self.flag(Flag::FleetOpen) {
             RejectReason::FleetOpen
         } else {
             RejectReason::Open
@@ -380,22 +321,16 @@ impl Shared {
         self.hot.packed.load(Ordering::Relaxed)
     }
 
-    /// Whether the breaker only watches: what it would reject, it admits.
-    #[inline(always)]
-    pub(crate) fn shadow(&self) -> bool {
-        self.hot.flags.load(Ordering::Relaxed) & SHADOW != 0
-    }
-
     /// Why the published OPEN rejects a call, when nothing but counting it is to be done:
     /// `None` when a shadow admits it instead or calls are observed (the slow path decides).
     /// One read of the flags for both.
     #[inline(always)]
     pub(crate) fn plain_open_rejection(&self) -> Option<RejectReason> {
-        let flags = self.hot.flags.load(Ordering::Relaxed);
-        if flags & (SHADOW | OBSERVED) != 0 {
+        let flags = self.hot.flags.read();
+        if flags.has_either(Flag::Shadow, Flag::Observed) {
             return None;
         }
-        Some(if flags & FLEET_OPEN != 0 {
+        Some(if flags.has(Flag::FleetOpen) {
             RejectReason::FleetOpen
         } else {
             RejectReason::Open
@@ -406,46 +341,35 @@ impl Shared {
     /// start, and rejections, must be told (`breaker/observe.rs`).
     #[inline(always)]
     pub(crate) fn observed(&self) -> bool {
-        self.hot.flags.load(Ordering::Relaxed) & OBSERVED != 0
+        self.flag(Flag::Observed)
     }
 
     /// Publishes whether calls are observed: while a recording is on or a call listener was
     /// added. Decided under the lock, so that of a recording stopped and a listener added at
     /// once, the later decision sees both.
     pub(crate) fn publish_observed(&self) {
+        self.set_flags(|_| {});
+    }
+
+    /// Sets or clears [`Flag::Recording`]: recorded calls are timed, and rejections
+    /// recorded.
+    #[cfg_attr(not(feature = "recording"), allow(dead_code))]
+    pub(crate) fn set_recording(&self, on: bool) {
+        self.set_flags(|flags| flags.set(Flag::Recording, on));
+    }
+
+    /// Under the lock, `change`s the flags, then decides [`Flag::Observed`] and publishes.
+    fn set_flags(&self, change: impl FnOnce(&Flags)) {
         let ((), none) = self.transition(|_| {
+            let flags = &self.hot.flags;
+            change(flags);
             let listened = self
                 .identity
-                .rare
-                .get()
+                .rare()
                 .is_some_and(|rare| !rare.call_listeners.is_empty());
-            let observed = if self.recording() || listened {
-                OBSERVED
-            } else {
-                0
-            };
-            let flags = self.hot.flags.load(Ordering::Relaxed);
-            self.hot
-                .flags
-                .store(flags & !OBSERVED | observed, Ordering::Relaxed);
+            flags.set(Flag::Observed, flags.get(Flag::Recording) || listened);
         });
         drop(none);
-    }
-
-    /// Whether calls are recorded: they must note their start, and rejections be recorded.
-    #[inline(always)]
-    pub(crate) fn recording(&self) -> bool {
-        #[cfg(feature = "recording")]
-        return self.hot.recording.load(Ordering::Relaxed) != 0;
-        #[cfg(not(feature = "recording"))]
-        false
-    }
-
-    /// Starts or stops timing calls for a recording, and publishes it in the admission word.
-    #[cfg(feature = "recording")]
-    pub(crate) fn set_recording(&self, on: bool) {
-        self.hot.recording.store(u32::from(on), Ordering::Relaxed);
-        self.publish_observed();
     }
 
     /// The fewest failures that trip the full packed window.
@@ -483,7 +407,12 @@ impl Shared {
         self.counts.in_flight.fetch_add(0, Ordering::AcqRel) == 0
     }
 
-    /// The count of calls holding a bulkhead slot; only `breaker/bulkhead.rs` changes it.
+    /// Calls holding a bulkhead slot now.
+    pub(crate) fn calls_in_flight(&self) -> u32 {
+        self.counts.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// The count of calls holding a bulkhead slot; only `engine/bulkhead.rs` changes it.
     #[inline(always)]
     pub(crate) fn in_flight(&self) -> &AtomicU32 {
         &self.counts.in_flight
