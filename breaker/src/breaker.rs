@@ -13,7 +13,7 @@ use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::clock::{Clock, ClockSource, LazyNow};
+use crate::clock::{Clock, ClockInstant, ClockSource, LazyNow};
 use crate::config::Config;
 use crate::events::{Event, Listeners};
 use crate::machine::{Events, Transition};
@@ -412,24 +412,29 @@ impl Breaker {
         self.open_because(duration, TransitionReason::ManualOpen);
     }
 
-    /// Opens the breaker now until `until`, an instant of the breaker's clock (its
-    /// [`Clock::now`](crate::clock::Clock::now)), as [`open_for`](Breaker::open_for) does
-    /// for the time left until then; an instant already past opens it for no time, so the
-    /// next call is a probe. Resilience4j's `transitionToOpenStateUntil`.
+    /// Opens the breaker now until `until`, an instant of the breaker's clock (read with
+    /// [`now`](Breaker::now)), as [`open_for`](Breaker::open_for) does for the time left until
+    /// then; an instant already past opens it for no time, so the next call is a probe.
+    /// Resilience4j's `transitionToOpenStateUntil`.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breakerbox::clock::{Clock, ManualClock};
-    /// use breakerbox::{Breaker, Config, State};
+    /// use breakerbox::clock::ManualClock;
+    /// use breakerbox::{Breaker, Config};
     ///
-    /// let clock = ManualClock::new();
-    /// let b = Breaker::with_clock("libraryd", Config::default(), clock.clone());
-    /// b.open_until(clock.now() + Duration::from_secs(90));
+    /// let b = Breaker::with_clock("libraryd", Config::default(), ManualClock::new());
+    /// b.open_until(b.now() + Duration::from_secs(90));
     /// let rejected = b.try_acquire().unwrap_err();
     /// assert_eq!(rejected.retry_after(), Some(Duration::from_secs(90)));
     /// ```
-    pub fn open_until(&self, until: Instant) {
-        self.open_until_because(until, TransitionReason::ManualOpen);
+    pub fn open_until(&self, until: ClockInstant) {
+        self.open_until_because(until.reading(), TransitionReason::ManualOpen);
+    }
+
+    /// The time on the breaker's clock: what its open periods, windows and
+    /// [`open_until`](Breaker::open_until) count on.
+    pub fn now(&self) -> ClockInstant {
+        ClockInstant::of(self.clock().now())
     }
 
     /// Opens the breaker now for `duration`, for `reason`: a period asked for from outside

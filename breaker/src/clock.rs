@@ -6,8 +6,10 @@
 //! closed-state path never reads it.
 
 mod coarse;
+mod instant;
 
 pub(crate) use coarse::CoarsePeriod;
+pub use instant::ClockInstant;
 
 use std::any::Any;
 use std::fmt;

@@ -16,14 +16,17 @@
 //! unreachable leaves every call to local judgement; a [`FleetEvent`] and a log line say so.
 //!
 //! ```no_run
+//! use breakerbox::fleet::Fleet;
+//!
 //! # async fn start() -> Result<(), breakerbox::fleet::FleetError> {
 //! // At start-up, inside a tokio runtime: every breaker configured with `fleet = true`
 //! // joins the fleet, those registered later too.
-//! let fleet = breakerbox::fleet::connect("redis://127.0.0.1:6379")?;
+//! let fleet = Fleet::builder("redis://127.0.0.1:6379").join(breakerbox::registry()).start()?;
 //! fleet.on_event(|event| eprintln!("{event}"));
 //! # Ok(()) }
 //! ```
 
+mod command;
 mod health;
 mod layout;
 mod lease;
@@ -42,15 +45,17 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::{self, UnboundedSender};
 
+use crate::registry::Registry;
 use crate::sync::process::Mutex;
 use crate::Breaker;
 
+use self::command::{Command, Settings};
 use self::health::Health;
 pub use self::health::{FleetEvent, FleetHealth};
-use self::task::{Command, Settings, Task};
+use self::task::Task;
 use self::view::View;
 
-/// The environment variable [`connect_from_env`] reads the store's URL from.
+/// The environment variable [`Fleet::from_env`] reads the store's URL from.
 pub const URL_VARIABLE: &str = "BREAKER_FLEET_URL";
 
 /// A running fleet: the handle to this instance's background task. Cloning it is cheap;
@@ -87,7 +92,7 @@ pub enum FleetError {
     },
     /// Not called inside a tokio runtime, where the background task runs.
     NoRuntime,
-    /// [`connect`] was already called in this process.
+    /// The registry [`FleetBuilder::join`] names has a fleet already.
     AlreadyConnected,
 }
 
@@ -97,7 +102,7 @@ impl fmt::Display for FleetError {
             Self::Url(error) => write!(f, "fleet: the store's URL is not valid: {error}"),
             Self::Invalid { field, rule } => write!(f, "fleet: {field} {rule}"),
             Self::NoRuntime => f.write_str("fleet: start it inside a tokio runtime"),
-            Self::AlreadyConnected => f.write_str("fleet: already connected in this process"),
+            Self::AlreadyConnected => f.write_str("fleet: the registry has a fleet already"),
         }
     }
 }
@@ -118,6 +123,7 @@ pub struct FleetBuilder {
     secret: Option<sign::Secret>,
     #[cfg(feature = "fleet-tls")]
     tls: tls::Trust,
+    registry: Option<&'static Registry>,
 }
 
 impl Fleet {
@@ -156,6 +162,7 @@ impl Fleet {
             secret: None,
             #[cfg(feature = "fleet-tls")]
             tls: tls::Trust::default(),
+            registry: None,
         }
     }
 
@@ -333,9 +340,49 @@ impl FleetBuilder {
         self
     }
 
-    /// Starts the background task on the current tokio runtime. The store need not be up:
-    /// the task connects when it can, and breakers judge alone until then.
+    /// Joins every breaker of `registry` whose configuration has the fleet on (`fleet =
+    /// true`), those registered later too (a keyed family's members as they are made), and
+    /// follows the overrides that turn a breaker's `fleet` on or off. A registry has at most
+    /// one fleet: [`start`](FleetBuilder::start) refuses a second with
+    /// [`FleetError::AlreadyConnected`]. Without it, the fleet joins the breakers given to
+    /// [`Fleet::join`] only.
+    ///
+    /// ```
+    /// use breakerbox::fleet::{Fleet, FleetError};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let fleet = Fleet::builder("redis://127.0.0.1:6379").join(breakerbox::registry()).start()?;
+    /// assert_eq!(Fleet::of(breakerbox::registry()).unwrap().instance(), fleet.instance());
+    /// let again = Fleet::builder("redis://127.0.0.1:6379").join(breakerbox::registry()).start();
+    /// assert!(matches!(again, Err(FleetError::AlreadyConnected)));
+    /// # Ok::<(), FleetError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn join(mut self, registry: &'static Registry) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// Starts the background task on the current tokio runtime, and joins the registry of
+    /// [`join`](FleetBuilder::join) if one was given. The store need not be up: the task
+    /// connects when it can, and breakers judge alone until then.
     pub fn start(self) -> Result<Fleet, FleetError> {
+        let registry = self.registry;
+        if registry.is_some_and(|r| Fleet::of(r).is_some()) {
+            return Err(FleetError::AlreadyConnected);
+        }
+        let fleet = self.spawn()?;
+        if let Some(registry) = registry {
+            if registry.part::<JoinedBy>().0.set(fleet.clone()).is_err() {
+                return Err(FleetError::AlreadyConnected);
+            }
+            members::join_registry(&fleet, registry);
+        }
+        Ok(fleet)
+    }
+
+    /// Checks the settings and spawns the task.
+    fn spawn(self) -> Result<Fleet, FleetError> {
         let invalid = |field, rule: String| Err(FleetError::Invalid { field, rule });
         if self.ttl < Duration::from_millis(100) {
             return invalid(
@@ -462,45 +509,48 @@ impl Inner {
     }
 }
 
-static GLOBAL: OnceLock<Fleet> = OnceLock::new();
+/// The fleet that joined a registry: a part of the registry, set once.
+#[derive(Default)]
+struct JoinedBy(OnceLock<Fleet>);
 
-/// Starts this process's fleet on the Redis at `url` (see [`Fleet::builder`] for the URL and
-/// the defaults) and joins every breaker of the [`registry`](crate::registry()) whose
-/// configuration has the fleet on, those registered later too (keyed families' members
-/// as they are made). Call it once, inside a tokio runtime.
-pub fn connect(url: &str) -> Result<Fleet, FleetError> {
-    connect_with(Fleet::builder(url))
-}
+impl crate::registry::Watch for JoinedBy {}
 
-/// [`connect`] with a builder's settings.
-pub fn connect_with(builder: FleetBuilder) -> Result<Fleet, FleetError> {
-    if GLOBAL.get().is_some() {
-        return Err(FleetError::AlreadyConnected);
+impl Fleet {
+    /// The fleet that joined `registry` ([`FleetBuilder::join`]), if one did.
+    ///
+    /// ```
+    /// use breakerbox::fleet::Fleet;
+    /// use breakerbox::registry::Registry;
+    ///
+    /// assert!(Fleet::of(&Registry::default()).is_none());
+    /// ```
+    pub fn of(registry: &Registry) -> Option<Fleet> {
+        registry.part::<JoinedBy>().0.get().cloned()
     }
-    let fleet = builder.start()?;
-    if GLOBAL.set(fleet.clone()).is_err() {
-        return Err(FleetError::AlreadyConnected);
+
+    /// A builder for the Redis at the URL in the `BREAKER_FLEET_URL` environment variable;
+    /// `Ok(None)` when it is not set. With the `fleet-tls` feature, `BREAKER_FLEET_TLS_CA`
+    /// names a PEM file of CAs to trust ([`FleetBuilder::tls_ca`]), and
+    /// `BREAKER_FLEET_TLS_CERT` and `BREAKER_FLEET_TLS_KEY` the files of a client
+    /// certificate and its key ([`FleetBuilder::tls_client`]); a file that cannot be read is
+    /// an error naming its variable.
+    ///
+    /// ```no_run
+    /// use breakerbox::fleet::Fleet;
+    ///
+    /// # async fn start() -> Result<(), breakerbox::fleet::FleetError> {
+    /// if let Some(builder) = Fleet::from_env()? {
+    ///     builder.join(breakerbox::registry()).start()?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn from_env() -> Result<Option<FleetBuilder>, FleetError> {
+        let Ok(url) = std::env::var(URL_VARIABLE) else {
+            return Ok(None);
+        };
+        let builder = Fleet::builder(url);
+        #[cfg(feature = "fleet-tls")]
+        let builder = tls::from_env(builder)?;
+        Ok(Some(builder))
     }
-    members::join_registry(&fleet);
-    Ok(fleet)
-}
-
-/// [`connect`] to the URL in the `BREAKER_FLEET_URL` environment variable; `Ok(None)` when
-/// it is not set. With the `fleet-tls` feature, `BREAKER_FLEET_TLS_CA` names a PEM file of
-/// CAs to trust ([`FleetBuilder::tls_ca`]), and `BREAKER_FLEET_TLS_CERT` and
-/// `BREAKER_FLEET_TLS_KEY` the files of a client certificate and its key
-/// ([`FleetBuilder::tls_client`]); a file that cannot be read is an error naming its variable.
-pub fn connect_from_env() -> Result<Option<Fleet>, FleetError> {
-    let Ok(url) = std::env::var(URL_VARIABLE) else {
-        return Ok(None);
-    };
-    let builder = Fleet::builder(url);
-    #[cfg(feature = "fleet-tls")]
-    let builder = tls::from_env(builder)?;
-    connect_with(builder).map(Some)
-}
-
-/// The fleet [`connect`] started, if any.
-pub fn global() -> Option<&'static Fleet> {
-    GLOBAL.get()
 }

@@ -20,7 +20,7 @@
 //! | `circuitbreaker_call_duration_seconds{result}` | histogram | for a breaker whose calls are timed: how long calls took, from admission to result, by `result`: `success`, `failure`, `ignored`, `cancelled` (rejected calls did not run); buckets [`CALL_DURATION_BUCKETS`], 1 ms to 10 s |
 //! | `circuitbreaker_half_open_probes{probes}` | gauge | while a half-open trial runs ([`Snapshot::trial`](crate::snapshot::Snapshot::trial)): its probes `admitted`, `in_flight` and `succeeded` |
 //! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since the breaker joined the registry (its creation, for a `#[circuit_breaker]` function's), whether or not a collector existed then, by why ([`TransitionReason::as_str`](crate::events::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
-//! | `circuitbreaker_fleet_degraded{fleet_instance}` | gauge | with feature `fleet`, once [`fleet::connect`](crate::fleet::connect) ran (collectors of [`registry()`](crate::registry()) only): 1 while this instance's fleet cannot reach its store and its breakers judge alone, 0 otherwise; labelled with the fleet's instance id (not `instance`, which Prometheus sets to the scrape target) |
+//! | `circuitbreaker_fleet_degraded{fleet_instance}` | gauge | with feature `fleet`, for a registry a fleet joined ([`FleetBuilder::join`](crate::fleet::FleetBuilder::join)): 1 while this instance's fleet cannot reach its store and its breakers judge alone, 0 otherwise; labelled with the fleet's instance id (not `instance`, which Prometheus sets to the scrape target) |
 //! | `circuitbreaker_fleet_refused_total{fleet_instance,what}` | counter | with feature `fleet`, beside `circuitbreaker_fleet_degraded`: what this instance's fleet refused, by `what`: `messages_malformed`, `messages_forged` (a missing or wrong signature), `rows_skipped` (malformed rows, keys of the wrong type), `rows_forged` ([`Fleet::health`](crate::fleet::Fleet::health) has the same counts) |
 //! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
 //!
@@ -417,7 +417,7 @@ impl Collector for BreakerCollector {
 impl BreakerCollector {
     /// `circuitbreaker_fleet_degraded`: whether this instance's fleet lost its store, and
     /// `circuitbreaker_fleet_refused_total`: what it refused to believe; for
-    /// [`registry()`](crate::registry())'s collectors once [`fleet::connect`](crate::fleet::connect) ran.
+    /// the collectors of a registry a fleet joined ([`FleetBuilder::join`](crate::fleet::FleetBuilder::join)).
     fn encode_fleet(&self, encoder: &mut DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
         let help = "Whether this instance's fleet lost its store (1) and breakers judge alone, \
                     or reaches it (0).";
@@ -427,8 +427,7 @@ impl BreakerCollector {
             None,
             MetricType::Gauge,
         )?;
-        let global = std::ptr::eq(self.registry, crate::registry());
-        let fleet = crate::fleet::global().filter(|_| global);
+        let fleet = crate::fleet::Fleet::of(self.registry);
         if let Some(fleet) = &fleet {
             let labels = [("fleet_instance", fleet.instance())];
             let degraded = i64::from(fleet.is_degraded());

@@ -93,7 +93,7 @@ impl BreakerView {
                 slow_call_rate: config.slow_calls().map(|s| s.rate),
             },
             open_left_ms: breaker.open_left().map(|d| d.as_millis() as u64),
-            fleet: fleet_status(breaker, config.fleet()),
+            fleet: fleet_status(registry, breaker, config.fleet()),
             last_transition,
             recent,
         }
@@ -105,18 +105,18 @@ impl BreakerView {
 }
 
 #[cfg(feature = "fleet")]
-fn fleet_status(breaker: &Breaker, member: bool) -> FleetStatus {
-    let fleet = crate::fleet::global();
+fn fleet_status(registry: &Registry, breaker: &Breaker, member: bool) -> FleetStatus {
+    let fleet = crate::fleet::Fleet::of(registry);
     FleetStatus {
         member,
         open_for_fleet: breaker.in_fleet_open(),
-        degraded: fleet.map(|f| f.is_degraded()),
-        peers_open: fleet.map(|f| f.peers_open(breaker.name())),
+        degraded: fleet.as_ref().map(|f| f.is_degraded()),
+        peers_open: fleet.as_ref().map(|f| f.peers_open(breaker.name())),
     }
 }
 
 #[cfg(not(feature = "fleet"))]
-fn fleet_status(breaker: &Breaker, member: bool) -> FleetStatus {
+fn fleet_status(_: &Registry, breaker: &Breaker, member: bool) -> FleetStatus {
     FleetStatus {
         member,
         open_for_fleet: breaker.in_fleet_open(),

@@ -12,10 +12,10 @@ use std::time::Duration;
 use redis::aio::ConnectionManager;
 use tokio::time::Instant;
 
+use super::command::Settings;
 use super::layout::{self, Keys};
 use super::members::{Held, Members};
 use super::store::{bounded_for_name, later, millis, Failure};
-use super::task::Settings;
 use super::Inner;
 use crate::{events::TransitionReason, Breaker, State};
 

@@ -14,9 +14,9 @@ use std::time::Duration;
 use tokio::sync::mpsc::WeakUnboundedSender;
 use tokio::time::Instant;
 
+use super::command::Command;
 use super::lease::{jitter, lease_time, open_adopted};
 use super::store::later;
-use super::task::Command;
 use super::{Fleet, Inner};
 use crate::{events::Event, events::TransitionReason, Breaker, State};
 
@@ -289,14 +289,13 @@ fn longest_open(config: &crate::Config) -> Duration {
 /// Joins every breaker of the registry whose configuration has the fleet on, now and as
 /// they are registered; and, as overrides turn a breaker's `fleet` on or off or change its
 /// `fleet_quorum`, joins it, takes it out, or gives it its new quorum.
-pub(crate) fn join_registry(fleet: &Fleet) {
+pub(crate) fn join_registry(fleet: &Fleet, registry: &crate::registry::Registry) {
     let join = |fleet: &Fleet, breaker: &Arc<Breaker>| {
         let config = breaker.config();
         if config.fleet() {
             fleet.join(breaker, config.fleet_quorum());
         }
     };
-    let registry = crate::registry();
     let watching = fleet.clone();
     registry.watch(move |_, breaker| join(&watching, breaker));
     // Only a change of the fleet's keys: a breaker joined in code, whose configuration

@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSubStream};
-use redis::Client;
 use tokio::sync::mpsc::{UnboundedReceiver, WeakUnboundedSender};
 use tokio::time::{Instant, MissedTickBehavior};
 
+use super::command::{Command, Settings};
 use super::layout::{self, Keys, Kind, Message};
 use super::members::{Joined, Left, Members};
-use super::sign::{self, Signer};
+use super::sign;
 use super::store::{bounded, bounded_for_name, later, millis, millis_rounded_up, Failure};
 use super::view::Applied;
 use super::Inner;
@@ -25,40 +25,6 @@ use crate::{Breaker, State};
 /// The least time a connection gets, with its TLS handshake: an unoptimized build on a
 /// busy machine takes more than the default `timeout` for a handshake.
 const CONNECT_AT_LEAST: Duration = Duration::from_secs(2);
-
-/// What breakers and handles tell the task.
-pub(crate) enum Command {
-    /// Put a breaker in the fleet with a quorum (or give it that quorum): track its name,
-    /// snapshot it, publish its own OPEN if it holds one, consider it for adoption.
-    Join {
-        breaker: Weak<Breaker>,
-        quorum: usize,
-    },
-    /// Take a breaker out of the fleet.
-    Leave(Weak<Breaker>),
-    /// This instance holds `name` OPEN by its own judgement for `left` from now.
-    Opine { name: Arc<str>, left: Duration },
-    /// This instance no longer holds `name` OPEN by its own judgement.
-    Withdraw { name: Arc<str> },
-    /// A member of `name` left HALF_OPEN: its trial is over. Passed, its probe lease goes
-    /// back and its peers half-open; failed, it keeps the lease through its next OPEN
-    /// unless it starts no probe in time.
-    Settled { name: Arc<str>, passed: bool },
-    /// Resolves when every command sent before it has been served (for tests and shutdown).
-    Flush(tokio::sync::oneshot::Sender<()>),
-}
-
-/// The task's settings, checked by the builder.
-pub(crate) struct Settings {
-    pub(crate) client: Client,
-    pub(crate) prefix: String,
-    pub(crate) ttl: Duration,
-    pub(crate) snapshot_every: Duration,
-    pub(crate) timeout: Duration,
-    pub(crate) lease_ttl: Duration,
-    /// The key that signs and checks messages and rows, if the fleet has one.
-    pub(crate) signer: Option<Signer>,
-}
 
 /// An opinion of this instance's own, kept to be renewed and rewritten after a reconnection.
 struct Own {

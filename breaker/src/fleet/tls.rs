@@ -143,7 +143,7 @@ impl FleetBuilder {
     }
 }
 
-/// The environment variables of [`connect_from_env`](super::connect_from_env)'s TLS: a file
+/// The environment variables of [`Fleet::from_env`](super::Fleet::from_env)'s TLS: a file
 /// of CAs, a client certificate's file and its key's.
 const ENV_CA: &str = "BREAKER_FLEET_TLS_CA";
 const ENV_CERT: &str = "BREAKER_FLEET_TLS_CERT";
