@@ -4,7 +4,7 @@
 //! the words published from the machine for the paths that take no lock (`shared.rs`),
 //! admission (`admit.rs`), the bulkhead (`bulkhead.rs`), how a result settles (`complete.rs`),
 //! the packed window (`packed.rs`) and its owner under the lock (`packed_owner.rs`), and the
-//! lifetime totals with their owner's seat (`tally.rs`).
+//! lifetime totals with their owner's seat (`tally.rs`), and the named flags (`flags.rs`).
 //!
 //! The rest of the crate reaches it through four doors:
 //!

@@ -2,7 +2,7 @@
 //!
 //! Every function here takes the time as an argument and never reads a clock, and none
 //! touches an atomic: where a decision needs the calls of the packed window, whose word
-//! results swap without the lock, the owner of the word (`breaker/packed_owner.rs`) seals it and
+//! results swap without the lock, the owner of the word (`engine/packed_owner.rs`) seals it and
 //! hands them in, and it writes the word as the machine asks ([`PackedWrite`]). So the rules
 //! can be read, and tested, apart from concurrency.
 //!

@@ -529,7 +529,7 @@ pub(crate) struct Transitions {
     seen: Mutex<HashMap<usize, BTreeMap<TransitionKey, u64>>>,
 }
 
-/// The transition counts of `registry`, kept by its watchers from each breaker's joining.
+/// The transition counts of `registry`, a part the registry is born with.
 fn transitions(registry: &'static crate::registry::Registry) -> Arc<Transitions> {
     registry.part()
 }

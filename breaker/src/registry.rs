@@ -260,7 +260,7 @@ impl Registry {
     }
 
     /// Registers a keyed family unless one has that name; returns the one registered. The
-    /// family's members announce themselves to this registry's watchers as they are created.
+    /// family's members announce themselves to this registry's hooks as they are created.
     pub(crate) fn register_keyed(&self, family: Arc<Keyed>) -> Arc<Keyed> {
         let mut keyed = self.keyed.write();
         let registered = keyed.entry(family.name().clone()).or_insert(family).clone();

@@ -34,7 +34,7 @@
 //!   a sealed word or on another generation's: that write is the instant CLOSED ends for
 //!   results, and nothing recorded after it counts.
 //! - The lock writes the word only as the machine asks, after the operation that decided it
-//!   (`breaker/packed_owner.rs`); where the machine judges the word's calls, the lock seals
+//!   (`engine/packed_owner.rs`); where the machine judges the word's calls, the lock seals
 //!   the word first, so that they are the calls it writes back.
 //! - A recorder compares the full generation of its permit with the breaker's admission word
 //!   first, then swaps only a word that carries its generation's tag and is not sealed.

@@ -1,7 +1,7 @@
 //! The packed window's word under the breaker's lock: sealed and read for the machine where
 //! a decision needs its calls, and written as the machine asks.
 //!
-//! Results of CLOSED swap the word without the lock (`window/packed.rs`); the machine never
+//! Results of CLOSED swap the word without the lock (`engine/packed.rs`); the machine never
 //! touches it (`machine/packed_write.rs`). Between them, this file keeps one order: a word
 //! whose calls the machine judges is sealed first, so that no result lands between their
 //! reading and their writing back, and what the machine asks is written before the

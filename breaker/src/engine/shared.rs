@@ -48,7 +48,7 @@ pub(crate) struct Shared {
     /// Written by the thread that owns the call totals, at every end of a call.
     totals_row: OwnerRow,
     /// The packed window's word as the totals' owner last found it by a swap, written by it
-    /// alone: the word its next swap tries while it guesses (see `breaker/complete.rs`).
+    /// alone: the word its next swap tries while it guesses (see `engine/complete.rs`).
     owner_seen: AtomicU64,
     machine: Mutex<Machine>,
     /// Written by every result recorded in CLOSED (but a success into a full window of
@@ -188,7 +188,7 @@ impl Shared {
             hot.flags.set(Flag::Shadow, m.config().shadow());
             #[cfg(feature = "policy")]
             self.publish_policy(&m.config().policy());
-            // Before the count is swapped below: see `breaker/bulkhead.rs`.
+            // Before the count is swapped below: see `engine/bulkhead.rs`.
             hot.max_concurrent
                 .store(m.config().max_concurrent().unwrap_or(0), Ordering::Release);
         }
@@ -394,14 +394,14 @@ impl Shared {
     }
 
     /// The bulkhead's limit, read after a swap of the count: at least the limit of the last
-    /// `publish` whose swap of the count came before it (see `breaker/bulkhead.rs`).
+    /// `publish` whose swap of the count came before it (see `engine/bulkhead.rs`).
     pub(crate) fn limit_after_swap(&self) -> u32 {
         self.hot.max_concurrent.load(Ordering::Acquire)
     }
 
     /// Whether no call holds a bulkhead slot. A swap that changes nothing, not a load: swaps
     /// of one word are in one order, so this one comes before or after each call's, and the
-    /// limit stored before it reaches a call whose swap comes after (`breaker/bulkhead.rs`).
+    /// limit stored before it reaches a call whose swap comes after (`engine/bulkhead.rs`).
     /// Read only in the few publishes of a CLOSED with a packed window.
     fn slots_free(&self) -> bool {
         self.counts.in_flight.fetch_add(0, Ordering::AcqRel) == 0

@@ -236,7 +236,7 @@ const NO_OWNER: u64 = u64::MAX;
 
 /// The bit of [`Tally`]'s owner word that the owner sets while it records its results
 /// into the breaker's packed window from its guess of the window's word rather than from
-/// the word itself (see `breaker/complete.rs`): the top bit, above every thread's number,
+/// the word itself (see `engine/complete.rs`): the top bit, above every thread's number,
 /// so that a thread that does not own the row never reads its own number there, set or not.
 const GUESSING: u64 = 1 << 63;
 

@@ -1,7 +1,7 @@
 //! What the machine asks of the packed window: a count window of up to 20 calls kept in one
-//! atomic word, which results of CLOSED swap without the lock (`window/packed.rs`).
+//! atomic word, which results of CLOSED swap without the lock (`engine/packed.rs`).
 //!
-//! The machine never touches the word. Its owner (`breaker/packed_owner.rs`) seals the word and
+//! The machine never touches the word. Its owner (`engine/packed_owner.rs`) seals the word and
 //! hands in its calls where a decision needs them, and after each operation writes what
 //! the machine asked for, before it publishes the operation's generation to admission.
 
