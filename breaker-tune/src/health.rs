@@ -69,7 +69,7 @@ impl Health {
     /// Estimates health in buckets of `bucket` from calls in the order of their start.
     pub fn estimate(calls: &[RecordedCall], bucket: Duration) -> Health {
         let end = calls.last().map_or(Duration::ZERO, |c| c.start);
-        let index = |c: &RecordedCall| (c.start.as_nanos() / bucket.as_nanos()) as u64;
+        let index = |c: &RecordedCall| index_of(bucket, c.start);
 
         // The successes' latencies, grouped by bucket (the calls are in order).
         let mut latencies = Vec::new();
@@ -129,14 +129,34 @@ impl Health {
         let healthy_p99 = quantile(&healthy, 0.99).unwrap_or(Duration::ZERO);
         drop(healthy);
 
+        let openings = openings(calls);
         let first_known = buckets.iter().find_map(|b| judge(b, healthy_p99));
         let mut known = None;
         for b in &mut buckets {
             known = judge(b, healthy_p99).or(known);
             let (sick, slow) = known.or(first_known).unwrap_or((false, false));
             (b.sick, b.slow) = (sick, slow);
+            // Where the recorded breaker started rejecting, it had judged the downstream
+            // sick: so was the stretch, whatever its other calls say.
+            if openings
+                .iter()
+                .any(|o| index_of(bucket, o.rejected) == b.at)
+            {
+                known = Some((true, false));
+                (b.sick, b.slow) = (true, false);
+            }
         }
-        let outages = stretches(&buckets, bucket, end, |b| b.sick);
+        let mut outages = stretches(&buckets, bucket, end, |b| b.sick);
+        // An outage the breaker rejected in began no later than the failures that opened it.
+        for opening in &openings {
+            if let Some(o) = outages
+                .iter_mut()
+                .find(|o| o.start <= opening.rejected && opening.rejected < o.end)
+            {
+                o.start = o.start.min(opening.failed);
+            }
+        }
+        let outages = merged(outages);
         let slow = stretches(&buckets, bucket, end, |b| b.slow);
         let censored = outages
             .iter()
@@ -169,6 +189,59 @@ impl Health {
     pub fn start_of(&self, b: &Bucket) -> Duration {
         start_of(self.bucket, b.at)
     }
+}
+
+/// Where the recorded breaker began to reject: its first rejection, and the first of the
+/// failures since the last success before it (the failures that opened it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Opening {
+    failed: Duration,
+    rejected: Duration,
+}
+
+/// Every time the recorded breaker began to reject after failures, in order.
+fn openings(calls: &[RecordedCall]) -> Vec<Opening> {
+    let mut out = Vec::new();
+    let mut failing_since = None;
+    let mut rejecting = false;
+    for call in calls {
+        match call.outcome {
+            CallOutcome::Completed(Outcome::Success) => (failing_since, rejecting) = (None, false),
+            CallOutcome::Completed(Outcome::Failure) => {
+                failing_since = failing_since.or(Some(call.start));
+                rejecting = false;
+            }
+            CallOutcome::Completed(Outcome::Ignored) => {}
+            CallOutcome::Rejected(_) => {
+                if let (false, Some(failed)) = (rejecting, failing_since) {
+                    out.push(Opening {
+                        failed,
+                        rejected: call.start,
+                    });
+                }
+                rejecting = true;
+            }
+        }
+    }
+    out
+}
+
+/// The index of the bucket `t` falls in.
+fn index_of(bucket: Duration, t: Duration) -> u64 {
+    (t.as_nanos() / bucket.as_nanos()) as u64
+}
+
+/// Stretches in order with those that overlap joined.
+fn merged(mut stretches: Vec<Range<Duration>>) -> Vec<Range<Duration>> {
+    stretches.sort_by_key(|s| s.start);
+    let mut out: Vec<Range<Duration>> = Vec::new();
+    for s in stretches {
+        match out.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => out.push(s),
+        }
+    }
+    out
 }
 
 /// Where the bucket of index `at` starts.
@@ -281,6 +354,32 @@ mod tests {
         assert_eq!(health.outages, [secs(2)..secs(4)]);
         assert_eq!(health.slow, [secs(2)..secs(4)]);
         assert_eq!(health.censored, [false]);
+    }
+
+    #[test]
+    fn an_enforcing_trace_places_the_outage_at_the_failures_that_opened_the_breaker() {
+        // 100 calls a second; the downstream fails from 46.5 s to 51 s. The recorded breaker
+        // opens after 10 failures, at 46.6 s, rejects for 3 s, probes at 49.6 s (a failure,
+        // so 3 s more) and at 52.6 s (a success). Second 46 ran 50 successes and 10
+        // failures, under the sick rate: by its calls alone it looks healthy, and the
+        // seconds after it ran nothing.
+        let mut calls = Vec::new();
+        for ms in (0..60_000u64).step_by(10) {
+            let outcome = match ms {
+                46_500..46_600 => FAIL,
+                49_600 => FAIL,
+                46_600..52_600 => REJECTED,
+                _ => OK,
+            };
+            calls.push(call(ms, 5, outcome));
+        }
+        let health = estimate(calls);
+        // From the start of the second the failures began in (by its calls alone, the
+        // outage began at 49 s, where the probe failed), to the second a call succeeded.
+        let secs = Duration::from_secs;
+        assert_eq!(health.outages, [secs(46)..secs(52)]);
+        assert!(health.outages[0].start <= Duration::from_millis(46_500));
+        assert_eq!(health.censored, [true]);
     }
 
     #[test]
