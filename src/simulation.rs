@@ -231,11 +231,11 @@ pub fn record(config: Config, scenario: &Scenario) -> Recording {
                 CallOutcome::Rejected(call.rejected.unwrap_or(RejectReason::Open)),
             ),
         };
-        recording.push(RecordedCall {
-            start: Duration::from_micros(call.at.as_micros() as u64),
+        recording.push(RecordedCall::new(
+            Duration::from_micros(call.at.as_micros() as u64),
             latency,
             outcome,
-        });
+        ));
     });
     recording
         .into_iter()

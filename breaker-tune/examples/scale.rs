@@ -48,15 +48,15 @@ fn trace(n: u64, timeouts: bool, slow_successes: bool) -> Recording {
                     rng.u64(0..100) == 0,
                 )
             };
-            RecordedCall {
+            RecordedCall::new(
                 start,
                 latency,
-                outcome: CallOutcome::Completed(if failed {
+                CallOutcome::Completed(if failed {
                     Outcome::Failure
                 } else {
                     Outcome::Success
                 }),
-            }
+            )
         })
         .collect()
 }

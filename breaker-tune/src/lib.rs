@@ -28,14 +28,13 @@
 //!
 //! // 40 s of a call every 20 ms, failing from 10 s to 20 s.
 //! let recording: Recording = (0..2000u64)
-//!     .map(|i| RecordedCall {
-//!         start: Duration::from_millis(i * 20),
-//!         latency: Duration::from_millis(5),
-//!         outcome: CallOutcome::Completed(if (500..1000).contains(&i) {
-//!             Outcome::Failure
-//!         } else {
-//!             Outcome::Success
-//!         }),
+//!     .map(|i| {
+//!         let outcome = match i {
+//!             500..1000 => Outcome::Failure,
+//!             _ => Outcome::Success,
+//!         };
+//!         let start = Duration::from_millis(i * 20);
+//!         RecordedCall::new(start, Duration::from_millis(5), CallOutcome::Completed(outcome))
 //!     })
 //!     .collect();
 //! let tuning = breakerbox_tune::tune(&recording, &Config::default());
@@ -71,7 +70,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use breakerbox::recording::{CallOutcome, RecordedCall, Recording};
-use breakerbox::{config::ConfigError, Config};
+use breakerbox::{config::ConfigError, Config, Outcome};
 
 use self::current::Change;
 use self::health::Health;
@@ -105,6 +104,40 @@ impl Default for Options {
     }
 }
 
+/// A trace's calls and attempts told apart: every line is an attempt, and a call is its first
+/// attempt with the retries after it. Each attempt asked the breaker and, let through, loaded
+/// the downstream: the replays offer every attempt to each candidate, and score them as the
+/// load they are ([`Scores::sent_into_outage`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Attempts {
+    /// Calls: the first attempts.
+    pub calls: u64,
+    /// Every line of the trace.
+    pub attempts: u64,
+    /// Attempts after a call's first.
+    pub retries: u64,
+    /// Calls whose last attempt failed: failed after every retry. Only a failure is
+    /// retried, so every retry follows one failed attempt of its call.
+    pub failed_calls: u64,
+}
+
+impl Attempts {
+    /// Counts the attempts of `calls`.
+    pub fn of(calls: &[RecordedCall]) -> Attempts {
+        let retries = calls.iter().filter(|c| c.attempt > 1).count() as u64;
+        let failures = calls
+            .iter()
+            .filter(|c| c.outcome == CallOutcome::Completed(Outcome::Failure))
+            .count() as u64;
+        Attempts {
+            calls: calls.len() as u64 - retries,
+            attempts: calls.len() as u64,
+            retries,
+            failed_calls: failures.saturating_sub(retries),
+        }
+    }
+}
+
 /// What the tuner found on one recording.
 #[derive(Clone, Debug)]
 pub struct Tuning {
@@ -114,6 +147,8 @@ pub struct Tuning {
     /// hides how the downstream answered them, so the outages' ends are guesses
     /// ([`Health::censored`]); record in shadow mode instead.
     pub rejected: usize,
+    /// The trace's calls and their attempts told apart (a retried call is one call).
+    pub attempts: Attempts,
     pub health: Health,
     /// The healthy failure rate and its bound, up to which the perturbed copies fail
     /// healthy calls.
@@ -199,6 +234,7 @@ pub fn tune_with(recording: &Recording, current: &Config, options: Options) -> T
         .iter()
         .filter(|c| matches!(c.outcome, CallOutcome::Rejected(_)))
         .count();
+    let attempts = Attempts::of(&calls);
     let health = Health::estimate(&calls, Duration::from_secs(1));
     let answers = replay::answers(&calls, &health);
     drop(calls);
@@ -237,6 +273,7 @@ pub fn tune_with(recording: &Recording, current: &Config, options: Options) -> T
     Tuning {
         offset,
         rejected,
+        attempts,
         health,
         noise,
         answers,
@@ -309,10 +346,38 @@ pub(crate) mod tests {
 
     /// A call that starts at `ms` and takes `latency_ms`.
     pub(crate) fn call(ms: u64, latency_ms: u64, outcome: CallOutcome) -> RecordedCall {
-        RecordedCall {
-            start: Duration::from_millis(ms),
-            latency: Duration::from_millis(latency_ms),
+        RecordedCall::new(
+            Duration::from_millis(ms),
+            Duration::from_millis(latency_ms),
             outcome,
-        }
+        )
+    }
+
+    #[test]
+    fn retried_calls_are_counted_once_and_their_attempts_as_load() {
+        use breakerbox::Outcome;
+        let (ok, fail) = (
+            CallOutcome::Completed(Outcome::Success),
+            CallOutcome::Completed(Outcome::Failure),
+        );
+        // A: failed, failed, then answered; B: failed after both its retries; C: answered.
+        let calls = [
+            call(0, 5, fail),
+            call(10, 5, fail).attempt(2),
+            call(30, 5, ok).attempt(3),
+            call(100, 5, fail),
+            call(110, 5, fail).attempt(2),
+            call(130, 5, fail).attempt(3),
+            call(200, 5, ok),
+        ];
+        assert_eq!(
+            super::Attempts::of(&calls),
+            super::Attempts {
+                calls: 3,
+                attempts: 7,
+                retries: 4,
+                failed_calls: 1,
+            }
+        );
     }
 }

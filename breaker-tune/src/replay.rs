@@ -18,6 +18,8 @@ pub struct Answer {
     pub start: Duration,
     pub latency: Duration,
     pub outcome: Outcome,
+    /// The pushback a failure carried (`Retry-After`), which a replayed breaker obeys.
+    pub pushback: Option<Duration>,
 }
 
 impl Answer {
@@ -58,16 +60,18 @@ pub fn answers(calls: &[RecordedCall], health: &Health) -> Vec<Answer> {
                     }
                 }
             };
-            match source.map(|c| (c.latency, c.outcome)) {
-                Some((latency, CallOutcome::Completed(outcome))) => Answer {
+            match source.map(|c| (c.latency, c.outcome, c.pushback)) {
+                Some((latency, CallOutcome::Completed(outcome), pushback)) => Answer {
                     start: call.start,
                     latency,
                     outcome,
+                    pushback: pushback.filter(|_| outcome == Outcome::Failure),
                 },
                 _ => Answer {
                     start: call.start,
                     latency: Duration::ZERO,
                     outcome: Outcome::Success,
+                    pushback: None,
                 },
             }
         })
@@ -210,7 +214,14 @@ pub fn replay(answers: &[Answer], schedule: &Schedule, config: Config) -> Run {
     for step in &schedule.steps {
         if step.call & END != 0 {
             if let Some(permit) = in_flight[step.slot()].take() {
-                breaker.record(permit, step.outcome(), step.at());
+                // A failure that carried a pushback opens the breaker for it, as a breaker
+                // obeys it (capped by `pushback_max`).
+                match answers[(step.call & !END) as usize].pushback {
+                    Some(asked) if step.outcome() == Outcome::Failure => {
+                        breaker.record_pushback(permit, asked, step.at())
+                    }
+                    _ => breaker.record(permit, step.outcome(), step.at()),
+                }
             }
             continue;
         }

@@ -33,10 +33,21 @@ fn millis(d: Duration) -> String {
 pub fn report(t: &Tuning, trace: &str, name: &str) -> String {
     let mut out = String::new();
     let h = &t.health;
+    let a = &t.attempts;
+    let calls = if a.retries == 0 {
+        plural(a.calls, "call", "calls")
+    } else {
+        format!(
+            "{} ({} with {}; {} failed after every retry)",
+            plural(a.calls, "call", "calls"),
+            plural(a.attempts, "attempt", "attempts"),
+            plural(a.retries, "retry", "retries"),
+            plural(a.failed_calls, "call", "calls"),
+        )
+    };
     let _ = writeln!(
         out,
-        "{trace}: {} over {}; usual median {}, healthy p99 {}; {}",
-        plural(t.answers.len() as u64, "call", "calls"),
+        "{trace}: {calls} over {}; usual median {}, healthy p99 {}; {}",
         secs(h.end),
         millis(h.baseline_median),
         millis(h.healthy_p99),

@@ -99,6 +99,8 @@ pub fn perturb(
                 start: a.start,
                 latency: near.latency.mul_f64(jitter),
                 outcome,
+                // A pushback stays with the failure that carried it.
+                pushback: near.pushback.filter(|_| outcome == near.outcome),
             }
         })
         .collect();

@@ -227,6 +227,7 @@ mod tests {
                 start: Duration::from_secs(s),
                 latency: Duration::ZERO,
                 outcome,
+                pushback: None,
             })
             .collect()
     }

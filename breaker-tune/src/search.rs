@@ -354,15 +354,15 @@ mod tests {
                         rng.u32(0..100) == 0,
                     ),
                 };
-                RecordedCall {
+                RecordedCall::new(
                     start,
                     latency,
-                    outcome: CallOutcome::Completed(if failed {
+                    CallOutcome::Completed(if failed {
                         Outcome::Failure
                     } else {
                         Outcome::Success
                     }),
-                }
+                )
             })
             .collect();
         answers(&calls, &Health::estimate(&calls, Duration::from_secs(1)))
@@ -373,11 +373,7 @@ mod tests {
         let answers = failing_slowly(Duration::from_secs(1));
         let calls: Vec<_> = answers
             .iter()
-            .map(|a| RecordedCall {
-                start: a.start,
-                latency: a.latency,
-                outcome: CallOutcome::Completed(a.outcome),
-            })
+            .map(|a| RecordedCall::new(a.start, a.latency, CallOutcome::Completed(a.outcome)))
             .collect();
         let specs = grid(&Health::estimate(&calls, Duration::from_secs(1)));
         let schedule = Schedule::new(&answers);

@@ -42,15 +42,15 @@ fn trace_ms(seconds: u64, outage: Option<Range<u64>>) -> Recording {
             } else {
                 (Duration::from_micros(10_000 + next(10_000)), next(100) == 0)
             };
-            RecordedCall {
+            RecordedCall::new(
                 start,
                 latency,
-                outcome: CallOutcome::Completed(if failed {
+                CallOutcome::Completed(if failed {
                     Outcome::Failure
                 } else {
                     Outcome::Success
                 }),
-            }
+            )
         })
         .collect()
 }
@@ -147,11 +147,11 @@ fn slowdown(healthy_us: u64, slow_us: u64) -> Recording {
             } else {
                 healthy_us
             };
-            RecordedCall {
+            RecordedCall::new(
                 start,
-                latency: Duration::from_micros(base + next(base / 5 + 1)),
-                outcome: CallOutcome::Completed(Outcome::Success),
-            }
+                Duration::from_micros(base + next(base / 5 + 1)),
+                CallOutcome::Completed(Outcome::Success),
+            )
         })
         .collect()
 }
@@ -258,14 +258,16 @@ fn a_trace_recorded_behind_an_enforcing_breaker_is_flagged_censored() {
 /// 40 s of a call every 20 ms taking 5 ms, failing from 10 s to 20 s and never outside.
 fn noise_free() -> Recording {
     (0..2000u64)
-        .map(|i| RecordedCall {
-            start: Duration::from_millis(i * 20),
-            latency: Duration::from_millis(5),
-            outcome: CallOutcome::Completed(if (500..1000).contains(&i) {
-                Outcome::Failure
-            } else {
-                Outcome::Success
-            }),
+        .map(|i| {
+            RecordedCall::new(
+                Duration::from_millis(i * 20),
+                Duration::from_millis(5),
+                CallOutcome::Completed(if (500..1000).contains(&i) {
+                    Outcome::Failure
+                } else {
+                    Outcome::Success
+                }),
+            )
         })
         .collect()
 }

@@ -4,6 +4,7 @@
 //! [`Shared`](shared::Shared); this file decides, call by call, which path admission takes,
 //! and `complete.rs` which path a result takes. `docs/design.md` shows the whole flow.
 
+pub(crate) mod note;
 mod observe;
 #[cfg(feature = "recording")]
 mod recorder;

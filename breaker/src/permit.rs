@@ -88,8 +88,10 @@ impl<B: Deref<Target = Breaker>> Held<B> {
         if pushback.is_zero() {
             return self.record(Outcome::Failure);
         }
-        self.breaker
-            .complete_pushback(self.stamp, self.admission, self.started, pushback);
+        crate::breaker::note::with_pushback(pushback, || {
+            self.breaker
+                .complete_pushback(self.stamp, self.admission, self.started, pushback)
+        });
     }
 
     #[inline(always)]

@@ -21,6 +21,15 @@
 //!   `rejected_throttled`, `rejected_bulkhead`, `rejected_fleet_open` for a call the breaker rejected (see
 //!   [`RejectReason`]).
 //!
+//! A recording whose calls a call policy retried, or whose failures carried the downstream's
+//! pushback, has two more columns, `t_ms,latency_ms,outcome,attempt,pushback_ms`:
+//!
+//! - `attempt`: which attempt of its call the line is, 1 for the first (see
+//!   [`RecordedCall::attempt`](RecordedCall#structfield.attempt));
+//! - `pushback_ms`: the pushback a failure carried, in milliseconds; empty for none.
+//!
+//! Both formats are read; a recording without retries or pushback is written in the first.
+//!
 //! Lines starting with `#` are comments; `# breaker: NAME` names the breaker (see
 //! [`Recording::name`]), and `# config: KEYS` gives its configuration in the attribute's keys
 //! (see [`Recording::config`] and [`config_keys`]).
@@ -116,7 +125,18 @@ impl FromStr for CallOutcome {
     }
 }
 
-/// One recorded call.
+/// One recorded call: one attempt of a call the call policy retried.
+///
+/// ```
+/// use std::time::Duration;
+/// use breakerbox::recording::{CallOutcome, RecordedCall};
+/// use breakerbox::Outcome;
+///
+/// let retry = RecordedCall::new(Duration::from_millis(40), Duration::from_millis(3), CallOutcome::Completed(Outcome::Failure))
+///     .attempt(2)
+///     .pushback(Some(Duration::from_secs(4)));
+/// assert_eq!((retry.attempt, retry.pushback), (2, Some(Duration::from_secs(4))));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RecordedCall {
     /// When the call started, from the start of the recording.
@@ -125,6 +145,38 @@ pub struct RecordedCall {
     pub latency: Duration,
     /// What became of it.
     pub outcome: CallOutcome,
+    /// Which attempt of its call it is: 1 for the first, 2 for the first retry (the call
+    /// policy's `retries`).
+    pub attempt: u32,
+    /// The pushback a failure carried (an HTTP `Retry-After`, a gRPC
+    /// `grpc-retry-pushback-ms`), which the breaker obeys by opening for it.
+    pub pushback: Option<Duration>,
+}
+
+impl RecordedCall {
+    /// A first attempt that started at `start`, took `latency` and ended as `outcome`,
+    /// with no pushback.
+    pub const fn new(start: Duration, latency: Duration, outcome: CallOutcome) -> Self {
+        Self {
+            start,
+            latency,
+            outcome,
+            attempt: 1,
+            pushback: None,
+        }
+    }
+
+    /// The same call as attempt `attempt` of its call (at least 1).
+    pub const fn attempt(mut self, attempt: u32) -> Self {
+        self.attempt = if attempt == 0 { 1 } else { attempt };
+        self
+    }
+
+    /// The same call, with the pushback its failure carried.
+    pub const fn pushback(mut self, pushback: Option<Duration>) -> Self {
+        self.pushback = pushback;
+        self
+    }
 }
 
 /// Recorded calls, in the order of their start.
@@ -135,11 +187,11 @@ pub struct RecordedCall {
 /// use breakerbox::Outcome;
 ///
 /// let mut recording = Recording::new();
-/// recording.push(RecordedCall {
-///     start: Duration::from_millis(5),
-///     latency: Duration::from_micros(12_500),
-///     outcome: CallOutcome::Completed(Outcome::Success),
-/// });
+/// recording.push(RecordedCall::new(
+///     Duration::from_millis(5),
+///     Duration::from_micros(12_500),
+///     CallOutcome::Completed(Outcome::Success),
+/// ));
 /// let mut csv = Vec::new();
 /// recording.write_csv_to(&mut csv)?;
 /// assert_eq!(String::from_utf8(csv.clone()).unwrap(), "t_ms,latency_ms,outcome\n5,12.5,success\n");
@@ -265,27 +317,41 @@ impl Recording {
             .comment(Some(b'#'))
             .from_reader(&text[..]);
         let header = csv.headers().map_err(RecordingError::csv)?;
-        if header != HEADER.as_slice() {
+        let attempts = if header == HEADER.as_slice() {
+            false
+        } else if header == FULL_HEADER.as_slice() {
+            true
+        } else {
             return Err(RecordingError::at(
                 1,
                 format!(
-                    "the header must be `{}`, got `{}`",
+                    "the header must be `{}` or `{}`, got `{}`",
                     HEADER.join(","),
+                    FULL_HEADER.join(","),
                     header.iter().collect::<Vec<_>>().join(",")
                 ),
             ));
-        }
+        };
         let mut calls = Vec::new();
         for row in csv.records() {
             let row = row.map_err(RecordingError::csv)?;
             let line = row.position().map_or(0, |p| p.line());
-            calls.push(RecordedCall {
-                start: millis(&row[0], "t_ms", line)?,
-                latency: millis(&row[1], "latency_ms", line)?,
-                outcome: row[2]
+            let mut call = RecordedCall::new(
+                millis(&row[0], "t_ms", line)?,
+                millis(&row[1], "latency_ms", line)?,
+                row[2]
                     .parse()
                     .map_err(|rule| RecordingError::at(line, rule))?,
-            });
+            );
+            if attempts {
+                call = call
+                    .attempt(attempt(&row[3], line)?)
+                    .pushback(match &row[4] {
+                        "" => None,
+                        ms => Some(millis(ms, "pushback_ms", line)?),
+                    });
+            }
+            calls.push(call);
         }
         calls.sort_by_key(|c| c.start);
         Ok(Self {
@@ -316,13 +382,30 @@ impl Recording {
                 .map_err(|e| RecordingError::at(0, e.to_string()))?;
         }
         let mut csv = csv::Writer::from_writer(writer);
-        csv.write_record(HEADER).map_err(RecordingError::csv)?;
+        // The attempt and pushback columns only when a call has either: a recording of
+        // plain calls writes what readers of the first format read.
+        let full = self
+            .calls
+            .iter()
+            .any(|c| c.attempt != 1 || c.pushback.is_some());
+        if full {
+            csv.write_record(FULL_HEADER)
+        } else {
+            csv.write_record(HEADER)
+        }
+        .map_err(RecordingError::csv)?;
         for call in &self.calls {
-            csv.write_record([
+            let row = [
                 format_millis(call.start),
                 format_millis(call.latency),
                 call.outcome.as_str().to_owned(),
-            ])
+            ];
+            if full {
+                let pushback = call.pushback.map(format_millis).unwrap_or_default();
+                csv.write_record(row.into_iter().chain([call.attempt.to_string(), pushback]))
+            } else {
+                csv.write_record(row)
+            }
             .map_err(RecordingError::csv)?;
         }
         csv.flush()
@@ -343,6 +426,19 @@ impl FromIterator<RecordedCall> for Recording {
 }
 
 const HEADER: [&str; 3] = ["t_ms", "latency_ms", "outcome"];
+/// The header of a recording whose calls say which attempt they are, and their pushback.
+const FULL_HEADER: [&str; 5] = ["t_ms", "latency_ms", "outcome", "attempt", "pushback_ms"];
+
+/// An attempt's number: 1 for the first.
+fn attempt(text: &str, line: u64) -> Result<u32, RecordingError> {
+    match text.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(RecordingError::at(
+            line,
+            format!("attempt must be a whole number from 1, got {text:?}"),
+        )),
+    }
+}
 
 /// Milliseconds with up to microseconds, without trailing zeros: `12.5`, `3`, `0.001`.
 fn format_millis(d: Duration) -> String {
@@ -534,7 +630,7 @@ mod tests {
         let err = Recording::read_csv_from("t,latency,outcome\n".as_bytes()).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "line 1: the header must be `t_ms,latency_ms,outcome`, got `t,latency,outcome`"
+            "line 1: the header must be `t_ms,latency_ms,outcome` or `t_ms,latency_ms,outcome,attempt,pushback_ms`, got `t,latency,outcome`"
         );
         let err = Recording::read_csv_from(
             "t_ms,latency_ms,outcome\n0,1,success\n2,1,crashed\n".as_bytes(),
@@ -561,11 +657,8 @@ mod tests {
 
     #[test]
     fn calls_are_kept_in_the_order_of_their_start() {
-        let call = |ms, outcome| RecordedCall {
-            start: Duration::from_millis(ms),
-            latency: Duration::ZERO,
-            outcome,
-        };
+        let call =
+            |ms, outcome| RecordedCall::new(Duration::from_millis(ms), Duration::ZERO, outcome);
         let text = "t_ms,latency_ms,outcome\n5,0,failure\n1,0,success\n3,0,rejected_open\n";
         let read = Recording::read_csv_from(text.as_bytes()).unwrap();
         let mut pushed = Recording::new();
@@ -575,5 +668,39 @@ mod tests {
         assert_eq!(read, pushed);
         let starts: Vec<_> = read.calls().iter().map(|c| c.start.as_millis()).collect();
         assert_eq!(starts, [1, 3, 5]);
+    }
+
+    #[test]
+    fn attempts_and_pushback_round_trip_and_the_first_format_is_still_read() {
+        let ms = Duration::from_millis;
+        let failure = CallOutcome::Completed(Outcome::Failure);
+        let recording: Recording = [
+            RecordedCall::new(ms(0), ms(2), failure),
+            RecordedCall::new(ms(10), ms(2), failure)
+                .attempt(2)
+                .pushback(Some(ms(4000))),
+            RecordedCall::new(ms(20), ms(0), CallOutcome::Rejected(RejectReason::Open)).attempt(3),
+        ]
+        .into_iter()
+        .collect();
+        let mut csv = Vec::new();
+        recording.write_csv_to(&mut csv).unwrap();
+        assert_eq!(
+            String::from_utf8(csv.clone()).unwrap(),
+            "t_ms,latency_ms,outcome,attempt,pushback_ms\n0,2,failure,1,\n10,2,failure,2,4000\n20,0,rejected_open,3,\n"
+        );
+        assert_eq!(Recording::read_csv_from(&csv[..]).unwrap(), recording);
+
+        let old =
+            Recording::read_csv_from("t_ms,latency_ms,outcome\n0,2,failure\n".as_bytes()).unwrap();
+        assert_eq!(old.calls(), [RecordedCall::new(ms(0), ms(2), failure)]);
+        let err = Recording::read_csv_from(
+            "t_ms,latency_ms,outcome,attempt,pushback_ms\n0,2,failure,0,\n".as_bytes(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 2: attempt must be a whole number from 1, got \"0\""
+        );
     }
 }

@@ -172,6 +172,42 @@ impl Replay {
         self.note_transition(generation, at);
     }
 
+    /// Reports that the call of `permit` failed at `at` carrying the downstream's pushback
+    /// `asked`, as [`Permit::failure_with_pushback`](crate::Permit::failure_with_pushback)
+    /// does: the breaker opens at once for it, capped by `pushback_max`, if the permit still
+    /// counts and pushback is on; else it is recorded as any failure.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breakerbox::replay::Replay;
+    /// use breakerbox::{Config, Outcome, State};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let mut replay = Replay::new(Config::builder().probes(1).build()?);
+    /// let permit = replay.try_acquire(ms(0)).unwrap();
+    /// replay.record_pushback(permit, Duration::from_secs(4), ms(10));
+    /// assert_eq!(replay.try_acquire(ms(20)).unwrap_err().retry_after, Some(ms(3990)));
+    /// let probe = replay.try_acquire(ms(4010)).unwrap();
+    /// replay.record(probe, Outcome::Success, ms(4020));
+    /// assert_eq!(
+    ///     replay.transitions(),
+    ///     [(ms(10), State::Open), (ms(4010), State::HalfOpen), (ms(4020), State::Closed)]
+    /// );
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
+    /// ```
+    pub fn record_pushback(&mut self, permit: ReplayPermit, asked: Duration, at: Duration) {
+        let generation = self.machine.generation();
+        let period = match self.machine.pushback_period(asked) {
+            Some(period) if permit.generation == generation && !asked.is_zero() => period,
+            _ => return self.record(permit, Outcome::Failure, at),
+        };
+        let mut now = given(&self.clock, self.origin + at, at);
+        let _ = self
+            .machine
+            .pushed_back(permit.generation, permit.admission, period, &mut now);
+        self.note_transition(generation, at);
+    }
+
     /// The state the breaker is in.
     pub fn state(&self) -> State {
         self.machine.state()

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use breakerbox::clock::{Clock, ManualClock};
+use breakerbox::clock::ManualClock;
 use breakerbox::{events::TransitionReason, Breaker, Config, RejectReason, State};
 
 const NANO: Duration = Duration::from_nanos(1);
@@ -73,7 +73,7 @@ fn open_for_rejects_for_exactly_that_long_then_half_opens_at_the_next_call() {
 fn open_until_opens_until_that_instant_of_the_breakers_clock() {
     let (b, clock, seen) = breaker(config());
     clock.advance(7 * SEC);
-    b.open_until(clock.now() + 90 * SEC);
+    b.open_until(b.now() + 90 * SEC);
     assert_eq!(retry_after(&b), Some(90 * SEC));
     clock.advance(90 * SEC);
     b.try_acquire().expect("a probe").success();
@@ -83,7 +83,7 @@ fn open_until_opens_until_that_instant_of_the_breakers_clock() {
 #[test]
 fn open_until_an_instant_past_makes_the_next_call_a_probe() {
     let (b, clock, seen) = breaker(config());
-    let earlier = clock.now();
+    let earlier = b.now();
     clock.advance(SEC);
     b.open_until(earlier);
     assert_eq!(b.state(), State::Open);
@@ -118,7 +118,7 @@ fn a_manual_open_discards_the_results_of_calls_admitted_before() {
 fn a_late_success_cannot_close_a_manually_opened_breaker() {
     let (b, clock, _) = breaker(config());
     clock.advance(SEC);
-    b.open_until(clock.now());
+    b.open_until(b.now());
     let probe = b.try_acquire().expect("a probe");
     b.open_for(20 * SEC);
     probe.success();

@@ -44,6 +44,7 @@ fn answer(ms: u64, latency_ms: u64, outcome: Outcome) -> Answer {
         start: Duration::from_millis(ms),
         latency: Duration::from_millis(latency_ms),
         outcome,
+        pushback: None,
     }
 }
 
@@ -201,11 +202,11 @@ fn troubled() -> Vec<RecordedCall> {
                 _ => (rng.u64(1_000..30_000), Outcome::Success),
             },
         };
-        calls.push(RecordedCall {
+        calls.push(RecordedCall::new(
             start,
-            latency: Duration::from_micros(latency_us),
-            outcome: CallOutcome::Completed(outcome),
-        });
+            Duration::from_micros(latency_us),
+            CallOutcome::Completed(outcome),
+        ));
         start += Duration::from_micros(rng.u64(20_000..60_000));
     }
     calls
@@ -238,4 +239,45 @@ fn every_candidate_replays_as_a_real_breaker_decides() {
         assert!(opened > specs.len() * 10, "{opened} state changes");
         assert!(admitted > 0);
     }
+}
+
+#[test]
+fn a_failure_with_pushback_replays_open_for_its_retry_after() {
+    // A call every 100 ms, all successes but one failure at 1 s that carried
+    // `Retry-After: 4`: one failure of ten is far from the rate, but the breaker obeys the
+    // pushback, open for 4 s from the failure's end, then one probe closes it.
+    let answers: Vec<Answer> = (0..100u64)
+        .map(|i| match i {
+            10 => Answer {
+                pushback: Some(Duration::from_secs(4)),
+                ..answer(i * 100, 5, Outcome::Failure)
+            },
+            _ => answer(i * 100, 5, Outcome::Success),
+        })
+        .collect();
+    let config = Config::builder().probes(1).build().unwrap();
+    let run = replay(&answers, &Schedule::new(&answers), config.clone());
+    let ms = Duration::from_millis;
+    assert_eq!(
+        run.transitions,
+        [
+            (ms(1005), State::Open),
+            (ms(5100), State::HalfOpen),
+            (ms(5105), State::Closed)
+        ]
+    );
+    // Rejected: the calls from 1.1 s to 5 s.
+    let rejected: Vec<usize> = (0..100).filter(|&i| !run.admitted(i)).collect();
+    assert_eq!(rejected, (11..=50).collect::<Vec<_>>());
+
+    // Without the pushback, the same failure is one of ten: no open at all.
+    let plain: Vec<Answer> = answers
+        .iter()
+        .map(|a| Answer {
+            pushback: None,
+            ..*a
+        })
+        .collect();
+    let run = replay(&plain, &Schedule::new(&plain), config);
+    assert_eq!(run.transitions, []);
 }

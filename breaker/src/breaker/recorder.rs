@@ -32,11 +32,11 @@ impl Recorder {
         if !(1..=MAX_CAPACITY).contains(&capacity) {
             return Err(CapacityError::out_of_range(capacity));
         }
-        let empty = RecordedCall {
-            start: Duration::ZERO,
-            latency: Duration::ZERO,
-            outcome: CallOutcome::Completed(Outcome::Ignored),
-        };
+        let empty = RecordedCall::new(
+            Duration::ZERO,
+            Duration::ZERO,
+            CallOutcome::Completed(Outcome::Ignored),
+        );
         let mut calls = Vec::new();
         calls
             .try_reserve_exact(capacity)
@@ -90,11 +90,16 @@ impl Recorder {
             return;
         };
         let slot = ring.written % ring.calls.len();
-        ring.calls[slot] = RecordedCall {
-            start,
-            latency,
-            outcome,
+        // Which attempt of its call, and the pushback it carried, as the runner and the
+        // permit noted them around this step.
+        let note = super::note::current();
+        let pushback = match outcome {
+            CallOutcome::Completed(Outcome::Failure) => note.pushback,
+            _ => None,
         };
+        ring.calls[slot] = RecordedCall::new(start, latency, outcome)
+            .attempt(note.attempt)
+            .pushback(pushback);
         ring.written += 1;
     }
 }
@@ -126,5 +131,54 @@ impl Breaker {
         if self.shared.flag(crate::engine::Flag::Recording) {
             self.recorder().rejected(self.clock().now(), reason);
         }
+    }
+}
+
+#[cfg(all(test, feature = "policy"))]
+mod tests {
+    use std::io;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::time::Duration;
+
+    use crate::recording::CallOutcome;
+    use crate::{Breaker, Config, Outcome};
+
+    #[tokio::test(start_paused = true)]
+    async fn a_recording_numbers_each_attempt_of_a_retried_call_and_keeps_its_pushback() {
+        let config = Config::builder().retries(2).build().unwrap();
+        let b = Breaker::new("retried", config);
+        b.start_recording(100).unwrap();
+        let attempts = &AtomicU32::new(0);
+        let out = b
+            .run(|| async move {
+                match attempts.fetch_add(1, Ordering::Relaxed) {
+                    0 | 1 => Err(io::Error::from(io::ErrorKind::ConnectionRefused)),
+                    _ => Ok("Dune"),
+                }
+            })
+            .await;
+        assert_eq!(out.unwrap().unwrap(), "Dune");
+        b.try_acquire()
+            .unwrap()
+            .failure_with_pushback(Duration::from_secs(4));
+        let calls = b.stop_recording();
+        let seen: Vec<_> = calls
+            .calls()
+            .iter()
+            .map(|c| (c.outcome, c.attempt, c.pushback))
+            .collect();
+        let (ok, fail) = (
+            CallOutcome::Completed(Outcome::Success),
+            CallOutcome::Completed(Outcome::Failure),
+        );
+        assert_eq!(
+            seen,
+            [
+                (fail, 1, None),
+                (fail, 2, None),
+                (ok, 3, None),
+                (fail, 1, Some(Duration::from_secs(4)))
+            ]
+        );
     }
 }

@@ -3,6 +3,7 @@
 
 use super::backoff;
 use super::run::{Attempted, Judge};
+use crate::breaker::note::{as_attempt, Attempt};
 use crate::engine::CallSlot;
 use crate::{Breaker, Permit, Rejected};
 
@@ -11,15 +12,18 @@ use crate::{Breaker, Permit, Rejected};
 /// a failure.
 fn attempt<T>(
     permit: Permit<'_>,
+    number: u32,
     attempt: impl FnOnce() -> T,
     judge: &mut impl Judge<T>,
 ) -> Attempted<T> {
+    // Noted as attempt `number` however it ends, a panic of the body included.
+    let permit = Attempt::new(permit, number);
     let output = attempt();
     let (outcome, pushback) = judge.judge(&output);
-    match pushback {
+    permit.report(|permit| match pushback {
         Some(pushback) => permit.failure_with_pushback(pushback),
         None => permit.record(outcome),
-    }
+    });
     Attempted::Output(output, outcome, pushback)
 }
 
@@ -45,7 +49,7 @@ impl Breaker {
             if shadowed {
                 slot = CallSlot::Unlimited;
             }
-            let ended = attempt(permit, &mut run, &mut judge);
+            let ended = attempt(permit, retry + 1, &mut run, &mut judge);
             let Some((withdrawal, pushback)) = self.retry_of(&ended, state, &plan, shadowed, retry)
             else {
                 return match ended {
@@ -63,7 +67,7 @@ impl Breaker {
                 pushback,
                 std::thread::sleep,
             );
-            permit = slot.admit(self)?;
+            permit = as_attempt(retry + 1, || slot.admit(self))?;
             if !permit.is_shadowed() {
                 withdrawal.spend();
             }

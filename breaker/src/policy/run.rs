@@ -5,6 +5,7 @@ use std::pin::pin;
 use std::task::Poll;
 use std::time::Duration;
 
+use crate::breaker::note::{as_attempt, Attempt};
 use crate::clock::LazyNow;
 use crate::engine::CallSlot;
 use crate::{policy::TimedOut, Breaker, CallError, Classify, Outcome, Permit};
@@ -102,10 +103,12 @@ impl<T> Attempted<T> {
 /// no clock and makes no timer.
 async fn attempt<Fut: Future>(
     permit: Permit<'_>,
+    number: u32,
     future: Fut,
     timeout: u64,
     judge: &mut impl Judge<Fut::Output>,
 ) -> Attempted<Fut::Output> {
+    let permit = Attempt::new(permit, number);
     let output = match timeout {
         0 => future.await,
         limit => {
@@ -116,7 +119,7 @@ async fn attempt<Fut: Future>(
                     match tokio::time::timeout(Duration::from_nanos(limit), future).await {
                         Ok(output) => output,
                         Err(_) => {
-                            permit.failure();
+                            permit.report(Permit::failure);
                             return Attempted::TimedOut(limit);
                         }
                     }
@@ -125,10 +128,10 @@ async fn attempt<Fut: Future>(
         }
     };
     let (outcome, pushback) = judge.judge(&output);
-    match pushback {
+    permit.report(|permit| match pushback {
         Some(pushback) => permit.failure_with_pushback(pushback),
         None => permit.record(outcome),
-    }
+    });
     Attempted::Output(output, outcome, pushback)
 }
 
@@ -195,7 +198,8 @@ impl Breaker {
             if shadowed {
                 slot = CallSlot::Unlimited;
             }
-            let ended = self::attempt(permit, attempt(), plan.timeout, &mut judge).await;
+            let number = retry + 1;
+            let ended = self::attempt(permit, number, attempt(), plan.timeout, &mut judge).await;
             let Some((withdrawal, pushback)) = self.retry_of(&ended, state, &plan, shadowed, retry)
             else {
                 return ended.into_result(self);
@@ -203,7 +207,7 @@ impl Breaker {
             drop(ended);
             retry += 1;
             backoff::wait_at_least(plan.backoff(), plan.backoff_max(), retry, pushback).await;
-            permit = slot.admit(self)?;
+            permit = as_attempt(retry + 1, || slot.admit(self))?;
             // A retry an enforcing breaker would have rejected is no retry: its withdrawal
             // goes back.
             if !permit.is_shadowed() {
@@ -275,7 +279,7 @@ impl Breaker {
             slot = CallSlot::Unlimited;
         }
         let _slot = slot;
-        attempt(permit, future, timeout, &mut classify)
+        attempt(permit, 1, future, timeout, &mut classify)
             .await
             .into_result(self)
     }

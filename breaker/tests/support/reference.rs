@@ -56,7 +56,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 use std::time::Duration;
 
-use breakerbox::clock::{Clock, ManualClock};
+use breakerbox::clock::ManualClock;
 use std::sync::{Arc, Mutex};
 
 use breakerbox::{
@@ -1121,13 +1121,9 @@ fn run_as(spec: &Spec, ops: &[Op], shadow: bool) -> Result<Seen, String> {
                 model.open_manually(Duration::from_millis(ms));
             }
             Op::OpenUntil(ms) => {
-                let now = clock.now();
+                let now = b.now();
                 let by = Duration::from_millis(ms.unsigned_abs());
-                let until = if ms >= 0 {
-                    now + by
-                } else {
-                    now.checked_sub(by).unwrap_or(now)
-                };
+                let until = if ms >= 0 { now + by } else { now - by };
                 b.open_until(until);
                 model.open_manually(if ms >= 0 { by } else { Duration::ZERO });
             }
