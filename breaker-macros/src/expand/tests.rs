@@ -1,5 +1,6 @@
 //! The expansion against the table of keys.
 
+use super::config::builder;
 use super::*;
 use crate::keys::{CONFIG_KEYS, TIME_WINDOW};
 
