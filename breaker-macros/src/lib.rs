@@ -1,5 +1,6 @@
 //! Procedural macros of the `breakerbox` crate. Use them through `breakerbox`, not directly.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 mod args;
