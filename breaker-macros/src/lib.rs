@@ -1,5 +1,6 @@
 //! Procedural macros of the `breakerbox` crate. Use them through `breakerbox`, not directly.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 mod args;
@@ -90,7 +91,7 @@ use proc_macro::TokenStream;
 /// | `max_concurrent` | integer | bulkhead: at most this many calls in flight (at least 1); the next is rejected at once |
 /// | `probe_timeout` | duration string | a half-open probe still running after this counts as failed (default: `timeout` if written, else 60s) |
 /// | `shadow` | `true` or `false` | watch only: the breaker judges every call but admits them all (default `false`) |
-/// | `fleet` | `true` or `false` | share judgement with the service's other instances through the fleet (`breakerbox::fleet`, feature `fleet`): publish this breaker's own OPENs, and open when a quorum of peers hold it OPEN (default `false`); the store is set at start-up with `breakerbox::fleet::connect`, never here |
+/// | `fleet` | `true` or `false` | share judgement with the service's other instances through the fleet (`breakerbox::fleet`, feature `fleet`): publish this breaker's own OPENs, and open when a quorum of peers hold it OPEN (default `false`); the store is set at start-up with `Fleet::builder(url).join(registry()).start()`, never here |
 /// | `fleet_quorum` | integer | how many live peers must hold the breaker OPEN before it opens for them, at least 2 (default 2); needs `fleet` |
 /// | `pushback_max` | duration string | a failure carrying the downstream's pushback (`Retry-After`, `grpc-retry-pushback-ms`) opens the breaker for that long, at most this (default 5m; `"0s"` turns pushback off) |
 /// | `fallback` | path | async fn called, instead of returning an error, when the breaker rejects the call |

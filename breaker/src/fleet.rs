@@ -176,7 +176,7 @@ impl Fleet {
     /// may open it, by a quorum of `quorum` live peers (at least 2; a smaller number counts
     /// as 2). Joining a breaker already in gives it this quorum.
     ///
-    /// [`connect`] joins the registry's breakers configured with `fleet = true`, and follows
+    /// [`FleetBuilder::join`] joins a registry's breakers configured with `fleet = true`, and follows
     /// overrides that turn `fleet` on or off or change `fleet_quorum`; call this for a
     /// breaker of your own, or one you reconfigure in code.
     pub fn join(&self, breaker: &Arc<Breaker>, quorum: u32) {

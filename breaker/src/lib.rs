@@ -131,7 +131,8 @@
 //! - `test-util`: the default clock follows tokio's, so `tokio::time::pause()` and
 //!   `tokio::time::advance()` drive every breaker. Enable it in `[dev-dependencies]`.
 //! - `tower`: [`tower::CircuitBreakerLayer`], a layer guarding any `Service` with one shared
-//!   breaker, judging responses as well as errors (an HTTP 503 is a failure).
+//!   breaker, judging responses as well as errors (an HTTP 503 is a failure), and
+//!   [`tower::KeyedCircuitBreakerLayer`], a breaker per request key.
 //! - `tower-retry`: `tower::RetryFailures`, a policy for tower's `Retry` outside that layer
 //!   that retries failures only, never a rejection, within the breaker's budget.
 //! - `http`: [`Classify`] for `http::StatusCode` and `http::Response<B>` (5xx are failures),
@@ -154,12 +155,23 @@
 //!   `prometheus-client` registry.
 //! - `overrides`: [`overrides::Overrides`], operator settings from a TOML file applied with
 //!   [`Registry::apply`].
+//! - `recording`: [`Breaker::start_recording`] keeps a breaker's last calls (the attribute's `record`
+//!   key too), [`recording`] writes and reads them in the CSV format the replay tuner
+//!   `breakerbox-tune` reads, and [`replay`] runs a configuration over such a trace.
+//! - `fleet`: [`fleet`], breakers that learn from their peers' opinions through Redis (the
+//!   attribute's `fleet` and `fleet_quorum` keys); the hot path stays local, a background task
+//!   on tokio owns the connection.
+//! - `fleet-tls`: `rediss://` URLs for the fleet's store, TLS by rustls on its `ring`
+//!   provider, trusting the system's roots or a CA of your own, with a client certificate if
+//!   the store asks for one.
 //! - `serde`: `Serialize` for [`Snapshot`], [`State`], [`Trial`], [`CallTotals`],
 //!   [`RejectedBy`], [`TransitionReason`], [`Event`] and [`Config`] (a map of the
 //!   `#[circuit_breaker]` keys): the JSON format the `admin` module documents.
 //! - `admin`: `admin::router()`, an axum 0.8 router for operators: every breaker as JSON,
 //!   a server-sent events stream of transitions, the overrides' actions over HTTP (locked
 //!   unless given an authorizer), a health answer and a live page.
+//!
+//! On docs.rs every feature is on, and each item a feature gates says which.
 //!
 //! [`TimedOut`]: policy::TimedOut
 //! [`StatusClassifier`]: http::StatusClassifier
@@ -171,6 +183,7 @@
 //! [`TransitionReason`]: events::TransitionReason
 //! [`Event`]: events::Event
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]
 

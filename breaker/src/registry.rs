@@ -23,7 +23,7 @@ pub(crate) use hooks::{Hooks, Watch};
 /// stays.
 ///
 /// Every registry is independent: its breakers, its families, the hooks that metrics and
-/// overrides set on it. [`registry()`] is the one `#[circuit_breaker]` functions and the
+/// overrides set on it. [`registry()`](crate::registry()) is the one `#[circuit_breaker]` functions and the
 /// keyed tower layer join; a registry of your own holds the breakers you register in it.
 ///
 /// ```
@@ -57,7 +57,7 @@ impl Default for Registry {
 
 impl Registry {
     /// Registers `breaker` under its name unless a breaker is registered under that name
-    /// already; returns the one registered under the name. In [`registry()`], the name of a
+    /// already; returns the one registered under the name. In [`registry()`](crate::registry()), the name of a
     /// `#[circuit_breaker]` function is taken from its first access: registering under it
     /// returns the function's breaker.
     pub fn register(&self, breaker: Arc<Breaker>) -> Arc<Breaker> {

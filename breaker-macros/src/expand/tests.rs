@@ -1,5 +1,6 @@
 //! The expansion against the table of keys.
 
+use super::config::builder;
 use super::*;
 use crate::keys::{CONFIG_KEYS, TIME_WINDOW};
 
@@ -304,4 +305,84 @@ fn timeout_on_a_plain_fn_is_refused_at_the_key() {
             .starts_with("`timeout` needs an `async fn`: a blocking call cannot be cancelled"),
         "{refused:?}"
     );
+}
+
+/// Attributes that between them take every path of the expansion, and the functions they go
+/// on: each one's expansion is pinned in `pinned/<name>.rs`, as `prettyplease` writes it.
+const PINNED: [(&str, &str, &str); 8] = [
+    (
+        "plain",
+        "",
+        "async fn get(isbn: &str) -> Result<u32, E> { Ok(1) }",
+    ),
+    (
+        "keyed",
+        "key = shelf, max_keys = 16, window = 20, min = 10, rate = 0.5, \
+         open = \"5s\", fallback = from_cache",
+        "pub(crate) async fn titles(&self, shelf: u32) -> Result<Vec<String>, E> { \
+         #![allow(unused)] Ok(vec![]) }",
+    ),
+    (
+        "failure_fallback",
+        "fallback = from_cache, fallback_on = \"failure\", classify = judge, \
+         window = \"30s\", buckets = 10",
+        "async fn get<T: Clone>(isbn: &str, mut shelf: T) -> Result<u32, E> where T: Send { \
+         Ok(1) }",
+    ),
+    (
+        "timed_retried_failure_fallback",
+        "name = \"libraryd\", timeout = \"800ms\", retries = 2, retry_backoff = \"20ms\", \
+         fallback = from_cache, fallback_on = \"failure\", slow = \"2s\", slow_rate = 0.5, \
+         backoff = 2.0, open_max = \"1m\", ramp = [25, 50, 100], ramp_step = \"5s\"",
+        "async fn get(&self, isbn: &str, mut shelf: String) -> Result<u32, E> { Ok(1) }",
+    ),
+    (
+        "timed_once",
+        "timeout = \"1s\", fallback = degraded, classify = judge, shadow = true",
+        "async fn get(isbn: &str) -> impl Into<u32> { 1 }",
+    ),
+    (
+        "timed_bare",
+        "timeout = \"1s\"",
+        "async fn ping() { ping_it().await }",
+    ),
+    (
+        "retried_untimed",
+        "retries = 3, retry_budget = 0.2, retry_floor = 1, max_concurrent = 8, \
+         probe_timeout = \"3s\", fallback = degraded, fallback_on = \"failure\"",
+        "async fn get(r#type: &str) -> Result<u32, E> { Ok(1) }",
+    ),
+    (
+        "blocking_retried",
+        "retries = 2, fallback = cached, pushback_max = \"30s\"",
+        "/// Reads it.\nfn read(path: &str) -> Result<String, E> { Ok(String::new()) }",
+    ),
+];
+
+fn pretty(attr: &str, item: &str) -> String {
+    let out = circuit_breaker(attr.parse().unwrap(), item.parse().unwrap());
+    prettyplease::unparse(&syn::parse2(out).expect("the expansion is a file's items"))
+}
+
+#[test]
+fn every_path_of_the_expansion_writes_the_pinned_code() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/expand/pinned");
+    for (name, attr, item) in PINNED {
+        let path = dir.join(format!("{name}.rs"));
+        let got = pretty(attr, item);
+        assert!(
+            !got.contains("compile_error"),
+            "`{name}` is refused:\n{got}"
+        );
+        if std::env::var_os("BREAKERBOX_PIN_EXPANSIONS").is_some() {
+            std::fs::write(&path, &got).unwrap();
+        }
+        let pinned = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            got == pinned,
+            "`{name}` expands otherwise than {}; if that is meant, rerun with \
+             BREAKERBOX_PIN_EXPANSIONS=1 and read the diff:\n{got}",
+            path.display()
+        );
+    }
 }

@@ -31,6 +31,53 @@ impl<S, F, C> KeyedCircuitBreakerService<S, F, C> {
     {
         self.family.remove(key)
     }
+
+    /// The inner service.
+    ///
+    /// ```
+    /// use breakerbox::tower::KeyedCircuitBreakerLayer;
+    /// use breakerbox::Config;
+    /// use tower::Layer;
+    ///
+    /// let layer = KeyedCircuitBreakerLayer::new("docs::keyed_get_ref", Config::default(), 64, |host: &String| host.clone());
+    /// let svc = layer.layer(vec!["10.0.0.1:7000"]);
+    /// assert_eq!(svc.get_ref(), &["10.0.0.1:7000"]);
+    /// ```
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The inner service, to change: the breakers are untouched.
+    ///
+    /// ```
+    /// use breakerbox::tower::KeyedCircuitBreakerLayer;
+    /// use breakerbox::Config;
+    /// use tower::Layer;
+    ///
+    /// let layer = KeyedCircuitBreakerLayer::new("docs::keyed_get_mut", Config::default(), 64, |host: &String| host.clone());
+    /// let mut svc = layer.layer(vec!["10.0.0.1:7000"]);
+    /// svc.get_mut().push("10.0.0.2:7000");
+    /// assert_eq!(svc.get_ref(), &["10.0.0.1:7000", "10.0.0.2:7000"]);
+    /// ```
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// The inner service, the breakers' guard taken off. The family lives on in the registry,
+    /// the layer and its other services.
+    ///
+    /// ```
+    /// use breakerbox::tower::KeyedCircuitBreakerLayer;
+    /// use breakerbox::Config;
+    /// use tower::Layer;
+    ///
+    /// let layer = KeyedCircuitBreakerLayer::new("docs::keyed_into_inner", Config::default(), 64, |host: &String| host.clone());
+    /// let svc = layer.layer(vec!["10.0.0.1:7000"]);
+    /// assert_eq!(svc.into_inner(), ["10.0.0.1:7000"]);
+    /// ```
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
 }
 
 impl<S, F, C, Req, K> Service<Req> for KeyedCircuitBreakerService<S, F, C>

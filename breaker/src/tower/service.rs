@@ -36,8 +36,54 @@ impl<S, C> CircuitBreakerService<S, C> {
     }
 
     /// The inner service.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breakerbox::tower::CircuitBreakerLayer;
+    /// use breakerbox::{Breaker, Config};
+    /// use tower::Layer;
+    ///
+    /// let layer = CircuitBreakerLayer::new(Arc::new(Breaker::new("docs::get_ref", Config::default())));
+    /// let svc = layer.layer(vec!["10.0.0.1:7000"]);
+    /// assert_eq!(svc.get_ref(), &["10.0.0.1:7000"]);
+    /// ```
     pub fn get_ref(&self) -> &S {
         &self.inner
+    }
+
+    /// The inner service, to change: the breaker is untouched.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breakerbox::tower::CircuitBreakerLayer;
+    /// use breakerbox::{Breaker, Config};
+    /// use tower::Layer;
+    ///
+    /// let layer = CircuitBreakerLayer::new(Arc::new(Breaker::new("docs::get_mut", Config::default())));
+    /// let mut svc = layer.layer(vec!["10.0.0.1:7000"]);
+    /// svc.get_mut().push("10.0.0.2:7000");
+    /// assert_eq!(svc.get_ref(), &["10.0.0.1:7000", "10.0.0.2:7000"]);
+    /// ```
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// The inner service, the breaker's guard taken off. The breaker lives on in its layer,
+    /// its other services and its response futures.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breakerbox::tower::CircuitBreakerLayer;
+    /// use breakerbox::{Breaker, Config};
+    /// use tower::Layer;
+    ///
+    /// let layer = CircuitBreakerLayer::new(Arc::new(Breaker::new("docs::into_inner", Config::default())));
+    /// let svc = layer.layer(vec!["10.0.0.1:7000"]);
+    /// assert_eq!(svc.into_inner(), ["10.0.0.1:7000"]);
+    /// assert_eq!(layer.breaker().name(), "docs::into_inner");
+    /// ```
+    pub fn into_inner(self) -> S {
+        self.inner
     }
 }
 
