@@ -200,6 +200,8 @@ pub mod replay;
 mod state;
 mod sync;
 mod tally;
+#[cfg(feature = "test-util")]
+pub mod testing;
 #[cfg(feature = "tower")]
 pub mod tower;
 #[cfg(feature = "tracing")]
