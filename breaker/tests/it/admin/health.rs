@@ -3,7 +3,7 @@
 use breakerbox::admin::{self, Authorize};
 use serde_json::json;
 
-use crate::support::{breaker, get, own_registry};
+use super::support::{breaker, get, own_registry};
 
 #[tokio::test]
 async fn health_is_up_until_a_critical_breaker_opens_then_names_it() {

@@ -11,8 +11,7 @@ use TransitionReason::*;
 
 const SEC: Duration = Duration::from_secs(1);
 
-#[path = "support/transitions.rs"]
-mod transitions;
+use crate::support::transitions;
 
 use transitions::{watched, Seen};
 

@@ -13,8 +13,7 @@ use breakerbox::{
 
 const SEC: Duration = Duration::from_secs(1);
 
-#[path = "support/transitions.rs"]
-mod transitions;
+use crate::support::transitions;
 
 use transitions::{watched, Seen};
 

@@ -7,7 +7,7 @@ use breakerbox::overrides::Overrides;
 use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected};
 use serde_json::json;
 
-use crate::support::{breaker, get, own_registry};
+use super::support::{breaker, get, own_registry};
 
 #[tokio::test]
 async fn the_list_shows_each_breaker_field_by_field() {

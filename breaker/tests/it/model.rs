@@ -23,10 +23,8 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{FileFailurePersistence, TestRunner};
 
-#[path = "support/reference.rs"]
-mod reference;
-#[path = "support/runner.rs"]
-mod runner;
+use crate::support::reference;
+use crate::support::runner;
 
 use reference::{run, run_and_count, run_shadow, Op, Seen, Spec, WindowSpec};
 use runner::{run_calls, Answer, CallOp, CallPolicy, Reached};

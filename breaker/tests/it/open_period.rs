@@ -11,8 +11,7 @@ use breakerbox::{Breaker, Config, RejectReason, State, TransitionReason};
 const NANO: Duration = Duration::from_nanos(1);
 const SEC: Duration = Duration::from_secs(1);
 
-#[path = "support/transitions.rs"]
-mod transitions;
+use crate::support::transitions;
 
 use transitions::{watched, Seen};
 

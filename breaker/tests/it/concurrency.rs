@@ -10,6 +10,7 @@ use std::thread;
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
+use breakerbox::testing::trip;
 use breakerbox::{Breaker, Config, Event, Permit, RejectReason, State};
 
 /// `Breaker` can be shared between threads (rule 11), checked at compile time.
@@ -437,14 +438,6 @@ impl Drop for CountOnDrop<'_> {
     fn drop(&mut self) {
         self.0.fetch_add(1, Ordering::SeqCst);
     }
-}
-
-/// Opens `b` (count window 4, min 2) with two failures.
-fn trip(b: &Breaker) {
-    while b.state() == State::Closed {
-        b.try_acquire().unwrap().failure();
-    }
-    assert_eq!(b.state(), State::Open);
 }
 
 /// A success from a permit acquired in CLOSED, reported after the breaker opened, is

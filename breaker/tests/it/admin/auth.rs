@@ -7,7 +7,7 @@ use breakerbox::admin::{self, Authorize, Denied, Operator};
 use breakerbox::{Registry, State};
 use serde_json::json;
 
-use crate::support::{breaker, get, own_registry, post, send};
+use super::support::{breaker, get, own_registry, post, send};
 
 const WRITES: [&str; 5] = [
     r#"{"action": "force_open"}"#,

@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
-use crate::support::{breaker, get, own_registry};
+use super::support::{breaker, get, own_registry};
 
 /// One server-sent event: its `event`, `id` and `data`.
 #[derive(Debug, PartialEq)]
@@ -166,7 +166,7 @@ async fn a_bad_sampling_rate_or_last_event_id_answers_400_naming_it() {
         .header("last-event-id", "x")
         .body(Body::empty())
         .unwrap();
-    let (status, json) = crate::support::send(&app, bad_id).await;
+    let (status, json) = super::support::send(&app, bad_id).await;
     assert_eq!(status, 400);
     assert_eq!(json["field"], "Last-Event-ID");
 }

@@ -7,7 +7,7 @@ use breakerbox::admin::{self, Authorize};
 use breakerbox::{Registry, State};
 use serde_json::json;
 
-use crate::support::{breaker, get, only_breaker, own_registry, post};
+use super::support::{breaker, get, only_breaker, own_registry, post};
 
 fn app(registry: &'static Registry) -> Router {
     admin::router_of(registry).authorize(admin::bearer_token("w"))

@@ -9,19 +9,11 @@ use std::sync::{Arc, Once};
 use std::task::{Context, Waker};
 use std::time::Duration;
 
-use breakerbox::clock::ManualClock;
+use breakerbox::testing::manual;
 use breakerbox::{Breaker, Config, RejectReason, State};
 
 fn limited(calls: u32) -> Config {
     Config::builder().max_concurrent(calls).build().unwrap()
-}
-
-fn breaker(config: Config) -> (Breaker, ManualClock) {
-    let clock = ManualClock::new();
-    (
-        Breaker::with_clock("libraryd", config, clock.clone()),
-        clock,
-    )
 }
 
 /// The reason `b` rejects its next call with; panics if it admits it.
@@ -34,7 +26,7 @@ fn rejection(b: &Breaker) -> RejectReason {
 
 #[test]
 fn bulkhead_rejects_the_65th_concurrent_call_with_64_in_flight() {
-    let (b, _clock) = breaker(limited(64));
+    let (b, _clock) = manual("libraryd", limited(64));
     let held: Vec<_> = (0..64).map(|_| b.try_acquire().unwrap()).collect();
     assert_eq!(b.in_flight(), 64);
 
@@ -58,7 +50,7 @@ fn bulkhead_rejects_the_65th_concurrent_call_with_64_in_flight() {
 
 #[test]
 fn a_slot_is_freed_when_its_call_records_a_result() {
-    let (b, _clock) = breaker(limited(1));
+    let (b, _clock) = manual("libraryd", limited(1));
     for (i, end) in [
         |p: breakerbox::Permit<'_>| p.success(),
         |p: breakerbox::Permit<'_>| p.failure(),
@@ -78,7 +70,7 @@ fn a_slot_is_freed_when_its_call_records_a_result() {
 
 #[test]
 fn a_slot_is_freed_when_its_call_is_cancelled() {
-    let (b, _clock) = breaker(limited(1));
+    let (b, _clock) = manual("libraryd", limited(1));
     // A call whose future is dropped while it waits on its downstream.
     {
         let mut call = pin!(b.call(std::future::pending::<Result<(), std::io::Error>>()));
@@ -113,7 +105,7 @@ fn quiet_panics() {
 #[test]
 fn a_slot_is_freed_when_its_call_panics() {
     quiet_panics();
-    let (b, _clock) = breaker(limited(1));
+    let (b, _clock) = manual("libraryd", limited(1));
     let unwound = panic::catch_unwind(AssertUnwindSafe(|| {
         let _permit = b.try_acquire().unwrap();
         assert_eq!(b.in_flight(), 1);
@@ -150,7 +142,7 @@ fn bulkhead_rejections_never_open_the_breaker_nor_enter_the_window() {
         .max_concurrent(1)
         .build()
         .unwrap();
-    let (b, _clock) = breaker(config);
+    let (b, _clock) = manual("libraryd", config);
     let held = b.try_acquire().unwrap();
     for _ in 0..100 {
         assert_eq!(rejection(&b), RejectReason::Bulkhead);
@@ -176,7 +168,7 @@ fn a_call_the_state_rejects_frees_the_slot_it_took() {
         .max_concurrent(2)
         .build()
         .unwrap();
-    let (b, clock) = breaker(config);
+    let (b, clock) = manual("libraryd", config);
     b.force_open();
     assert_eq!(
         (rejection(&b), b.in_flight()),
@@ -205,7 +197,7 @@ fn a_full_bulkhead_rejects_whatever_the_state() {
             .build()
             .unwrap()
     };
-    let (b, _clock) = breaker(config(3));
+    let (b, _clock) = manual("libraryd", config(3));
     let held = [b.try_acquire().unwrap(), b.try_acquire().unwrap()];
     b.try_acquire().unwrap().failure();
     // OPEN, with a free slot: rejected as OPEN; full (a lower limit): by the bulkhead.
@@ -240,7 +232,7 @@ fn rejections_are_split_by_reason_and_sum_to_rejected() {
         .max_concurrent(2)
         .build()
         .unwrap();
-    let (b, clock) = breaker(config);
+    let (b, clock) = manual("libraryd", config);
     let held = [b.try_acquire().unwrap(), b.try_acquire().unwrap()];
     assert_eq!(rejection(&b), RejectReason::Bulkhead);
     drop(held);
@@ -275,7 +267,7 @@ fn rejections_are_split_by_reason_and_sum_to_rejected() {
 
 #[test]
 fn reconfiguring_the_limit_keeps_the_count_of_calls_in_flight() {
-    let (b, _clock) = breaker(limited(2));
+    let (b, _clock) = manual("libraryd", limited(2));
     let first = b.try_acquire().unwrap();
     let second = b.try_acquire().unwrap();
 
@@ -318,7 +310,7 @@ fn a_slot_held_as_the_limit_is_removed_is_freed_by_a_success_into_a_full_window(
         .build()
         .unwrap()
     };
-    let (b, _clock) = breaker(config(Some(1)));
+    let (b, _clock) = manual("libraryd", config(Some(1)));
     b.try_acquire().unwrap().success();
     b.try_acquire().unwrap().success();
     let held = b.try_acquire().unwrap();
@@ -342,7 +334,7 @@ fn a_slot_held_as_the_limit_is_removed_is_freed_by_a_success_into_a_full_window(
 
 #[test]
 fn a_breaker_without_a_bulkhead_has_no_calls_in_flight_to_count() {
-    let (b, _clock) = breaker(Config::default());
+    let (b, _clock) = manual("libraryd", Config::default());
     let held: Vec<_> = (0..100).map(|_| b.try_acquire().unwrap()).collect();
     assert_eq!(b.in_flight(), 0);
     drop(held);
@@ -356,7 +348,7 @@ fn a_limited_breaker_counts_its_window_as_an_unlimited_one() {
         if let Some(calls) = limit {
             builder = builder.max_concurrent(calls);
         }
-        let (b, _clock) = breaker(builder.build().unwrap());
+        let (b, _clock) = manual("libraryd", builder.build().unwrap());
         let mut states = Vec::new();
         for failed in [false, true, false, false, true] {
             let permit = b.try_acquire().unwrap();

@@ -5,15 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
+use breakerbox::testing::{fail_n, manual};
 use breakerbox::{Breaker, Config, Event, Outcome, RejectReason, State};
-
-fn breaker(config: Config) -> (Breaker, ManualClock) {
-    let clock = ManualClock::new();
-    (
-        Breaker::with_clock("libraryd", config, clock.clone()),
-        clock,
-    )
-}
 
 fn count(window: u32, min: u32, probes: u32) -> Config {
     Config::builder()
@@ -22,12 +15,6 @@ fn count(window: u32, min: u32, probes: u32) -> Config {
         .probes(probes)
         .build()
         .unwrap()
-}
-
-fn fail_n(b: &Breaker, n: usize) {
-    for _ in 0..n {
-        b.try_acquire().unwrap().failure();
-    }
 }
 
 fn succeed_n(b: &Breaker, n: usize) {
@@ -53,7 +40,7 @@ fn count_window_counts_completed_calls_only() {
         .failure_rate(1.0)
         .build()
         .unwrap();
-    let (b, _) = breaker(config);
+    let (b, _) = manual("libraryd", config);
     b.try_acquire().unwrap().ignore();
     drop(b.try_acquire().unwrap());
     b.try_acquire().unwrap().record(Outcome::Ignored);
@@ -69,7 +56,7 @@ fn count_window_counts_completed_calls_only() {
 
 #[test]
 fn rejected_calls_never_enter_the_window() {
-    let (b, _) = breaker(count(4, 4, 1));
+    let (b, _) = manual("libraryd", count(4, 4, 1));
     fail_n(&b, 4);
     for _ in 0..10 {
         assert!(b.try_acquire().is_err());
@@ -87,7 +74,7 @@ fn time_window_expires_outcomes_older_than_its_span() {
         .min_calls(3)
         .build()
         .unwrap();
-    let (b, clock) = breaker(config);
+    let (b, clock) = manual("libraryd", config);
     b.try_acquire().unwrap().failure();
     clock.advance(Duration::from_millis(5_500));
     b.try_acquire().unwrap().success();
@@ -106,7 +93,7 @@ fn time_window_opens_on_failures_within_the_span() {
         .min_calls(4)
         .build()
         .unwrap();
-    let (b, clock) = breaker(config);
+    let (b, clock) = manual("libraryd", config);
     fail_n(&b, 2);
     clock.advance(Duration::from_secs(11)); // those two are forgotten
     fail_n(&b, 1);
@@ -120,7 +107,7 @@ fn time_window_opens_on_failures_within_the_span() {
 
 #[test]
 fn no_judgement_before_min_calls() {
-    let (b, _) = breaker(count(20, 10, 3));
+    let (b, _) = manual("libraryd", count(20, 10, 3));
     fail_n(&b, 9);
     assert_eq!(b.state(), State::Closed);
     assert_eq!(b.snapshot().failure_rate, None);
@@ -130,7 +117,7 @@ fn no_judgement_before_min_calls() {
 
 #[test]
 fn failure_rate_is_failures_over_completed_calls_not_window_size() {
-    let (b, _) = breaker(count(20, 4, 3));
+    let (b, _) = manual("libraryd", count(20, 4, 3));
     succeed_n(&b, 2);
     fail_n(&b, 1);
     let s = b.snapshot();
@@ -143,7 +130,7 @@ fn failure_rate_is_failures_over_completed_calls_not_window_size() {
 
 #[test]
 fn a_success_that_completes_min_calls_opens_a_failing_window() {
-    let (b, _) = breaker(count(20, 4, 3));
+    let (b, _) = manual("libraryd", count(20, 4, 3));
     fail_n(&b, 3);
     assert_eq!(b.state(), State::Closed, "3 calls, below the minimum of 4");
     succeed_n(&b, 1);
@@ -154,7 +141,7 @@ fn a_success_that_completes_min_calls_opens_a_failing_window() {
 
 #[test]
 fn threshold_is_reached_at_equality() {
-    let (b, _) = breaker(count(20, 10, 3));
+    let (b, _) = manual("libraryd", count(20, 10, 3));
     for _ in 0..5 {
         b.try_acquire().unwrap().success();
         b.try_acquire().unwrap().failure();
@@ -164,7 +151,7 @@ fn threshold_is_reached_at_equality() {
 
 #[test]
 fn below_threshold_stays_closed() {
-    let (b, _) = breaker(count(10, 10, 3));
+    let (b, _) = manual("libraryd", count(10, 10, 3));
     succeed_n(&b, 6);
     fail_n(&b, 4);
     assert_eq!(b.state(), State::Closed);
@@ -179,7 +166,7 @@ fn slow_calls_open_the_breaker_at_their_rate() {
         .slow_calls(Duration::from_millis(800), 0.5)
         .build()
         .unwrap();
-    let (b, clock) = breaker(config);
+    let (b, clock) = manual("libraryd", config);
     let slow = |clock: &ManualClock| {
         let p = b.try_acquire().unwrap();
         clock.advance(Duration::from_millis(801));
@@ -201,7 +188,7 @@ fn slow_calls_open_the_breaker_at_their_rate() {
 
 #[test]
 fn open_rejects_with_name_reason_and_time_left() {
-    let (b, clock) = breaker(count(4, 4, 1));
+    let (b, clock) = manual("libraryd", count(4, 4, 1));
     fail_n(&b, 4);
     clock.advance(Duration::from_millis(1_800));
     let rejected = b.try_acquire().unwrap_err();
@@ -216,7 +203,7 @@ fn open_rejects_with_name_reason_and_time_left() {
 
 #[test]
 fn open_expires_lazily_on_the_next_call() {
-    let (b, clock) = breaker(count(4, 4, 1));
+    let (b, clock) = manual("libraryd", count(4, 4, 1));
     fail_n(&b, 4);
     clock.advance(Duration::from_millis(4_999));
     assert!(b.try_acquire().is_err());
@@ -234,7 +221,7 @@ fn open_expires_lazily_on_the_next_call() {
 
 #[test]
 fn half_open_admits_at_most_probes_at_once() {
-    let (b, clock) = breaker(count(4, 4, 3));
+    let (b, clock) = manual("libraryd", count(4, 4, 3));
     open_then_expire(&b, &clock);
     let p1 = b.try_acquire().unwrap();
     let p2 = b.try_acquire().unwrap();
@@ -257,7 +244,7 @@ fn half_open_admits_at_most_probes_at_once() {
 
 #[test]
 fn any_probe_failure_reopens_at_once() {
-    let (b, clock) = breaker(count(4, 4, 3));
+    let (b, clock) = manual("libraryd", count(4, 4, 3));
     open_then_expire(&b, &clock);
     let p1 = b.try_acquire().unwrap();
     let p2 = b.try_acquire().unwrap();
@@ -284,7 +271,7 @@ fn slow_probe_reopens() {
         .slow_calls(Duration::from_millis(100), 1.0)
         .build()
         .unwrap();
-    let (b, clock) = breaker(config);
+    let (b, clock) = manual("libraryd", config);
     open_then_expire(&b, &clock);
     let probe = b.try_acquire().unwrap();
     clock.advance(Duration::from_millis(101));
@@ -305,7 +292,7 @@ fn trial(probes: u32, successes: u32) -> Config {
 
 #[test]
 fn half_open_closes_after_successes_probe_successes_and_late_probes_are_stale() {
-    let (b, clock) = breaker(trial(3, 1));
+    let (b, clock) = manual("libraryd", trial(3, 1));
     open_then_expire(&b, &clock);
     let p1 = b.try_acquire().unwrap();
     let p2 = b.try_acquire().unwrap();
@@ -329,7 +316,7 @@ fn half_open_closes_after_successes_probe_successes_and_late_probes_are_stale() 
 
 #[test]
 fn half_open_counts_successes_not_probes_admitted() {
-    let (b, clock) = breaker(trial(3, 2));
+    let (b, clock) = manual("libraryd", trial(3, 2));
     open_then_expire(&b, &clock);
     let p1 = b.try_acquire().unwrap();
     p1.success();
@@ -348,7 +335,7 @@ fn half_open_counts_successes_not_probes_admitted() {
 
 #[test]
 fn a_probe_failure_reopens_even_after_some_successes() {
-    let (b, clock) = breaker(trial(3, 2));
+    let (b, clock) = manual("libraryd", trial(3, 2));
     open_then_expire(&b, &clock);
     let p1 = b.try_acquire().unwrap();
     let p2 = b.try_acquire().unwrap();
@@ -363,7 +350,7 @@ fn a_probe_failure_reopens_even_after_some_successes() {
 
 #[test]
 fn closing_starts_from_an_empty_window() {
-    let (b, clock) = breaker(count(4, 4, 1));
+    let (b, clock) = manual("libraryd", count(4, 4, 1));
     open_then_expire(&b, &clock);
     b.try_acquire().unwrap().success();
     let s = b.snapshot();
@@ -379,7 +366,7 @@ fn closing_starts_from_an_empty_window() {
 
 #[test]
 fn stale_success_cannot_close_open_breaker() {
-    let (b, clock) = breaker(count(4, 4, 2));
+    let (b, clock) = manual("libraryd", count(4, 4, 2));
     open_then_expire(&b, &clock);
     let late = b.try_acquire().unwrap();
     b.try_acquire().unwrap().failure();
@@ -390,7 +377,7 @@ fn stale_success_cannot_close_open_breaker() {
     // Nor can it count towards the probes of the next half-open.
     let late = b.try_acquire().unwrap_err();
     assert_eq!(late.reason(), RejectReason::Open);
-    let (b, clock) = breaker(count(4, 4, 2));
+    let (b, clock) = manual("libraryd", count(4, 4, 2));
     open_then_expire(&b, &clock);
     let stale = b.try_acquire().unwrap();
     b.try_acquire().unwrap().failure();
@@ -406,7 +393,7 @@ fn stale_success_cannot_close_open_breaker() {
 
 #[test]
 fn stale_closed_success_cannot_count_after_opening() {
-    let (b, _) = breaker(count(4, 4, 1));
+    let (b, _) = manual("libraryd", count(4, 4, 1));
     let late = b.try_acquire().unwrap(); // admitted while CLOSED
     fail_n(&b, 4);
     assert_eq!(b.state(), State::Open);
@@ -417,7 +404,7 @@ fn stale_closed_success_cannot_count_after_opening() {
 
 #[test]
 fn stale_failure_cannot_reopen_recovered_breaker() {
-    let (b, clock) = breaker(count(4, 4, 1));
+    let (b, clock) = manual("libraryd", count(4, 4, 1));
     let late = b.try_acquire().unwrap();
     open_then_expire(&b, &clock);
     b.try_acquire().unwrap().success();
@@ -429,7 +416,7 @@ fn stale_failure_cannot_reopen_recovered_breaker() {
 
 #[test]
 fn stale_permit_never_frees_a_newer_half_open_slot() {
-    let (b, clock) = breaker(count(4, 4, 1));
+    let (b, clock) = manual("libraryd", count(4, 4, 1));
     open_then_expire(&b, &clock);
     let old_probe = b.try_acquire().unwrap();
     let p = b.try_acquire().unwrap_err();
@@ -453,7 +440,7 @@ fn stale_permit_never_frees_a_newer_half_open_slot() {
 
 #[test]
 fn dropped_probe_frees_its_slot_and_records_nothing() {
-    let (b, clock) = breaker(count(4, 4, 1));
+    let (b, clock) = manual("libraryd", count(4, 4, 1));
     open_then_expire(&b, &clock);
     let probe = b.try_acquire().unwrap();
     assert!(b.try_acquire().is_err());
@@ -466,7 +453,7 @@ fn dropped_probe_frees_its_slot_and_records_nothing() {
 
 #[test]
 fn ignored_probe_frees_its_slot() {
-    let (b, clock) = breaker(count(4, 4, 1));
+    let (b, clock) = manual("libraryd", count(4, 4, 1));
     open_then_expire(&b, &clock);
     b.try_acquire().unwrap().ignore();
     assert_eq!((b.state(), b.probes_in_flight()), (State::HalfOpen, 0));
@@ -476,7 +463,7 @@ fn ignored_probe_frees_its_slot() {
 
 #[test]
 fn permit_dropped_by_a_panic_records_a_failure() {
-    let (b, _) = breaker(count(1, 1, 1));
+    let (b, _) = manual("libraryd", count(1, 1, 1));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let _permit = b.try_acquire().unwrap();
         panic!("the call panicked");
@@ -488,7 +475,7 @@ fn permit_dropped_by_a_panic_records_a_failure() {
 
 #[test]
 fn cancelled_call_frees_its_probe_slot() {
-    let (b, clock) = breaker(count(4, 4, 1));
+    let (b, clock) = manual("libraryd", count(4, 4, 1));
     open_then_expire(&b, &clock);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -506,7 +493,7 @@ fn cancelled_call_frees_its_probe_slot() {
 
 #[test]
 fn force_open_rejects_everything_until_reset() {
-    let (b, clock) = breaker(count(4, 4, 1));
+    let (b, clock) = manual("libraryd", count(4, 4, 1));
     b.force_open();
     clock.advance(Duration::from_secs(3_600));
     let rejected = b.try_acquire().unwrap_err();
@@ -519,7 +506,7 @@ fn force_open_rejects_everything_until_reset() {
 
 #[test]
 fn disable_admits_everything_and_records_nothing() {
-    let (b, _) = breaker(count(4, 4, 1));
+    let (b, _) = manual("libraryd", count(4, 4, 1));
     b.disable();
     fail_n(&b, 100);
     let s = b.snapshot();
@@ -533,7 +520,7 @@ fn disable_admits_everything_and_records_nothing() {
 
 #[test]
 fn reset_gives_closed_with_an_empty_window() {
-    let (b, _) = breaker(count(4, 4, 1));
+    let (b, _) = manual("libraryd", count(4, 4, 1));
     let before = b.try_acquire().unwrap();
     fail_n(&b, 3);
     b.reset();
@@ -546,7 +533,7 @@ fn reset_gives_closed_with_an_empty_window() {
 
 #[test]
 fn one_event_per_real_transition() {
-    let (b, clock) = breaker(count(4, 4, 1));
+    let (b, clock) = manual("libraryd", count(4, 4, 1));
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     b.on_event(move |e| {
@@ -577,7 +564,7 @@ fn one_event_per_real_transition() {
 
 #[test]
 fn listener_may_call_back_into_the_breaker() {
-    let (b, _) = breaker(count(4, 4, 1));
+    let (b, _) = manual("libraryd", count(4, 4, 1));
     let b = Arc::new(b);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (inner, log) = (Arc::downgrade(&b), seen.clone());
@@ -598,7 +585,7 @@ fn listener_may_call_back_into_the_breaker() {
 
 #[test]
 fn panicking_listener_does_not_break_the_breaker() {
-    let (b, clock) = breaker(count(4, 4, 1));
+    let (b, clock) = manual("libraryd", count(4, 4, 1));
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = calls.clone();
     b.on_event(|_| panic!("listener bug"));
@@ -628,7 +615,7 @@ fn breaker_is_send_and_sync() {
 
 #[test]
 fn owned_permit_reports_and_drops_as_a_permit_does() {
-    let (b, clock) = breaker(count(4, 4, 1));
+    let (b, clock) = manual("libraryd", count(4, 4, 1));
     let b = Arc::new(b);
     open_then_expire(&b, &clock);
     let probe = b.try_acquire_owned().unwrap();

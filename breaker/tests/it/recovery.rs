@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breakerbox::clock::ManualClock;
+use breakerbox::testing;
 use breakerbox::{Breaker, Config, ConfigBuilder, Event, RejectReason, State, TransitionReason};
 
 const SEC: Duration = Duration::from_secs(1);
@@ -16,21 +17,15 @@ fn breaker(builder: ConfigBuilder) -> (Breaker, ManualClock) {
         .probes(1)
         .build()
         .unwrap();
-    let clock = ManualClock::new();
-    (
-        Breaker::with_clock("libraryd", config, clock.clone()),
-        clock,
-    )
+    testing::manual("libraryd", config)
 }
 
+/// Opens `b`: at most 4 failures of its 4 calls.
 fn trip(b: &Breaker) {
-    for _ in 0..4 {
-        b.try_acquire().unwrap().failure();
-        if b.state() == State::Open {
-            return;
-        }
-    }
-    panic!("4 failures of 4 calls open the breaker");
+    assert!(
+        testing::trip(b) <= 4,
+        "4 failures of 4 calls open the breaker"
+    );
 }
 
 /// Time left before the open breaker lets a probe through.
