@@ -2,9 +2,9 @@
 //! in source order is used, and the other logs a warning when the registry first registers
 //! them all.
 //!
-//! Alone in its test binary: it counts `tracing` events, and tracing keeps its callsites'
-//! interest and the maximum level enabled in process-wide caches, which other tests running
-//! on other threads of the same binary would rebuild concurrently with this one's subscriber.
+//! Alone in its test binary, outside `it`: the warning is logged once in a process, at the
+//! registry's first access, and this test must be that access, with its subscriber set. In
+//! a binary of other tests any of them may touch the registry first, on another thread.
 
 use std::sync::Arc;
 

@@ -228,6 +228,8 @@ mod rule;
 pub mod snapshot;
 mod state;
 mod sync;
+#[cfg(feature = "test-util")]
+pub mod testing;
 #[cfg(feature = "tower")]
 pub mod tower;
 #[cfg(feature = "tracing")]

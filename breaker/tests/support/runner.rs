@@ -29,7 +29,7 @@ use std::time::Duration;
 use breakerbox::clock::ManualClock;
 use breakerbox::{Breaker, CallError, Outcome};
 
-use crate::reference::{observe_as, Ended, Model, ModelPermit, Refusal, Spec, Verdict};
+use super::reference::{observe_as, Ended, Model, ModelPermit, Refusal, Spec, Verdict};
 
 /// The call policy of a run; retries follow at once.
 #[derive(Clone, Copy, Debug)]

@@ -11,8 +11,7 @@ pub type Seen = Arc<Mutex<Vec<(State, State, TransitionReason)>>>;
 
 /// A breaker named `name` on a new manual clock, and the transitions it makes from now on.
 pub fn watched(name: &str, config: Config) -> (Breaker, ManualClock, Seen) {
-    let clock = ManualClock::new();
-    let b = Breaker::with_clock(name, config, clock.clone());
+    let (b, clock) = breakerbox::testing::manual(name, config);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
     b.on_event(move |e: &Event| {

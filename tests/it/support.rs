@@ -1,0 +1,9 @@
+//! What the tests share: the allocator, the log capture, the fleet's servers, the browser.
+
+pub mod fleet;
+pub mod heap;
+pub mod logs;
+pub mod markdown;
+pub mod process;
+pub mod text_codec;
+pub mod webdriver;
