@@ -31,10 +31,27 @@ fn modules(file: &Path) -> BTreeSet<String> {
 #[test]
 fn every_file_of_the_binary_is_a_module() {
     let it = Path::new(env!("CARGO_MANIFEST_DIR")).join("it");
-    let mut expected = files(&it);
-    expected.remove("main");
-    assert_eq!(modules(&it.join("main.rs")), expected);
-    assert_eq!(modules(&it.join("support.rs")), files(&it.join("support")));
+    let mut top = files(&it);
+    top.remove("main");
+    for (declared_in, declared, found) in [
+        ("it/main.rs", modules(&it.join("main.rs")), top),
+        (
+            "it/support.rs",
+            modules(&it.join("support.rs")),
+            files(&it.join("support")),
+        ),
+    ] {
+        let missing: Vec<&String> = found.difference(&declared).collect();
+        assert!(
+            missing.is_empty(),
+            "add `mod` lines to {declared_in} for {missing:?}"
+        );
+        let gone: Vec<&String> = declared.difference(&found).collect();
+        assert!(
+            gone.is_empty(),
+            "{declared_in} declares modules with no file: {gone:?}"
+        );
+    }
 }
 
 #[test]
