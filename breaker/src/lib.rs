@@ -129,7 +129,8 @@
 //!   (tokio's timer, and `fastrand` for the jitter). Without it, [`TimedOut`] and
 //!   [`CallError`] remain, and the breaker is untouched.
 //! - `test-util`: the default clock follows tokio's, so `tokio::time::pause()` and
-//!   `tokio::time::advance()` drive every breaker. Enable it in `[dev-dependencies]`.
+//!   `tokio::time::advance()` drive every breaker; and [`testing`]: a breaker on a manual clock,
+//!   `trip`, `fail_n`. Enable it in `[dev-dependencies]`.
 //! - `tower`: [`tower::CircuitBreakerLayer`], a layer guarding any `Service` with one shared
 //!   breaker, judging responses as well as errors (an HTTP 503 is a failure), and
 //!   [`tower::KeyedCircuitBreakerLayer`], a breaker per request key.
