@@ -266,14 +266,21 @@ impl ClockSource {
 
     /// The open period `[from, until)` in ticks, on the coarse clock: only for the
     /// production clock, which has a coarse twin.
+    ///
+    /// Read when a breaker opens. The counter's pairing is a function of its own, so that a
+    /// clock without a coarse twin pays only the test of its kind.
+    #[inline]
     pub(crate) fn coarse_period(&self, from: u64, until: u64) -> Option<CoarsePeriod> {
         match self {
-            ClockSource::Counter => {
-                let counter = Counter::get();
-                CoarsePeriod::paired(from, until, || counter.nanos())
-            }
+            ClockSource::Counter => Self::counter_coarse_period(from, until),
             _ => None,
         }
+    }
+
+    #[inline(never)]
+    fn counter_coarse_period(from: u64, until: u64) -> Option<CoarsePeriod> {
+        let counter = Counter::get();
+        CoarsePeriod::paired(from, until, || counter.nanos())
     }
 
     /// The nanoseconds left in a [`CoarsePeriod`] if the coarse clock is sure it has not
