@@ -74,6 +74,8 @@ pub(crate) struct Args {
     pub(crate) retry_backoff_max: Option<Spanned<Duration>>,
     pub(crate) retry_budget: Option<Spanned<f64>>,
     pub(crate) retry_floor: Option<Spanned<u32>>,
+    pub(crate) hedge: Option<Spanned<Duration>>,
+    pub(crate) hedges: Option<Spanned<u32>>,
     pub(crate) max_concurrent: Option<Spanned<u32>>,
     pub(crate) probe_timeout: Option<Spanned<Duration>>,
     pub(crate) shadow: Option<Spanned<bool>>,
@@ -97,8 +99,14 @@ impl Args {
     /// own, and with `timeout` and `fallback` the body's future is made before the breaker is
     /// asked, while a rejected call still passes the arguments to the fallback.
     pub(crate) fn copies_arguments(&self) -> bool {
-        self.retries.is_some()
+        self.runs_again()
             || (self.fallback.is_some() && (self.timeout.is_some() || self.falls_back_on_failure()))
+    }
+
+    /// Whether the body may run more than once for one call: retried (`retries`) or hedged
+    /// (`hedge`).
+    pub(crate) fn runs_again(&self) -> bool {
+        self.retries.is_some() || self.hedge.is_some()
     }
 
     /// Whether the fallback answers failures too (`fallback_on = "failure"`).
@@ -137,6 +145,8 @@ impl Args {
             "retry_backoff_max" => at(&self.retry_backoff_max),
             "retry_budget" => at(&self.retry_budget),
             "retry_floor" => at(&self.retry_floor),
+            "hedge" => at(&self.hedge),
+            "hedges" => at(&self.hedges),
             "max_concurrent" => at(&self.max_concurrent),
             "probe_timeout" => at(&self.probe_timeout),
             "shadow" => at(&self.shadow),
@@ -224,6 +234,10 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                         .map(|v| set_once(&mut args.retry_budget, at.of(v), &key, errors)),
                     "retry_floor" => unsigned(&expr, &key)
                         .map(|v| set_once(&mut args.retry_floor, at.of(v), &key, errors)),
+                    "hedge" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.hedge, at.of(v), &key, errors)),
+                    "hedges" => integer(&expr, &key)
+                        .map(|v| set_once(&mut args.hedges, at.of(v), &key, errors)),
                     "max_concurrent" => integer(&expr, &key)
                         .map(|v| set_once(&mut args.max_concurrent, at.of(v), &key, errors)),
                     "probe_timeout" => duration(&expr, &key)

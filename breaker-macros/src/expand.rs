@@ -61,7 +61,7 @@ fn expand(args: &Args, settings: &Settings, func: ItemFn) -> TokenStream {
     } = func;
     let (inner_attrs, outer_attrs) = inner_and_outer(attrs);
     let x = Expansion::new(args, settings, &sig, &block);
-    let body = if args.timeout.is_some() || args.retries.is_some() {
+    let body = if args.timeout.is_some() || args.runs_again() {
         x.policy()
     } else {
         x.asked_once()

@@ -88,6 +88,8 @@ use proc_macro::TokenStream;
 /// | `retry_backoff_max` | duration string | longest wait before a retry, at least `retry_backoff` (default 10s, or `retry_backoff` if longer); needs `retries` |
 /// | `retry_budget` | number | retries may add at most this share, in [0, 1], of the breaker's first attempts of the last 10s, beside `retry_floor` retries a second (default 0.2); needs `retries` |
 /// | `retry_floor` | integer | retries a second allowed whatever the budget, so that a quiet breaker can retry too; 0 for none (default 10); needs `retries` |
+/// | `hedge` | duration | the delay before an extra (hedged) attempt starts while the first still runs, at most 60s and below `timeout`: each asks the breaker first (a rejected one never starts, and is no failure) and draws from the retry budget; the first success wins and the others are cancelled, counted cancelled; an `async fn` only, with `&self` (default off) |
+/// | `hedges` | integer | extra attempts a hedged call may start, 1 to 5 (default 1); needs `hedge` |
 /// | `max_concurrent` | integer | bulkhead: at most this many calls in flight (at least 1); the next is rejected at once |
 /// | `probe_timeout` | duration string | a half-open probe still running after this counts as failed (default: `timeout` if written, else 60s) |
 /// | `shadow` | `true` or `false` | watch only: the breaker judges every call but admits them all (default `false`) |
@@ -208,7 +210,16 @@ use proc_macro::TokenStream;
 /// even when its breaker's configuration has a timeout (shared by name with a timed
 /// function), and needs no `From<breakerbox::policy::TimedOut>`.
 ///
-/// With `retries`, each attempt runs the body anew: the receiver must be `&self`, and every
+/// ## `hedge`, `hedges`
+///
+/// With `hedge = "50ms"`, an attempt that has run that long without an answer gets another
+/// beside it, up to `hedges` extra attempts (default 1): each asks the breaker first (a
+/// rejected one never starts, and is no failure) and draws from the retry budget; the first
+/// success wins, and the others are cancelled, counted cancelled, never failed. A failure of
+/// one cancels none of the others. `hedge` must be below `timeout`, and goes on an `async fn`
+/// only: a blocking call can neither run beside itself nor be cancelled.
+///
+/// With `retries` or `hedge`, each attempt runs the body anew: the receiver must be `&self`, and every
 /// other argument is passed to each attempt as a copy (`Clone`; references are copied as
 /// references), so an argument that is not `Clone` is a compile error, and so is a `&mut`
 /// argument. These keys need the `policy` feature of `breakerbox` (on by default).
@@ -681,8 +692,9 @@ use proc_macro::TokenStream;
 /// `probe_timeout` of zero, `retries` over 10, `retry_backoff` over 60s, `retry_backoff_max`
 /// below `retry_backoff`, `retry_budget` outside [0, 1], a negative `retry_floor`,
 /// `max_concurrent = 0`, `retry_backoff`, `retry_backoff_max`, `retry_budget` or
-/// `retry_floor` without `retries`),
-/// `timeout` on a plain `fn`, a fallback of the wrong signature (for `fallback_on =
+/// `retry_floor` without `retries`, `hedge` of zero, over 60s or not below `timeout`, `hedges`
+/// outside 1 to 5 or without `hedge`),
+/// `timeout` or `hedge` on a plain `fn`, a fallback of the wrong signature (for `fallback_on =
 /// "failure"`, one whose last argument is neither a `CallFailure<E>` nor the function's error), `fallback_on` without
 /// `fallback` or with another value than `"rejection"` or `"failure"`, an error type without
 /// `From<breakerbox::Rejected>` and no fallback (or without `From<breakerbox::policy::TimedOut>` and a

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use breakerbox_rules::{
     Backoff, ConfigKey, Field, RampUp, Settings, SlowCalls, Value, Violation, DEFAULT_BUCKETS,
-    DEFAULT_RAMP_STEP, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_FLOOR,
-    DEFAULT_SLOW_RATE, TIME_WINDOW,
+    DEFAULT_HEDGES, DEFAULT_RAMP_STEP, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET,
+    DEFAULT_RETRY_FLOOR, DEFAULT_SLOW_RATE, TIME_WINDOW,
 };
 use proc_macro2::Span;
 use syn::Error;
@@ -75,6 +75,10 @@ pub(crate) fn settings(args: &Args) -> Settings {
             .retry_floor
             .as_ref()
             .map_or(DEFAULT_RETRY_FLOOR, |f| f.value);
+    }
+    if let Some(hedge) = &args.hedge {
+        s.hedge = Some(hedge.value);
+        s.hedges = args.hedges.as_ref().map_or(DEFAULT_HEDGES, |n| n.value);
     }
     s.max_concurrent = args.max_concurrent.as_ref().map(|n| n.value);
     s.probe_timeout = args.probe_timeout.as_ref().map(|t| t.value);

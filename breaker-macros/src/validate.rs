@@ -20,6 +20,14 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
              its timeout error as a failure, or make the function `async`",
         ));
     }
+    if let (None, Some(hedge)) = (func.sig.asyncness, &args.hedge) {
+        errors.push(Error::new(
+            hedge.key_span,
+            "`hedge` needs an `async fn`: hedged attempts run beside each other, and the losers \
+             are cancelled, which a blocking call can be neither. Retry it instead \
+             (`retries`), or make the function `async`",
+        ));
+    }
     for key in &CONFIG_KEYS {
         let (Some(needs), Some(written)) = (&key.needs, args.written(key.name)) else {
             continue;
@@ -106,6 +114,7 @@ fn runtime_features(args: &Args, errors: &mut Vec<Error>) {
     for (key, enabled, feature, note) in [
         ("timeout", policy, "policy", " (it is on by default)"),
         ("retries", policy, "policy", " (it is on by default)"),
+        ("hedge", policy, "policy", " (it is on by default)"),
     ] {
         if let (false, Some(written)) = (enabled, args.written(key)) {
             errors.push(Error::new(
@@ -141,7 +150,15 @@ struct Copies {
 
 impl Copies {
     fn of(args: &Args) -> Option<Copies> {
-        if args.retries.is_some() {
+        if args.hedge.is_some() {
+            Some(Copies {
+                keys: "`hedge`",
+                receiver: "each attempt runs the body anew, beside the others",
+                arguments: "each attempt runs the body anew",
+                first: "the first attempt",
+                lent: "more than one attempt",
+            })
+        } else if args.retries.is_some() {
             Some(Copies {
                 keys: "`retries`",
                 receiver: "each attempt runs the body anew",

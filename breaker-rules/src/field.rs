@@ -24,6 +24,8 @@ pub enum Field {
     RetryBackoffMax,
     RetryBudget,
     RetryFloor,
+    Hedge,
+    Hedges,
     MaxConcurrent,
     ProbeTimeout,
     Shadow,
@@ -34,7 +36,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, in the order the rules are checked.
-    pub const ALL: [Field; 26] = [
+    pub const ALL: [Field; 28] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -55,6 +57,8 @@ impl Field {
         Field::RetryBackoffMax,
         Field::RetryBudget,
         Field::RetryFloor,
+        Field::Hedge,
+        Field::Hedges,
         Field::MaxConcurrent,
         Field::ProbeTimeout,
         Field::Shadow,
@@ -86,6 +90,8 @@ impl Field {
             Field::RetryBackoffMax => "retry_backoff_max",
             Field::RetryBudget => "retry_budget",
             Field::RetryFloor => "retry_floor",
+            Field::Hedge => "hedge",
+            Field::Hedges => "hedges",
             Field::MaxConcurrent => "max_concurrent",
             Field::ProbeTimeout => "probe_timeout",
             Field::Shadow => "shadow",

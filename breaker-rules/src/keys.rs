@@ -59,6 +59,8 @@ pub const DEFAULT_RETRY_BUDGET: f64 = 0.2;
 pub const DEFAULT_RETRY_FLOOR: u32 = 10;
 /// Peers that must hold a breaker OPEN before the fleet opens it, when `fleet_quorum` is not given.
 pub const DEFAULT_FLEET_QUORUM: u32 = 2;
+/// Extra attempts a hedged call may start when `hedges` is not given.
+pub const DEFAULT_HEDGES: u32 = 1;
 
 const fn key(name: &'static str, field: Field) -> ConfigKey {
     ConfigKey {
@@ -151,6 +153,15 @@ pub const KEYS: [ConfigKey; Field::ALL.len()] = [
         default: Some(KeyDefault::Count(DEFAULT_RETRY_FLOOR)),
         needs: Some(NEEDS_RETRIES),
         ..key("retry_floor", Field::RetryFloor)
+    },
+    key("hedge", Field::Hedge),
+    ConfigKey {
+        default: Some(KeyDefault::Count(DEFAULT_HEDGES)),
+        needs: Some(Needs {
+            what: "hedge",
+            hint: ", the delay before an extra attempt starts, like `hedge = \"50ms\"`",
+        }),
+        ..key("hedges", Field::Hedges)
     },
     key("max_concurrent", Field::MaxConcurrent),
     key("probe_timeout", Field::ProbeTimeout),

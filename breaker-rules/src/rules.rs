@@ -2,8 +2,8 @@
 
 use crate::field::Field;
 use crate::settings::{
-    RampUp, Settings, Window, LEAST_MIN_CALLS, MAX_BUCKETS, MAX_COUNT_WINDOW, MAX_RAMP_STEPS,
-    MAX_RETRIES, MAX_RETRY_BACKOFF,
+    RampUp, Settings, Window, LEAST_MIN_CALLS, MAX_BUCKETS, MAX_COUNT_WINDOW, MAX_HEDGE,
+    MAX_HEDGES, MAX_RAMP_STEPS, MAX_RETRIES, MAX_RETRY_BACKOFF,
 };
 use crate::violation::{Percents, Value, Violation};
 
@@ -221,6 +221,30 @@ impl Settings {
             ),
             // Any number a second is a floor; 0 leaves the budget alone.
             Field::Retries | Field::RetryBackoff | Field::RetryBudget | Field::RetryFloor => Ok(()),
+            Field::Hedge => match (self.hedge, self.timeout) {
+                (Some(d), _) if d.is_zero() => Err(Violation::new(
+                    field,
+                    "must be greater than zero",
+                    Value::Duration(d),
+                )),
+                (Some(d), _) if d.as_nanos() > MAX_HEDGE.as_nanos() => Err(Violation::new(
+                    field,
+                    "must be at most 60s",
+                    Value::Duration(d),
+                )),
+                (Some(d), Some(t)) if d.as_nanos() >= t.as_nanos() => Err(Violation::new(
+                    field,
+                    "must be below the timeout, or no attempt could be hedged",
+                    Value::Duration(d),
+                )),
+                _ => Ok(()),
+            },
+            Field::Hedges if self.hedges == 0 || self.hedges > MAX_HEDGES => Err(Violation::new(
+                field,
+                "must be in 1..=5",
+                Value::U32(self.hedges),
+            )),
+            Field::Hedges => Ok(()),
             Field::MaxConcurrent => match self.max_concurrent {
                 Some(0) => Err(Violation::new(field, "must be at least 1", Value::U32(0))),
                 _ => Ok(()),

@@ -3,7 +3,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::keys::{DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_FLOOR};
+use crate::keys::{
+    DEFAULT_HEDGES, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_FLOOR,
+};
 
 /// Largest count window: memory per breaker stays bounded (one byte per call).
 pub const MAX_COUNT_WINDOW: u32 = 1 << 20;
@@ -17,6 +19,11 @@ pub const MAX_RETRIES: u32 = 10;
 /// The most calls `record` keeps (`Breaker::start_recording`, the attribute's `record = N`): a ring
 /// of that many is some 400 MB.
 pub const MAX_RECORD: usize = 10_000_000;
+
+/// Most extra attempts a hedged call may start.
+pub const MAX_HEDGES: u32 = 5;
+/// Longest delay before a hedged attempt starts.
+pub const MAX_HEDGE: Duration = Duration::from_secs(60);
 
 /// Longest base delay before a retry.
 pub const MAX_RETRY_BACKOFF: Duration = Duration::from_secs(60);
@@ -166,6 +173,10 @@ pub struct Settings {
     pub retry_budget: f64,
     /// Retries a second allowed beside the budget.
     pub retry_floor: u32,
+    /// The delay before an extra attempt starts while the first is still running.
+    pub hedge: Option<Duration>,
+    /// Extra attempts a hedged call may start.
+    pub hedges: u32,
     /// The bulkhead's limit on calls in flight.
     pub max_concurrent: Option<u32>,
     /// How long a half-open probe may run.
@@ -199,6 +210,8 @@ impl Settings {
         retry_backoff_max: None,
         retry_budget: DEFAULT_RETRY_BUDGET,
         retry_floor: DEFAULT_RETRY_FLOOR,
+        hedge: None,
+        hedges: DEFAULT_HEDGES,
         max_concurrent: None,
         probe_timeout: None,
         shadow: false,

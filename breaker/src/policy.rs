@@ -35,6 +35,8 @@ mod blocking;
 #[cfg(feature = "policy")]
 pub(crate) mod budget;
 #[cfg(feature = "policy")]
+mod hedge;
+#[cfg(feature = "policy")]
 mod published;
 #[cfg(feature = "policy")]
 pub(crate) mod run;

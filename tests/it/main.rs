@@ -13,6 +13,7 @@
 mod admin_logs;
 mod admin_page;
 mod alloc_free;
+mod attribute_hedge;
 mod attribute_policy;
 mod axum_handler;
 mod call_events;

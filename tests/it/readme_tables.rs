@@ -53,6 +53,7 @@ fn config_default(key: &ConfigKey) -> String {
         Field::RampGuard => off(config.ramp_latency_guard()),
         Field::Timeout => off(policy.timeout()),
         Field::Retries => policy.retries().to_string(),
+        Field::Hedge => off(policy.hedge()),
         Field::MaxConcurrent => off(config.max_concurrent()),
         Field::ProbeTimeout => span(config.probe_timeout()),
         Field::Shadow => config.shadow().to_string(),
@@ -65,6 +66,7 @@ fn config_default(key: &ConfigKey) -> String {
         | Field::RetryBackoffMax
         | Field::RetryBudget
         | Field::RetryFloor
+        | Field::Hedges
         | Field::FleetQuorum => panic!(
             "`{}` completes another key, so KEYS gives its default",
             key.name

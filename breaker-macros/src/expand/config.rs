@@ -58,6 +58,10 @@ pub(super) fn builder(s: &Settings, p: &TokenStream) -> TokenStream {
         let max = duration(max);
         b = quote!(#b.retry_backoff_max(#max));
     }
+    if let Some(delay) = s.hedge {
+        let (delay, hedges) = (duration(delay), s.hedges);
+        b = quote!(#b.hedge(#delay).hedges(#hedges));
+    }
     if let Some(calls) = s.max_concurrent {
         b = quote!(#b.max_concurrent(#calls));
     }

@@ -7,7 +7,7 @@ use quote::{quote, quote_spanned};
 use super::Expansion;
 
 impl Expansion<'_> {
-    /// The body of a function with `timeout` or `retries`.
+    /// The body of a function with `timeout`, `retries` or `hedge`.
     pub(super) fn policy(&self) -> TokenStream {
         let (acquire, result) = (self.acquire(), &self.result);
         let (run, answer) = if self.args.timeout.is_some() {
@@ -88,7 +88,7 @@ impl Expansion<'_> {
     fn timed_run(&self) -> TokenStream {
         let (p, breaker, judge, attempt) = (&self.p, &self.breaker, self.judge(), self.attempt());
         let copies = self.copies();
-        let run = if self.args.retries.is_some() {
+        let run = if self.args.runs_again() {
             quote! {
                 #p::run(
                     &*#breaker,

@@ -27,6 +27,8 @@ fn example(key: &str) -> &'static str {
         "retry_backoff_max" => "\"5s\"",
         "retry_budget" => "0.5",
         "retry_floor" => "3",
+        "hedge" => "\"40ms\"",
+        "hedges" => "2",
         "max_concurrent" => "64",
         "probe_timeout" => "\"30s\"",
         "shadow" => "true",
@@ -88,7 +90,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
         );
         refused += 1;
     }
-    assert_eq!(refused, 11);
+    assert_eq!(refused, 12);
 }
 
 /// The errors of the rules, as `(span's first line and column, message)`.

@@ -258,6 +258,40 @@ impl ConfigBuilder {
         self
     }
 
+    /// Hedged attempts: when an attempt has run for `delay` without an answer, another one
+    /// starts beside it (Polly's, tower's `Hedge`), up to [`hedges`](Self::hedges) extra
+    /// attempts. Each asks the breaker first (a rejected one is never started, and never a
+    /// failure) and draws from the retry budget; the first success wins, and the others
+    /// are cancelled, counted as cancelled, never as failures. At most 60 seconds, and
+    /// below the [`timeout`](Self::timeout) if one is set. Used by
+    /// [`Breaker::run`](crate::Breaker::run) and `#[circuit_breaker(hedge = ...)]`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breakerbox::Config;
+    ///
+    /// let config = Config::builder().hedge(Duration::from_millis(50)).hedges(2).build()?;
+    /// assert_eq!(config.policy().hedge(), Some(Duration::from_millis(50)));
+    /// assert_eq!(config.policy().hedges(), 2);
+    /// let err = Config::builder()
+    ///     .timeout(Duration::from_millis(40))
+    ///     .hedge(Duration::from_millis(50))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.to_string(), "hedge must be below the timeout, or no attempt could be hedged, got 50ms");
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
+    /// ```
+    pub const fn hedge(mut self, delay: Duration) -> Self {
+        self.policy.hedge = Some(delay);
+        self
+    }
+
+    /// At most this many extra attempts of a hedged call (1 to 5; default 1).
+    pub const fn hedges(mut self, extra: u32) -> Self {
+        self.policy.hedges = extra;
+        self
+    }
+
     /// The bulkhead: at most `calls` calls in flight at once (at least 1); the next is
     /// rejected at once with [`RejectReason::Bulkhead`](crate::RejectReason::Bulkhead).
     pub const fn max_concurrent(mut self, calls: u32) -> Self {
@@ -377,6 +411,8 @@ impl ConfigBuilder {
             retry_backoff_max: self.policy.backoff_max,
             retry_budget: self.policy.budget,
             retry_floor: self.policy.floor,
+            hedge: self.policy.hedge,
+            hedges: self.policy.hedges,
             max_concurrent: self.max_concurrent,
             probe_timeout: self.probe_timeout,
             shadow: self.shadow,

@@ -40,6 +40,8 @@ pub struct Policy {
     pub(super) backoff_max: Option<Duration>,
     pub(super) budget: f64,
     pub(super) floor: u32,
+    pub(super) hedge: Option<Duration>,
+    pub(super) hedges: u32,
 }
 
 impl Policy {
@@ -51,6 +53,8 @@ impl Policy {
         backoff_max: Settings::DEFAULT.retry_backoff_max,
         budget: Settings::DEFAULT.retry_budget,
         floor: Settings::DEFAULT.retry_floor,
+        hedge: Settings::DEFAULT.hedge,
+        hedges: Settings::DEFAULT.hedges,
     };
 
     /// How long each attempt may run before it is cancelled and counted as a failure.
@@ -87,5 +91,16 @@ impl Policy {
     /// Retries per second allowed beside the budget, so that a quiet breaker can retry too.
     pub const fn retry_floor(&self) -> u32 {
         self.floor
+    }
+
+    /// The delay before an extra (hedged) attempt starts while the first is still running;
+    /// `None`: calls are not hedged.
+    pub const fn hedge(&self) -> Option<Duration> {
+        self.hedge
+    }
+
+    /// How many extra attempts a hedged call may start (1 unless set).
+    pub const fn hedges(&self) -> u32 {
+        self.hedges
     }
 }

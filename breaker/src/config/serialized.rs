@@ -71,6 +71,8 @@ impl Config {
             Field::RetryBackoffMax => Value::Span(policy.retry_backoff_max()),
             Field::RetryBudget => Value::Rate(policy.retry_budget()),
             Field::RetryFloor => Value::Count(policy.retry_floor()),
+            Field::Hedge => or_unset(policy.hedge().map(Value::Span)),
+            Field::Hedges => Value::Count(policy.hedges()),
             Field::MaxConcurrent => or_unset(self.max_concurrent().map(Value::Count)),
             Field::ProbeTimeout => Value::Span(self.probe_timeout()),
             Field::Shadow => Value::Flag(self.shadow()),

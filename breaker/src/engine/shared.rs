@@ -245,7 +245,12 @@ impl Shared {
     fn publish_policy(&self, policy: &crate::config::Policy) {
         let rare = match self.identity.rare() {
             Some(rare) => rare,
-            None if policy.timeout().is_none() && policy.retries() == 0 => return,
+            None if policy.timeout().is_none()
+                && policy.retries() == 0
+                && policy.hedge().is_none() =>
+            {
+                return
+            }
             None => self.identity.rare_made(),
         };
         rare.policy.publish(policy);

@@ -39,6 +39,8 @@ pub(super) struct Override {
     retry_backoff_max: Option<(usize, Duration)>,
     retry_budget: Option<(usize, f64)>,
     retry_floor: Option<(usize, u32)>,
+    hedge: Option<(usize, Duration)>,
+    hedges: Option<(usize, u32)>,
     max_concurrent: Option<(usize, u32)>,
     probe_timeout: Option<(usize, Duration)>,
     shadow: Option<(usize, bool)>,
@@ -73,6 +75,8 @@ struct Raw {
     retry_backoff_max: Option<Spanned<String>>,
     retry_budget: Option<Spanned<f64>>,
     retry_floor: Option<Spanned<u32>>,
+    hedge: Option<Spanned<String>>,
+    hedges: Option<Spanned<u32>>,
     max_concurrent: Option<Spanned<u32>>,
     probe_timeout: Option<Spanned<String>>,
     shadow: Option<Spanned<bool>>,
@@ -250,6 +254,8 @@ impl Override {
             retry_backoff_max: duration(Field::RetryBackoffMax, raw.retry_backoff_max),
             retry_budget: number(raw.retry_budget),
             retry_floor: plain(raw.retry_floor),
+            hedge: duration(Field::Hedge, raw.hedge),
+            hedges: plain(raw.hedges),
             max_concurrent: plain(raw.max_concurrent),
             probe_timeout: duration(Field::ProbeTimeout, raw.probe_timeout),
             shadow: raw.shadow.map(|v| (at(v.span()), v.into_inner())),
@@ -309,6 +315,8 @@ impl Override {
             Field::RetryBackoffMax => self.retry_backoff_max.map(|v| v.0),
             Field::RetryBudget => self.retry_budget.map(|v| v.0),
             Field::RetryFloor => self.retry_floor.map(|v| v.0),
+            Field::Hedge => self.hedge.map(|v| v.0),
+            Field::Hedges => self.hedges.map(|v| v.0),
             Field::MaxConcurrent => self.max_concurrent.map(|v| v.0),
             Field::ProbeTimeout => self.probe_timeout.map(|v| v.0),
             Field::Shadow => self.shadow.map(|v| v.0),
@@ -467,6 +475,17 @@ impl Override {
                 needs(Field::RetryFloor);
             } else {
                 b = b.retry_floor(per_second);
+            }
+        }
+        // `hedges` completes a hedge: the breaker's, or the one written here.
+        if let Some((_, delay)) = self.hedge {
+            b = b.hedge(delay);
+        }
+        if let Some((_, extra)) = self.hedges {
+            if self.hedge.is_none() && current.policy().hedge().is_none() {
+                needs(Field::Hedges);
+            } else {
+                b = b.hedges(extra);
             }
         }
         if let Some((_, calls)) = self.max_concurrent {

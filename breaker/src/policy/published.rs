@@ -21,6 +21,10 @@ pub(crate) struct Plan {
     pub(crate) retries: u32,
     backoff: u64,
     backoff_max: u64,
+    /// The delay before a hedged attempt, in nanoseconds; 0 for no hedging.
+    pub(crate) hedge: u64,
+    /// Extra attempts a hedged call may start.
+    pub(crate) hedges: u32,
 }
 
 impl Plan {
@@ -30,6 +34,8 @@ impl Plan {
         retries: 0,
         backoff: 0,
         backoff_max: 0,
+        hedge: 0,
+        hedges: 0,
     };
 
     /// The base delay before a retry.
@@ -58,6 +64,8 @@ pub(crate) struct PolicyState {
     backoff_max: AtomicU64,
     /// `budget in parts per billion << 32 | floor`.
     budget: AtomicU64,
+    /// `hedge delay nanoseconds << RETRIES_BITS | hedges`; 0 for no hedging.
+    hedge: AtomicU64,
     /// Made by the first call that may retry: a breaker that never retries holds no buckets.
     state: OnceLock<Box<RetryBudget>>,
 }
@@ -79,6 +87,7 @@ impl PolicyState {
             retries: AtomicU64::new(0),
             backoff_max: AtomicU64::new(0),
             budget: AtomicU64::new(0),
+            hedge: AtomicU64::new(0),
             state: OnceLock::new(),
         }
     }
@@ -99,6 +108,11 @@ impl PolicyState {
         self.backoff_max
             .store(nanos(policy.retry_backoff_max()), Ordering::Release);
         self.budget.store(budget, Ordering::Release);
+        // The delay is at most 60 s, and the hedges at most 5.
+        let hedge = policy
+            .hedge()
+            .map_or(0, |d| nanos(d) << RETRIES_BITS | u64::from(policy.hedges()));
+        self.hedge.store(hedge, Ordering::Release);
     }
 
     /// The policy a call starts under.
@@ -106,11 +120,14 @@ impl PolicyState {
     pub(crate) fn plan(&self) -> Plan {
         let timeout = self.timeout.load(Ordering::Acquire);
         let retries = self.retries.load(Ordering::Acquire);
+        let hedge = self.hedge.load(Ordering::Acquire);
         Plan {
             timeout,
             retries: (retries & RETRIES_MASK) as u32,
             backoff: retries >> RETRIES_BITS,
             backoff_max: self.backoff_max.load(Ordering::Acquire),
+            hedge: hedge >> RETRIES_BITS,
+            hedges: (hedge & RETRIES_MASK) as u32,
         }
     }
 

@@ -67,7 +67,7 @@ pub(super) enum Attempted<T> {
 }
 
 impl<T> Attempted<T> {
-    fn failed(&self) -> bool {
+    pub(super) fn failed(&self) -> bool {
         match self {
             Attempted::Output(_, outcome, _) => *outcome == Outcome::Failure,
             Attempted::TimedOut(_) => true,
@@ -109,22 +109,39 @@ async fn attempt<Fut: Future>(
     judge: &mut impl Judge<Fut::Output>,
 ) -> Attempted<Fut::Output> {
     let permit = Attempt::new(permit, number);
-    let output = match timeout {
-        0 => future.await,
+    let ended = timed(future, timeout).await;
+    settle(permit, ended, judge)
+}
+
+/// Runs `future` under `timeout` (nanoseconds, 0 for none): its output, or the limit it ran
+/// past, dropped. The timer starts when the future first waits.
+pub(super) async fn timed<Fut: Future>(future: Fut, timeout: u64) -> Result<Fut::Output, u64> {
+    match timeout {
+        0 => Ok(future.await),
         limit => {
             let mut future = pin!(future);
             match poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await {
-                Poll::Ready(output) => output,
-                Poll::Pending => {
-                    match tokio::time::timeout(Duration::from_nanos(limit), future).await {
-                        Ok(output) => output,
-                        Err(_) => {
-                            permit.report(Permit::failure);
-                            return Attempted::TimedOut(limit);
-                        }
-                    }
-                }
+                Poll::Ready(output) => Ok(output),
+                Poll::Pending => tokio::time::timeout(Duration::from_nanos(limit), future)
+                    .await
+                    .map_err(|_| limit),
             }
+        }
+    }
+}
+
+/// Records how an attempt ended through its permit, judged by `judge`: past its timeout, a
+/// failure.
+pub(super) fn settle<T>(
+    permit: Attempt<'_>,
+    ended: Result<T, u64>,
+    judge: &mut impl Judge<T>,
+) -> Attempted<T> {
+    let output = match ended {
+        Ok(output) => output,
+        Err(limit) => {
+            permit.report(Permit::failure);
+            return Attempted::TimedOut(limit);
         }
     };
     let (outcome, pushback) = judge.judge(&output);
@@ -191,6 +208,8 @@ impl Breaker {
         }
         let (mut slot, mut permit, state) = self.start_call(&plan)?;
         let mut retry = 0;
+        // The number of the call's last attempt started, hedges included.
+        let mut number = 1;
         loop {
             // Admitted only as a shadow: an enforcing breaker would have ended the call here,
             // freeing its slot, and retried nothing.
@@ -198,8 +217,16 @@ impl Breaker {
             if shadowed {
                 slot = CallSlot::Unlimited;
             }
-            let number = retry + 1;
-            let ended = self::attempt(permit, number, attempt(), plan.timeout, &mut judge).await;
+            let ended = if plan.hedge != 0 && !shadowed {
+                let first = Attempt::new(permit, number);
+                let (ended, last) = self
+                    .hedged(first, number, &mut attempt, &plan, &mut judge, &slot, state)
+                    .await;
+                number = last;
+                ended
+            } else {
+                self::attempt(permit, number, attempt(), plan.timeout, &mut judge).await
+            };
             let Some((withdrawal, pushback)) = self.retry_of(&ended, state, &plan, shadowed, retry)
             else {
                 return ended.into_result(self);
@@ -207,7 +234,8 @@ impl Breaker {
             drop(ended);
             retry += 1;
             backoff::wait_at_least(plan.backoff(), plan.backoff_max(), retry, pushback).await;
-            permit = as_attempt(retry + 1, || slot.admit(self))?;
+            number += 1;
+            permit = as_attempt(number, || slot.admit(self))?;
             // A retry an enforcing breaker would have rejected is no retry: its withdrawal
             // goes back.
             if !permit.is_shadowed() {
@@ -225,7 +253,8 @@ impl Breaker {
     ) -> Result<(CallSlot<'_>, Permit<'_>, Option<&PolicyState>), crate::Rejected> {
         let slot = self.bulkhead_slot()?;
         let permit = slot.admit(self)?;
-        let state = (plan.retries > 0 && !permit.is_shadowed()).then(|| self.policy_state());
+        let state = ((plan.retries > 0 || plan.hedge != 0) && !permit.is_shadowed())
+            .then(|| self.policy_state());
         if let Some(state) = state {
             state.budget().deposit(self.budget_second());
         }

@@ -10,6 +10,8 @@ mod admin;
 mod bulkhead;
 mod concurrency;
 mod config;
+#[cfg(feature = "policy")]
+mod hedge;
 mod model;
 mod open_period;
 mod probe_timeout;

@@ -40,6 +40,8 @@ fn example(key: &str) -> &'static str {
         "retry_backoff_max" => "\"5s\"",
         "retry_budget" => "0.1",
         "retry_floor" => "3",
+        "hedge" => "\"40ms\"",
+        "hedges" => "2",
         "max_concurrent" => "64",
         "probe_timeout" => "\"30s\"",
         "shadow" => "true",
@@ -59,6 +61,7 @@ fn every_key_of_the_table_is_read_and_changes_the_configuration() {
         .ramp_up(&[10, 100], Duration::from_secs(5))
         .ramp_latency_guard(3.0)
         .retries(1)
+        .hedge(Duration::from_millis(20))
         .fleet(true)
         .build()
         .unwrap();
@@ -84,7 +87,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
         assert_eq!(applied(&Config::default(), &text), Err(vec![(2, message)]));
         rules += 1;
     }
-    assert_eq!(rules, 11);
+    assert_eq!(rules, 12);
 }
 
 #[test]
@@ -117,6 +120,9 @@ fn keys_left_out_take_the_defaults_of_the_table() {
     fn retry_floor(c: &Config) -> KeyDefault {
         KeyDefault::Count(c.policy().retry_floor())
     }
+    fn hedges(c: &Config) -> KeyDefault {
+        KeyDefault::Count(c.policy().hedges())
+    }
     let mut defaults = 0;
     for key in crate::config::KEYS {
         let Some(default) = key.default else { continue };
@@ -128,6 +134,7 @@ fn keys_left_out_take_the_defaults_of_the_table() {
             "retry_backoff_max" => ("retries = 2", retry_backoff_max),
             "retry_budget" => ("retries = 2", retry_budget),
             "retry_floor" => ("retries = 2", retry_floor),
+            "hedges" => ("hedge = \"40ms\"", hedges),
             "fleet_quorum" => ("fleet = true", fleet_quorum),
             _ => panic!("no case for the default of `{}`: add one", key.name),
         };
@@ -136,7 +143,7 @@ fn keys_left_out_take_the_defaults_of_the_table() {
         assert_eq!(taken(&c), default, "{text}");
         defaults += 1;
     }
-    assert_eq!(defaults, 8);
+    assert_eq!(defaults, 9);
 }
 
 #[test]
