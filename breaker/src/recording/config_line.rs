@@ -108,6 +108,12 @@ pub fn config_key_values(config: &Config) -> Vec<(&'static str, String)> {
             keys.push(("retry_floor", policy.retry_floor().to_string()));
         }
     }
+    if let Some(hedge) = policy.hedge() {
+        keys.push(("hedge", quoted(hedge)));
+        if policy.hedges() != d.hedges {
+            keys.push(("hedges", policy.hedges().to_string()));
+        }
+    }
     if let Some(calls) = config.max_concurrent() {
         keys.push(("max_concurrent", calls.to_string()));
     }
@@ -390,6 +396,15 @@ pub fn parse_config_keys(line: &str) -> Result<Config, ConfigLineError> {
             _ => b.retry_floor(e.count()?),
         };
     }
+    if let Some(e) = get(Field::Hedge) {
+        b = b.hedge(e.duration()?);
+    }
+    if let Some(e) = get(Field::Hedges) {
+        if get(Field::Hedge).is_none() {
+            return Err(needs(Some(e)));
+        }
+        b = b.hedges(e.count()?);
+    }
     if let Some(e) = get(Field::MaxConcurrent) {
         b = b.max_concurrent(e.count()?);
     }
@@ -458,6 +473,8 @@ mod tests {
             .retry_backoff(Duration::from_millis(40))
             .retry_budget(0.1)
             .retry_floor(5)
+            .hedge(Duration::from_millis(50))
+            .hedges(2)
             .max_concurrent(64)
             .pushback_max(Duration::from_secs(30))
             .build()
@@ -469,7 +486,8 @@ mod tests {
              slow_rate = 0.8, open = \"2500ms\", probes = 3, successes = 2, backoff = 2.0, \
              open_max = \"60s\", ramp = [25, 50, 100], ramp_step = \"4s\", ramp_guard = 3.0, \
              timeout = \"150ms\", retries = 2, retry_backoff = \"40ms\", retry_budget = 0.1, \
-             retry_floor = 5, max_concurrent = 64, pushback_max = \"30s\""
+             retry_floor = 5, hedge = \"50ms\", hedges = 2, max_concurrent = 64, \
+             pushback_max = \"30s\""
         );
         assert_eq!(parse_config_keys(&line), Ok(config));
     }
