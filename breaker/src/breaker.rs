@@ -729,6 +729,11 @@ impl Breaker {
     ///    that backoff's ceiling: the output is returned (the breaker, opened by the
     ///    pushback, rejects the calls of that period).
     ///
+    /// With a [`hedge`](crate::config::ConfigBuilder::hedge), steps 2 to 4 are hedged: an
+    /// attempt still running after the delay gets another beside it, up to `hedges`, each
+    /// asking the breaker first and drawing from the retry budget; the first success wins and
+    /// the others are cancelled (counted cancelled, never failed).
+    ///
     /// The last attempt's output is returned as it is, failure or not, or
     /// [`CallError::TimedOut`](crate::CallError::TimedOut) if it timed out. Waiting and timeouts use tokio's clock (so
     /// a paused clock drives them exactly), and need a tokio runtime with its time driver
