@@ -337,9 +337,16 @@ impl Breaker {
         F: IntoFuture,
         F::Output: Classify,
     {
-        let permit = self.try_acquire()?;
+        // The admission stays whole across the `.await` and the permit leaves it after: a
+        // permit moved out before is written twice (the admission, the future's own field).
+        let admission = self.try_acquire();
+        if let Err(rejected) = admission {
+            return Err(rejected);
+        }
         let output = future.await;
-        permit.record_output(&output);
+        if let Ok(permit) = admission {
+            permit.record_output(&output);
+        }
         Ok(output)
     }
 
@@ -363,9 +370,15 @@ impl Breaker {
         F: IntoFuture,
         C: FnOnce(&F::Output) -> Outcome,
     {
-        let permit = self.try_acquire()?;
+        // As in `call`: the permit leaves the admission after the `.await`.
+        let admission = self.try_acquire();
+        if let Err(rejected) = admission {
+            return Err(rejected);
+        }
         let output = future.await;
-        permit.record(classify(&output));
+        if let Ok(permit) = admission {
+            permit.record(classify(&output));
+        }
         Ok(output)
     }
 
