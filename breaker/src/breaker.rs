@@ -337,16 +337,9 @@ impl Breaker {
         F: IntoFuture,
         F::Output: Classify,
     {
-        // The admission stays whole across the `.await` and the permit leaves it after: a
-        // permit moved out before is written twice (the admission, the future's own field).
-        let admission = self.try_acquire();
-        if let Err(rejected) = admission {
-            return Err(rejected);
-        }
+        let permit = self.try_acquire()?;
         let output = future.await;
-        if let Ok(permit) = admission {
-            permit.record_output(&output);
-        }
+        permit.record_output(&output);
         Ok(output)
     }
 
@@ -370,15 +363,9 @@ impl Breaker {
         F: IntoFuture,
         C: FnOnce(&F::Output) -> Outcome,
     {
-        // As in `call`: the permit leaves the admission after the `.await`.
-        let admission = self.try_acquire();
-        if let Err(rejected) = admission {
-            return Err(rejected);
-        }
+        let permit = self.try_acquire()?;
         let output = future.await;
-        if let Ok(permit) = admission {
-            permit.record(classify(&output));
-        }
+        permit.record(classify(&output));
         Ok(output)
     }
 
