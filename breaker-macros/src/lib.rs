@@ -545,16 +545,21 @@ use proc_macro::TokenStream;
 ///             breakerbox::registry().register(Arc::new(Breaker::new(name, config)))
 ///         })
 ///     };
-///     match breaker.try_acquire() {
-///         Ok(permit) => {
+///     let admission = breaker.try_acquire();
+///     match admission {
+///         Err(rejected) => degraded(isbn, rejected).await,
+///         Ok(_) => {
 ///             let out: Result<String, LibError> = async move {
 ///                 Err(LibError) // the body
 ///             }
 ///             .await;
-///             permit.record(Classify::classify(&out));
+///             // The permit leaves the admission only now: moved out before the `.await`,
+///             // it would be written twice a call.
+///             if let Ok(permit) = admission {
+///                 permit.record(Classify::classify(&out));
+///             }
 ///             out
 ///         }
-///         Err(rejected) => degraded(isbn, rejected).await,
 ///     }
 /// }
 /// ```

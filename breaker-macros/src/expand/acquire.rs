@@ -68,16 +68,21 @@ impl Expansion<'_> {
         let out_binding = self.annotated(out);
         let Some(fall_back) = self.fall_back() else {
             let (body, record, on_rejected) = (self.body(false), self.record(), self.on_rejected());
+            // The admission stays whole across the body and the permit leaves it only after:
+            // a permit moved out before the body's `.await` is written twice, once as the
+            // admission and once as the future's own field, and read back, on every call.
             return quote! {
                 #acquire
                 let #admission = #breaker.try_acquire();
                 match #admission {
-                    ::core::result::Result::Ok(#permit) => {
+                    ::core::result::Result::Err(#rejected) => #on_rejected,
+                    ::core::result::Result::Ok(_) => {
                         let #out_binding = #body;
-                        #record;
+                        if let ::core::result::Result::Ok(#permit) = #admission {
+                            #record;
+                        }
                         #out
                     }
-                    ::core::result::Result::Err(#rejected) => #on_rejected,
                 }
             };
         };

@@ -38,12 +38,6 @@ pub(crate) async fn titles(&self, shelf: u32) -> Result<Vec<String>, E> {
     };
     let admission = breaker.try_acquire();
     match admission {
-        ::core::result::Result::Ok(permit) => {
-            let out: Result<Vec<String>, E> = async move { Ok(vec![]) }.await;
-            let judged = &out;
-            permit.record_output(judged);
-            out
-        }
         ::core::result::Result::Err(rejected) => {
             let fallback_out: Result<Vec<String>, E> = ::breakerbox::__private::fallback(
                     from_cache,
@@ -52,6 +46,14 @@ pub(crate) async fn titles(&self, shelf: u32) -> Result<Vec<String>, E> {
                 )
                 .await;
             fallback_out
+        }
+        ::core::result::Result::Ok(_) => {
+            let out: Result<Vec<String>, E> = async move { Ok(vec![]) }.await;
+            if let ::core::result::Result::Ok(permit) = admission {
+                let judged = &out;
+                permit.record_output(judged);
+            }
+            out
         }
     }
 }

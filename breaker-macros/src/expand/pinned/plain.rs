@@ -31,17 +31,19 @@ async fn get(isbn: &str) -> Result<u32, E> {
     };
     let admission = breaker.try_acquire();
     match admission {
-        ::core::result::Result::Ok(permit) => {
-            let out: Result<u32, E> = async move { Ok(1) }.await;
-            let judged = &out;
-            permit.record_output(judged);
-            out
-        }
         ::core::result::Result::Err(rejected) => {
             <Result<
                 u32,
                 E,
             > as ::breakerbox::__private::FromRejected>::from_rejected(rejected)
+        }
+        ::core::result::Result::Ok(_) => {
+            let out: Result<u32, E> = async move { Ok(1) }.await;
+            if let ::core::result::Result::Ok(permit) = admission {
+                let judged = &out;
+                permit.record_output(judged);
+            }
+            out
         }
     }
 }
