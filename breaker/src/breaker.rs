@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, ClockInstant, ClockSource, LazyNow};
+use crate::cap::Refusal;
 use crate::config::Config;
 use crate::events::{Event, Listeners};
 use crate::machine::{Events, Transition};
@@ -846,7 +847,7 @@ impl Breaker {
     /// result into a locked window, a half-open admission) change no state: they return here.
     #[inline]
     pub(crate) fn emit(&self, events: Events) {
-        if events.transition.is_some() || events.ramp.is_some() {
+        if events.transition.is_some() || events.ramp.is_some() || events.refused.is_some() {
             self.emit_now(events);
         }
     }
@@ -894,6 +895,32 @@ impl Breaker {
             }) => crate::trace::ramp_held(self, step, percent, p99, baseline),
             _ => {}
         }
+        if let Some(Refusal {
+            reason,
+            open,
+            limit,
+        }) = events.refused
+        {
+            #[cfg(feature = "tracing")]
+            crate::trace::trip_refused(self, reason, open, limit, shadow);
+            let event = Event::TripRefused {
+                reason,
+                open,
+                limit,
+                shadow,
+            };
+            if let Some(listeners) = listeners {
+                listeners.emit(&event);
+            }
+            self.report(&event);
+        }
+    }
+
+    /// Seats the breaker on its keyed family's count of members out of the pool, or takes
+    /// its seat away as it leaves the family (`cap.rs`).
+    pub(crate) fn seat_on(&self, count: Option<Arc<crate::cap::OpenCount>>) {
+        let ((), unannounced) = self.shared.transition(|m| m.seat_on(count));
+        drop(unannounced);
     }
 }
 

@@ -97,6 +97,52 @@ pub enum Event {
         /// is admitted.
         shadow: bool,
     },
+    /// A member of a keyed family would have tripped, OPEN by its own judgement, but its
+    /// family's cap (`max_open_percent`) was reached: it stays CLOSED and keeps its window,
+    /// so its next failure asks again. See `docs/states.md`, "A cap on a family's OPEN
+    /// members"; counted by `circuitbreaker_trips_refused_total`.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use breakerbox::events::{Event, TransitionReason};
+    /// use breakerbox::__private::Keyed;
+    /// use breakerbox::{Config, State};
+    ///
+    /// let config = Config::builder().count_window(2).min_calls(2).max_open_percent(50).build()?;
+    /// let pool = Keyed::new("replicas".into(), config, 8);
+    /// let (a, b) = (pool.breaker("10.0.0.1"), pool.breaker("10.0.0.2"));
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = seen.clone();
+    /// b.on_event(move |e: &Event| log.lock().unwrap().push(*e));
+    /// for b in [&a, &b] {
+    ///     b.try_acquire().unwrap().failure();
+    ///     b.try_acquire().unwrap().failure();
+    /// }
+    /// // ⌊2 × 50 / 100⌋ = 1 member may be OPEN: the second trip is refused.
+    /// assert_eq!((a.state(), b.state()), (State::Open, State::Closed));
+    /// let refused = Event::TripRefused {
+    ///     reason: TransitionReason::FailureRate,
+    ///     open: 1,
+    ///     limit: 1,
+    ///     shadow: false,
+    /// };
+    /// assert_eq!(*seen.lock().unwrap(), [refused]);
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
+    /// ```
+    TripRefused {
+        /// Why the member would have opened: [`FailureRate`](TransitionReason::FailureRate),
+        /// [`SlowCallRate`](TransitionReason::SlowCallRate) or
+        /// [`Reconfigured`](TransitionReason::Reconfigured).
+        reason: TransitionReason,
+        /// The family's members out of the pool (OPEN, HALF_OPEN, FORCED_OPEN) when it was
+        /// refused.
+        open: u32,
+        /// The most the cap allows: ⌊members × `max_open_percent` / 100⌋, at least one.
+        limit: u32,
+        /// Whether the member only watches: an enforcing breaker would have had this trip
+        /// refused.
+        shadow: bool,
+    },
 }
 
 type Listener<E> = Arc<dyn Fn(&E) + Send + Sync>;

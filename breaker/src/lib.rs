@@ -196,6 +196,7 @@ mod action;
 #[cfg(feature = "admin")]
 pub mod admin;
 mod breaker;
+mod cap;
 mod call_events;
 mod call_site;
 mod classify;

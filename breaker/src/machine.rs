@@ -13,6 +13,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::cap::{OpenCount, Refusal, Seat};
 use crate::clock::LazyNow;
 use crate::config::Config;
 use crate::recovery::{Ramp, RampDecision, RampNews, Recovery};
@@ -56,6 +57,8 @@ pub(crate) struct Transition {
 pub(crate) struct Events {
     pub(crate) transition: Option<Transition>,
     pub(crate) ramp: Option<RampNews>,
+    /// A trip the family's cap refused (`cap.rs`).
+    pub(crate) refused: Option<Refusal>,
 }
 
 /// Where the machine stands, each state with the data only it has.
@@ -129,6 +132,10 @@ pub(crate) struct Machine {
     /// What the operation under way asks of the packed window's word, taken by its owner
     /// (see [`take_packed_write`](Self::take_packed_write)).
     packed_write: Option<PackedWrite>,
+    /// A keyed family member's seat on its family's count of members out of the pool.
+    seat: Option<Seat>,
+    /// A trip the family's cap refused in the operation under way, taken with its events.
+    refused: Option<Refusal>,
 }
 
 /// What became of a result given to [`Machine::record`].
@@ -159,6 +166,8 @@ impl Machine {
             transition: None,
             configured: true,
             packed_write: None,
+            seat: None,
+            refused: None,
         };
         machine.empty_packed();
         machine
@@ -242,6 +251,28 @@ impl Machine {
         Events {
             transition: self.transition.take(),
             ramp: self.recovery.take_news(),
+            refused: self.refused.take(),
+        }
+    }
+
+    /// Seats the machine on its keyed family's `count` (born in the family), or takes its
+    /// seat away (`None`: it left the family), giving back the place it held.
+    pub(crate) fn seat_on(&mut self, count: Option<Arc<OpenCount>>) {
+        self.seat = count.map(|count| Seat::new(count, self.state()));
+    }
+
+    /// Whether the family's cap lets the machine move to `to` for `reason` (a plain breaker
+    /// has no family: yes). A refused trip is kept for the events.
+    fn seated(&mut self, to: State, reason: TransitionReason) -> bool {
+        let Some(seat) = &mut self.seat else {
+            return true;
+        };
+        match seat.enter(to, reason, self.config.max_open_percent()) {
+            Ok(()) => true,
+            Err(refusal) => {
+                self.refused = Some(refusal);
+                false
+            }
         }
     }
 
@@ -495,6 +526,9 @@ impl Machine {
         reason: TransitionReason,
         now: &mut LazyNow<'_>,
     ) -> Option<Transition> {
+        if !self.seated(State::Open, reason) {
+            return None;
+        }
         let phase = Phase::Open {
             reason,
             since: now.get(),
@@ -511,6 +545,9 @@ impl Machine {
         reason: TransitionReason,
         now: &mut LazyNow<'_>,
     ) -> Option<Transition> {
+        if !self.seated(to, reason) {
+            return None;
+        }
         let from = self.state();
         let phase = match to {
             State::Open => {
@@ -550,6 +587,9 @@ impl Machine {
         self.probes.clear();
         self.phase = phase;
         let to = self.state();
+        if let Some(seat) = &mut self.seat {
+            seat.entered(to);
+        }
         if to == State::Closed {
             self.empty_packed();
         }
