@@ -13,6 +13,7 @@ mod config;
 #[cfg(feature = "policy")]
 mod hedge;
 mod model;
+mod open_cap;
 mod open_period;
 mod probe_timeout;
 mod production_clock;
