@@ -101,6 +101,7 @@ use proc_macro::TokenStream;
 /// | `classify` | path | `fn(&R) -> Outcome` used instead of the `Classify` impl of the return type `R` |
 /// | `key` | expression | one breaker per distinct key value |
 /// | `max_keys` | integer | bound on the breakers of `key` (default 1024) |
+/// | `max_open_percent` | integer | at most ⌊keys × this / 100⌋ of the breakers of `key`, but never fewer than one, are OPEN at once, 1 to 100 (default off); a trip past it is refused; needs `key` |
 /// | `record` | integer | the breaker records its last N calls from its first, for the replay tuner (`Breaker::recording`; feature `recording` of `breakerbox`); not with `key` |
 /// | `name` | string | registry name (default: module path and function name) |
 /// | `crate` | string | path of the runtime crate, for a crate that re-exports it or a build without Cargo (default: the name your `Cargo.toml` gives the `breakerbox` dependency) |
@@ -383,6 +384,15 @@ use proc_macro::TokenStream;
 ///     Ok(0)
 /// }
 /// ```
+///
+/// `max_open_percent = 50` caps how many of the family's breakers are OPEN at once (Envoy's
+/// `max_ejection_percent`): at most ⌊keys × 50 / 100⌋, but never fewer than one. When most
+/// of a pool's addresses look sick at once, the fault is usually the caller's or a shared
+/// dependency's, and opening them all would leave nothing to call: a breaker whose own
+/// failures would trip it past the cap stays CLOSED, keeps its window, and reports the
+/// refused trip (`Event::TripRefused`, the metric `circuitbreaker_trips_refused_total`).
+/// An operator's force-open, an open period, the fleet's OPEN and a pushback are never
+/// refused, and count. `docs/states.md` says which OPENs count and why.
 ///
 /// ## `name`
 ///
