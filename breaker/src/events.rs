@@ -130,9 +130,8 @@ pub enum Event {
     /// # Ok::<(), breakerbox::config::ConfigError>(())
     /// ```
     TripRefused {
-        /// Why the member would have opened: [`FailureRate`](TransitionReason::FailureRate),
-        /// [`SlowCallRate`](TransitionReason::SlowCallRate) or
-        /// [`Reconfigured`](TransitionReason::Reconfigured).
+        /// Why the member would have opened: its window's failure rate or slow-call rate, or
+        /// a new configuration's threshold ([`TransitionReason::Reconfigured`]).
         reason: TransitionReason,
         /// The family's members out of the pool (OPEN, HALF_OPEN, FORCED_OPEN) when it was
         /// refused.
