@@ -58,6 +58,7 @@ impl OpenCount {
     }
 
     /// Members out of the pool now.
+    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
     pub(crate) fn open(&self) -> u32 {
         self.open.load(Ordering::Relaxed)
     }
@@ -76,7 +77,6 @@ impl OpenCount {
         let mut open = self.open.load(Ordering::Relaxed);
         loop {
             if open >= limit {
-                self.refused.fetch_add(1, Ordering::Relaxed);
                 return Err(Refusal {
                     reason,
                     open,
@@ -155,6 +155,11 @@ impl Seat {
         }
     }
 
+    /// Counts a refused trip: once an operation, as its event is told once.
+    pub(crate) fn count_refusal(&self) {
+        self.count.refused.fetch_add(1, Ordering::Relaxed);
+    }
+
     fn give_back(&mut self) {
         self.holds = false;
         self.count.open.fetch_sub(1, Ordering::Relaxed);
@@ -195,6 +200,7 @@ mod tests {
         assert_eq!(a.enter(State::HalfOpen, TransitionReason::OpenElapsed, Some(50)), Ok(()));
         let refusal = Refusal { reason: trip, open: 1, limit: 1 };
         assert_eq!(b.enter(State::Open, trip, Some(50)), Err(refusal));
+        b.count_refusal();
         // An operator's open is never refused, and counts.
         assert_eq!(b.enter(State::ForcedOpen, TransitionReason::Forced, Some(50)), Ok(()));
         assert_eq!((count.open(), count.refused()), (2, 1));

@@ -27,6 +27,10 @@ use crate::{Breaker, Config, State};
 /// before the lock is released, so no one sees it otherwise. [`Keyed::apply`] changes them
 /// under the same lock, with the members of that moment; a member created after it reads
 /// the new state at its birth.
+///
+/// Every member holds a seat on the family's count of members out of the pool, against
+/// `max_open_percent` (`cap.rs`): taken at its birth, given back as it leaves the family
+/// (removed or evicted, whatever its state) or is dropped.
 pub struct Keyed {
     name: Arc<str>,
     /// The configuration the family was declared with (`#[circuit_breaker]`'s keys).

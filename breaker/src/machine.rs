@@ -270,7 +270,11 @@ impl Machine {
         match seat.enter(to, reason, self.config.max_open_percent()) {
             Ok(()) => true,
             Err(refusal) => {
-                self.refused = Some(refusal);
+                // A result that trips a sealed window twice (judged, then recorded) in one
+                // operation is one refusal, told once.
+                if self.refused.replace(refusal).is_none() {
+                    seat.count_refusal();
+                }
                 false
             }
         }

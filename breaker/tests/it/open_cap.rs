@@ -323,3 +323,46 @@ fn many_threads_tripping_members_at_once_open_exactly_the_cap() {
     assert_eq!(open(&breakers), 5);
     assert_eq!(events.refused().len(), 5);
 }
+
+#[test]
+fn a_held_member_admits_its_calls_and_reports_each_as_per_call_events_do() {
+    use breakerbox::events::{CallEnding, CallEvent};
+
+    let (_family, breakers, events) = family(capped(50), 2);
+    let endings = Arc::new(Mutex::new(Vec::new()));
+    let log = endings.clone();
+    breakers[1].on_call(move |e: &CallEvent| log.lock().unwrap().push(e.ending));
+    fail_n(&breakers[0], 2);
+    fail_n(&breakers[1], 3);
+    breakers[1].try_acquire().unwrap().success();
+    assert_eq!(
+        *endings.lock().unwrap(),
+        [
+            CallEnding::Failure,
+            CallEnding::Failure,
+            CallEnding::Failure,
+            CallEnding::Success
+        ]
+    );
+    assert_eq!(events.refused(), [2, 2]);
+}
+
+/// A replay is one breaker: it trips where the member the cap held CLOSED did not.
+#[cfg(feature = "recording")]
+#[test]
+fn a_replay_of_a_held_member_applies_no_cap() {
+    use breakerbox::replay::Replay;
+    use breakerbox::Outcome;
+
+    let (_family, breakers, _events) = family(capped(50), 2);
+    fail_n(&breakers[0], 2);
+    fail_n(&breakers[1], 2);
+    assert_eq!(breakers[1].state(), State::Closed);
+    let mut replay = Replay::new(breakers[1].config());
+    for ms in [10, 20] {
+        let at = Duration::from_millis(ms);
+        let permit = replay.try_acquire(at).unwrap();
+        replay.record(permit, Outcome::Failure, at);
+    }
+    assert_eq!(replay.transitions(), [(Duration::from_millis(20), State::Open)]);
+}
