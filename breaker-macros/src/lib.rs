@@ -96,12 +96,12 @@ use proc_macro::TokenStream;
 /// | `fleet` | `true` or `false` | share judgement with the service's other instances through the fleet (`breakerbox::fleet`, feature `fleet`): publish this breaker's own OPENs, and open when a quorum of peers hold it OPEN (default `false`); the store is set at start-up with `Fleet::builder(url).join(registry()).start()`, never here |
 /// | `fleet_quorum` | integer | how many live peers must hold the breaker OPEN before it opens for them, at least 2 (default 2); needs `fleet` |
 /// | `pushback_max` | duration string | a failure carrying the downstream's pushback (`Retry-After`, `grpc-retry-pushback-ms`) opens the breaker for that long, at most this (default 5m; `"0s"` turns pushback off) |
+/// | `max_open_percent` | integer | at most ⌊keys × this / 100⌋ of the breakers of `key`, but never fewer than one, are OPEN at once, 1 to 100 (default off); a trip past it is refused; needs `key` |
 /// | `fallback` | path | async fn called, instead of returning an error, when the breaker rejects the call |
 /// | `fallback_on` | `"rejection"` or `"failure"` | what the fallback answers: rejected calls, with the `Rejected` (default), or every call that ends in a rejection, a timeout or an error classified `Failure` (after the retries), with a `CallFailure<E>` or the function's error `E`; needs `fallback` |
 /// | `classify` | path | `fn(&R) -> Outcome` used instead of the `Classify` impl of the return type `R` |
 /// | `key` | expression | one breaker per distinct key value |
 /// | `max_keys` | integer | bound on the breakers of `key` (default 1024) |
-/// | `max_open_percent` | integer | at most ⌊keys × this / 100⌋ of the breakers of `key`, but never fewer than one, are OPEN at once, 1 to 100 (default off); a trip past it is refused; needs `key` |
 /// | `record` | integer | the breaker records its last N calls from its first, for the replay tuner (`Breaker::recording`; feature `recording` of `breakerbox`); not with `key` |
 /// | `name` | string | registry name (default: module path and function name) |
 /// | `crate` | string | path of the runtime crate, for a crate that re-exports it or a build without Cargo (default: the name your `Cargo.toml` gives the `breakerbox` dependency) |
