@@ -83,10 +83,12 @@ impl OpenCount {
                     limit,
                 });
             }
-            match self
-                .open
-                .compare_exchange_weak(open, open + 1, Ordering::Relaxed, Ordering::Relaxed)
-            {
+            match self.open.compare_exchange_weak(
+                open,
+                open + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return Ok(()),
                 Err(seen) => open = seen,
             }
@@ -197,12 +199,22 @@ mod tests {
         let mut b = Seat::new(count.clone(), State::Closed);
         let trip = TransitionReason::FailureRate;
         assert_eq!(a.enter(State::Open, trip, Some(50)), Ok(()));
-        assert_eq!(a.enter(State::HalfOpen, TransitionReason::OpenElapsed, Some(50)), Ok(()));
-        let refusal = Refusal { reason: trip, open: 1, limit: 1 };
+        assert_eq!(
+            a.enter(State::HalfOpen, TransitionReason::OpenElapsed, Some(50)),
+            Ok(())
+        );
+        let refusal = Refusal {
+            reason: trip,
+            open: 1,
+            limit: 1,
+        };
         assert_eq!(b.enter(State::Open, trip, Some(50)), Err(refusal));
         b.count_refusal();
         // An operator's open is never refused, and counts.
-        assert_eq!(b.enter(State::ForcedOpen, TransitionReason::Forced, Some(50)), Ok(()));
+        assert_eq!(
+            b.enter(State::ForcedOpen, TransitionReason::Forced, Some(50)),
+            Ok(())
+        );
         assert_eq!((count.open(), count.refused()), (2, 1));
         a.entered(State::Closed);
         drop(b);

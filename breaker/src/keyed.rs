@@ -397,8 +397,7 @@ impl Slots {
     /// them. When every closed member is busy, the least recently used goes all the same
     /// (memory stays bounded), and is counted as busy.
     fn least_needed(&self) -> Option<(u64, usize, bool)> {
-        self
-            .positions()
+        self.positions()
             .map(|(hash, i, m)| {
                 let open = m.breaker.state() != State::Closed;
                 (open, m.busy(), m.used.load(Ordering::Relaxed), hash, i)

@@ -196,9 +196,9 @@ mod action;
 #[cfg(feature = "admin")]
 pub mod admin;
 mod breaker;
-mod cap;
 mod call_events;
 mod call_site;
+mod cap;
 mod classify;
 pub mod clock;
 pub mod config;

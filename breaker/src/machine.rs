@@ -1,7 +1,8 @@
 //! The state machine: states, transitions and generations, as plain data under one lock.
 //!
 //! Every function here takes the time as an argument and never reads a clock, and none
-//! touches an atomic: where a decision needs the calls of the packed window, whose word
+//! touches an atomic but through a keyed member's seat on its family's count of members out
+//! of the pool (`cap.rs`, taken before a trip and given back on the way back in): where a decision needs the calls of the packed window, whose word
 //! results swap without the lock, the owner of the word (`engine/packed_owner.rs`) seals it and
 //! hands them in, and it writes the word as the machine asks ([`PackedWrite`]). So the rules
 //! can be read, and tested, apart from concurrency.
@@ -13,10 +14,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::cap::{OpenCount, Refusal, Seat};
+use crate::cap::{OpenCount, Seat};
 use crate::clock::LazyNow;
 use crate::config::Config;
-use crate::recovery::{Ramp, RampDecision, RampNews, Recovery};
+use crate::recovery::{News, Ramp, RampDecision, Recovery};
 use crate::rejected::RejectReason;
 use crate::transition::TransitionReason;
 use crate::window::{Mark, OutcomeWindow, PackedCalls, Threshold, Totals};
@@ -56,9 +57,8 @@ pub(crate) struct Transition {
 #[must_use = "events are emitted by the breaker once its lock is released"]
 pub(crate) struct Events {
     pub(crate) transition: Option<Transition>,
-    pub(crate) ramp: Option<RampNews>,
-    /// A trip the family's cap refused (`cap.rs`).
-    pub(crate) refused: Option<Refusal>,
+    /// A ramp's step, or a trip the keyed family's cap refused.
+    pub(crate) news: Option<News>,
 }
 
 /// Where the machine stands, each state with the data only it has.
@@ -134,8 +134,6 @@ pub(crate) struct Machine {
     packed_write: Option<PackedWrite>,
     /// A keyed family member's seat on its family's count of members out of the pool.
     seat: Option<Seat>,
-    /// A trip the family's cap refused in the operation under way, taken with its events.
-    refused: Option<Refusal>,
 }
 
 /// What became of a result given to [`Machine::record`].
@@ -167,7 +165,6 @@ impl Machine {
             configured: true,
             packed_write: None,
             seat: None,
-            refused: None,
         };
         machine.empty_packed();
         machine
@@ -250,8 +247,7 @@ impl Machine {
     pub(crate) fn take_events(&mut self) -> Events {
         Events {
             transition: self.transition.take(),
-            ramp: self.recovery.take_news(),
-            refused: self.refused.take(),
+            news: self.recovery.take_news(),
         }
     }
 
@@ -270,9 +266,7 @@ impl Machine {
         match seat.enter(to, reason, self.config.max_open_percent()) {
             Ok(()) => true,
             Err(refusal) => {
-                // A result that trips a sealed window twice (judged, then recorded) in one
-                // operation is one refusal, told once.
-                if self.refused.replace(refusal).is_none() {
+                if self.recovery.trip_refused(refusal) {
                     seat.count_refusal();
                 }
                 false

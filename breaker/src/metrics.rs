@@ -423,8 +423,12 @@ impl BreakerCollector {
         let families = self.registry.families();
         let help = "A keyed family's members out of the pool (OPEN, HALF_OPEN, FORCED_OPEN), \
                     which max_open_percent caps.";
-        let mut family =
-            encoder.encode_descriptor("circuitbreaker_open_members", help, None, MetricType::Gauge)?;
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_open_members",
+            help,
+            None,
+            MetricType::Gauge,
+        )?;
         for (name, keyed) in &families {
             let open = i64::from(keyed.open_count().open());
             ConstGauge::new(open).encode(family.encode_family(&[("name", &**name)])?)?;

@@ -23,7 +23,10 @@ fn check(preemptions: usize, model: impl Fn() + Send + Sync + 'static) {
 
 /// A family of `members` members capped at `percent`, each with one failure of the two that
 /// trip its count window; with the count of trips refused.
-fn family(members: usize, percent: u32) -> (Arc<Keyed>, Vec<std::sync::Arc<Breaker>>, Arc<AtomicUsize>) {
+fn family(
+    members: usize,
+    percent: u32,
+) -> (Arc<Keyed>, Vec<std::sync::Arc<Breaker>>, Arc<AtomicUsize>) {
     let config = Config::builder()
         .count_window(2)
         .min_calls(2)
@@ -68,7 +71,10 @@ fn two_members_tripping_at_once_for_one_place_open_exactly_one() {
         racer.join().unwrap();
         assert_eq!(open(&breakers), 1);
         assert_eq!(refused.load(SeqCst), 1);
-        let closed = breakers.iter().find(|b| b.state() == State::Closed).unwrap();
+        let closed = breakers
+            .iter()
+            .find(|b| b.state() == State::Closed)
+            .unwrap();
         let s = closed.snapshot();
         assert_eq!((s.calls, s.failures), (2, 2));
     });

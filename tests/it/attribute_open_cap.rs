@@ -43,7 +43,8 @@ fn series(metric: &str, name: &str) -> String {
     let text = breakerbox::metrics::text();
     let start = format!("{metric}{{name=\"{name}\"}} ");
     let line = text.lines().find(|l| l.starts_with(&start));
-    line.unwrap_or_else(|| panic!("no {start} in {text}")).to_owned()
+    line.unwrap_or_else(|| panic!("no {start} in {text}"))
+        .to_owned()
 }
 
 #[tokio::test]
@@ -88,8 +89,11 @@ async fn an_override_caps_a_running_family() {
         states("cap::overridden", &pool),
         [State::Open, State::Closed, State::Closed, State::Closed]
     );
-    let refused = Overrides::from_toml("bad.toml", "[\"cap::overridden\"]\nmax_open_percent = 101\n")
-        .and_then(|o| registry().apply(&o));
+    let refused = Overrides::from_toml(
+        "bad.toml",
+        "[\"cap::overridden\"]\nmax_open_percent = 101\n",
+    )
+    .and_then(|o| registry().apply(&o));
     let message = refused.unwrap_err().to_string();
     assert!(
         message.contains("max_open_percent must be in 1..=100, got 101"),

@@ -49,7 +49,9 @@ impl Events {
     /// The members (numbered from 1) whose trips were refused, in order.
     fn refused(&self) -> Vec<usize> {
         let seen = self.0.lock().unwrap();
-        let refused = seen.iter().filter(|(_, e)| matches!(e, Event::TripRefused { .. }));
+        let refused = seen
+            .iter()
+            .filter(|(_, e)| matches!(e, Event::TripRefused { .. }));
         refused.map(|(key, _)| *key).collect()
     }
 }
@@ -59,7 +61,10 @@ fn states(members: &[Arc<Breaker>]) -> Vec<State> {
 }
 
 fn open(members: &[Arc<Breaker>]) -> usize {
-    members.iter().filter(|b| b.state() != State::Closed).count()
+    members
+        .iter()
+        .filter(|b| b.state() != State::Closed)
+        .count()
 }
 
 #[test]
@@ -85,7 +90,13 @@ fn a_family_of_1_2_3_and_10_members_opens_at_most_its_cap_at_10_50_and_100_perce
             fail_n(b, 2);
         }
         let want: Vec<State> = (0..members)
-            .map(|i| if i < limit { State::Open } else { State::Closed })
+            .map(|i| {
+                if i < limit {
+                    State::Open
+                } else {
+                    State::Closed
+                }
+            })
             .collect();
         assert_eq!(states(&breakers), want, "{members} members at {percent}%");
         let refused: Vec<usize> = (limit + 1..=members).collect();
@@ -121,9 +132,17 @@ fn a_refused_member_keeps_its_window_and_trips_on_its_next_failure_once_a_place_
     fail_n(b, 2);
     assert_eq!(b.state(), State::Closed);
     let s = b.snapshot();
-    assert_eq!((s.calls, s.failures), (2, 2), "the refused member's window is kept");
+    assert_eq!(
+        (s.calls, s.failures),
+        (2, 2),
+        "the refused member's window is kept"
+    );
     fail_n(b, 1);
-    assert_eq!(events.refused(), [2, 2], "every failure that trips it asks again");
+    assert_eq!(
+        events.refused(),
+        [2, 2],
+        "every failure that trips it asks again"
+    );
     a.reset();
     fail_n(b, 1); // one failure: the window still holds its failures
     assert_eq!(states(&breakers), [State::Closed, State::Open]);
@@ -171,7 +190,11 @@ fn operator_opens_are_never_refused_and_count_toward_the_cap() {
     breakers[0].force_open();
     breakers[1].open_for(Duration::from_secs(60));
     breakers[2].force_open();
-    assert_eq!(open(&breakers), 3, "past the cap of 2: an operator is never refused");
+    assert_eq!(
+        open(&breakers),
+        3,
+        "past the cap of 2: an operator is never refused"
+    );
     fail_n(&breakers[3], 2);
     assert_eq!(breakers[3].state(), State::Closed);
     breakers[0].reset();
@@ -196,7 +219,11 @@ fn a_member_removed_or_disabled_while_open_gives_its_place_back() {
     breakers[1].disable();
     assert_eq!(gone.state(), State::Open);
     fail_n(&breakers[2], 1);
-    assert_eq!(breakers[2].state(), State::Open, "3 members at 50%: one may be OPEN");
+    assert_eq!(
+        breakers[2].state(),
+        State::Open,
+        "3 members at 50%: one may be OPEN"
+    );
     gone.reset();
     fail_n(&gone, 2);
     assert_eq!(gone.state(), State::Open, "a removed breaker is no member");
@@ -218,7 +245,11 @@ fn an_evicted_open_member_gives_its_place_back() {
     let c = family.breaker("c");
     assert!(family.members().iter().all(|m| !Arc::ptr_eq(m, &a)));
     fail_n(&c, 2);
-    assert_eq!(c.state(), State::Closed, "b, forced open, holds the one place");
+    assert_eq!(
+        c.state(),
+        State::Closed,
+        "b, forced open, holds the one place"
+    );
     b.reset();
     fail_n(&c, 1);
     assert_eq!(c.state(), State::Open, "a's place was given back with it");
@@ -235,7 +266,10 @@ fn a_family_forced_open_then_reset_leaks_no_place() {
     assert_eq!(open(&family.members()), 0);
     fail_n(&breakers[1], 2);
     fail_n(&born_forced, 2);
-    assert_eq!(states(&family_of(&breakers, &born_forced)), [State::Closed, State::Open, State::Closed]);
+    assert_eq!(
+        states(&family_of(&breakers, &born_forced)),
+        [State::Closed, State::Open, State::Closed]
+    );
 }
 
 fn family_of(breakers: &[Arc<Breaker>], born: &Arc<Breaker>) -> Vec<Arc<Breaker>> {
@@ -302,7 +336,10 @@ fn a_shadow_member_reports_the_trip_it_would_have_had_refused() {
         ))
     );
     drop(seen);
-    breakers[0].try_acquire().expect("a shadow admits every call").success();
+    breakers[0]
+        .try_acquire()
+        .expect("a shadow admits every call")
+        .success();
 }
 
 #[test]
@@ -365,5 +402,8 @@ fn a_replay_of_a_held_member_applies_no_cap() {
         let permit = replay.try_acquire(at).unwrap();
         replay.record(permit, Outcome::Failure, at);
     }
-    assert_eq!(replay.transitions(), [(Duration::from_millis(20), State::Open)]);
+    assert_eq!(
+        replay.transitions(),
+        [(Duration::from_millis(20), State::Open)]
+    );
 }
