@@ -23,7 +23,7 @@
 //! | `circuitbreaker_fleet_degraded{fleet_instance}` | gauge | with feature `fleet`, for a registry a fleet joined ([`FleetBuilder::join`](crate::fleet::FleetBuilder::join)): 1 while this instance's fleet cannot reach its store and its breakers judge alone, 0 otherwise; labelled with the fleet's instance id (not `instance`, which Prometheus sets to the scrape target) |
 //! | `circuitbreaker_fleet_refused_total{fleet_instance,what}` | counter | with feature `fleet`, beside `circuitbreaker_fleet_degraded`: what this instance's fleet refused, by `what`: `messages_malformed`, `messages_forged` (a missing or wrong signature), `rows_skipped` (malformed rows, keys of the wrong type), `rows_forged` ([`Fleet::health`](crate::fleet::Fleet::health) has the same counts) |
 //! | `circuitbreaker_open_members` | gauge | for a keyed family (label `name` only): its members out of the pool (OPEN, HALF_OPEN, FORCED_OPEN), which `max_open_percent` caps |
-//! | `circuitbreaker_trips_refused_total` | counter | for a keyed family (label `name` only): trips its `max_open_percent` refused, each a member held CLOSED ([`Event::TripRefused`](crate::events::Event::TripRefused)) |
+//! | `circuitbreaker_trips_refused_total` | counter | for a keyed family (label `name` only): trips its `max_open_percent` refused, each a member held CLOSED ([`Event::TripRefused`]) |
 //! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
 //!
 //! A breaker's calls are timed when its configuration needs their durations anyway (slow
