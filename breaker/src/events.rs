@@ -105,21 +105,39 @@ pub enum Event {
     /// ```
     /// use std::sync::{Arc, Mutex};
     /// use breakerbox::events::{Event, TransitionReason};
-    /// use breakerbox::__private::Keyed;
-    /// use breakerbox::{Config, State};
+    /// use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected, State};
     ///
-    /// let config = Config::builder().count_window(2).min_calls(2).max_open_percent(50).build()?;
-    /// let pool = Keyed::new("replicas".into(), config, 8);
-    /// let (a, b) = (pool.breaker("10.0.0.1"), pool.breaker("10.0.0.2"));
+    /// #[derive(Debug)]
+    /// struct Down;
+    /// impl Classify for Down {
+    ///     fn classify(&self) -> Outcome { Outcome::Failure }
+    /// }
+    /// impl From<Rejected> for Down {
+    ///     fn from(_: Rejected) -> Self { Down }
+    /// }
+    ///
+    /// #[circuit_breaker(name = "docs::replicas", key = addr, window = 2, min = 2, max_open_percent = 50)]
+    /// async fn ping(addr: &str) -> Result<(), Down> {
+    ///     let _ = addr;
+    ///     Err(Down) // the caller's own network is down
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let pool = ["10.0.0.1", "10.0.0.2"];
+    /// for addr in pool {
+    ///     let _ = ping(addr).await;
+    /// }
+    /// let held = registry().get_keyed("docs::replicas", "10.0.0.2").unwrap();
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let log = seen.clone();
-    /// b.on_event(move |e: &Event| log.lock().unwrap().push(*e));
-    /// for b in [&a, &b] {
-    ///     b.try_acquire().unwrap().failure();
-    ///     b.try_acquire().unwrap().failure();
+    /// held.on_event(move |e: &Event| log.lock().unwrap().push(*e));
+    /// for addr in pool {
+    ///     let _ = ping(addr).await;
     /// }
     /// // ⌊2 × 50 / 100⌋ = 1 member may be OPEN: the second trip is refused.
-    /// assert_eq!((a.state(), b.state()), (State::Open, State::Closed));
+    /// let state = |addr| registry().get_keyed("docs::replicas", addr).unwrap().state();
+    /// assert_eq!((state("10.0.0.1"), state("10.0.0.2")), (State::Open, State::Closed));
     /// let refused = Event::TripRefused {
     ///     reason: TransitionReason::FailureRate,
     ///     open: 1,
@@ -127,7 +145,7 @@ pub enum Event {
     ///     shadow: false,
     /// };
     /// assert_eq!(*seen.lock().unwrap(), [refused]);
-    /// # Ok::<(), breakerbox::config::ConfigError>(())
+    /// # }
     /// ```
     TripRefused {
         /// Why the member would have opened: its window's failure rate or slow-call rate, or
