@@ -82,6 +82,7 @@ pub(crate) struct Args {
     pub(crate) fleet: Option<Spanned<bool>>,
     pub(crate) fleet_quorum: Option<Spanned<u32>>,
     pub(crate) pushback_max: Option<Spanned<Duration>>,
+    pub(crate) max_open_percent: Option<Spanned<u32>>,
     pub(crate) fallback: Option<Spanned<Path>>,
     pub(crate) fallback_on: Option<Spanned<FallbackOn>>,
     pub(crate) classify: Option<Spanned<Path>>,
@@ -153,6 +154,7 @@ impl Args {
             "fleet" => at(&self.fleet),
             "fleet_quorum" => at(&self.fleet_quorum),
             "pushback_max" => at(&self.pushback_max),
+            "max_open_percent" => at(&self.max_open_percent),
             _ => unreachable!("`{name}` is a configuration key of the table"),
         }
     }
@@ -250,6 +252,8 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                         .map(|v| set_once(&mut args.fleet_quorum, at.of(v), &key, errors)),
                     "pushback_max" => duration(&expr, &key)
                         .map(|v| set_once(&mut args.pushback_max, at.of(v), &key, errors)),
+                    "max_open_percent" => integer(&expr, &key)
+                        .map(|v| set_once(&mut args.max_open_percent, at.of(v), &key, errors)),
                     "fallback" => path(&expr, &key)
                         .map(|v| set_once(&mut args.fallback, at.of(v), &key, errors)),
                     "fallback_on" => fallback_on(&expr)

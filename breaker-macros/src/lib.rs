@@ -96,6 +96,7 @@ use proc_macro::TokenStream;
 /// | `fleet` | `true` or `false` | share judgement with the service's other instances through the fleet (`breakerbox::fleet`, feature `fleet`): publish this breaker's own OPENs, and open when a quorum of peers hold it OPEN (default `false`); the store is set at start-up with `Fleet::builder(url).join(registry()).start()`, never here |
 /// | `fleet_quorum` | integer | how many live peers must hold the breaker OPEN before it opens for them, at least 2 (default 2); needs `fleet` |
 /// | `pushback_max` | duration string | a failure carrying the downstream's pushback (`Retry-After`, `grpc-retry-pushback-ms`) opens the breaker for that long, at most this (default 5m; `"0s"` turns pushback off) |
+/// | `max_open_percent` | integer | at most ⌊keys × this / 100⌋ of the breakers of `key`, but never fewer than one, are OPEN at once, 1 to 100 (default off); a trip past it is refused; needs `key` |
 /// | `fallback` | path | async fn called, instead of returning an error, when the breaker rejects the call |
 /// | `fallback_on` | `"rejection"` or `"failure"` | what the fallback answers: rejected calls, with the `Rejected` (default), or every call that ends in a rejection, a timeout or an error classified `Failure` (after the retries), with a `CallFailure<E>` or the function's error `E`; needs `fallback` |
 /// | `classify` | path | `fn(&R) -> Outcome` used instead of the `Classify` impl of the return type `R` |
@@ -383,6 +384,15 @@ use proc_macro::TokenStream;
 ///     Ok(0)
 /// }
 /// ```
+///
+/// `max_open_percent = 50` caps how many of the family's breakers are OPEN at once (Envoy's
+/// `max_ejection_percent`): at most ⌊keys × 50 / 100⌋, but never fewer than one. When most
+/// of a pool's addresses look sick at once, the fault is usually the caller's or a shared
+/// dependency's, and opening them all would leave nothing to call: a breaker whose own
+/// failures would trip it past the cap stays CLOSED, keeps its window, and reports the
+/// refused trip (`Event::TripRefused`, the metric `circuitbreaker_trips_refused_total`).
+/// An operator's force-open, an open period, the fleet's OPEN and a pushback are never
+/// refused, and count. `docs/states.md` says which OPENs count and why.
 ///
 /// ## `name`
 ///

@@ -88,6 +88,7 @@ pub(crate) fn settings(args: &Args) -> Settings {
     if let Some(max) = &args.pushback_max {
         s.pushback_max = max.value;
     }
+    s.max_open_percent = args.max_open_percent.as_ref().map(|p| p.value);
     s
 }
 

@@ -83,6 +83,13 @@ pub(crate) fn validate(args: &Args, func: &ItemFn, errors: &mut Vec<Error>) {
             "`max_keys` needs `key`, the expression that picks a breaker per call",
         ));
     }
+    if let (Some(percent), None) = (&args.max_open_percent, &args.key) {
+        errors.push(Error::new(
+            percent.key_span,
+            "`max_open_percent` needs `key`: it caps how many of a keyed family's breakers \
+             are OPEN at once, and without `key` there is one breaker",
+        ));
+    }
     if let (Some(on), None) = (&args.fallback_on, &args.fallback) {
         errors.push(Error::new(
             on.key_span,

@@ -32,11 +32,12 @@ pub enum Field {
     Fleet,
     FleetQuorum,
     PushbackMax,
+    MaxOpenPercent,
 }
 
 impl Field {
     /// Every field, in the order the rules are checked.
-    pub const ALL: [Field; 28] = [
+    pub const ALL: [Field; 29] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
@@ -65,6 +66,7 @@ impl Field {
         Field::Fleet,
         Field::FleetQuorum,
         Field::PushbackMax,
+        Field::MaxOpenPercent,
     ];
 
     /// The builder's name for the field, e.g. `"failure_rate"` (the key is `rate`).
@@ -98,6 +100,7 @@ impl Field {
             Field::Fleet => "fleet",
             Field::FleetQuorum => "fleet_quorum",
             Field::PushbackMax => "pushback_max",
+            Field::MaxOpenPercent => "max_open_percent",
         }
     }
 

@@ -176,6 +176,7 @@ pub const KEYS: [ConfigKey; Field::ALL.len()] = [
         ..key("fleet_quorum", Field::FleetQuorum)
     },
     key("pushback_max", Field::PushbackMax),
+    key("max_open_percent", Field::MaxOpenPercent),
 ];
 
 // The table holds the fields in `Field::ALL`'s order, so that `ConfigKey::of` is an index and a

@@ -267,6 +267,14 @@ impl Settings {
                 )),
                 _ => Ok(()),
             },
+            Field::MaxOpenPercent => match self.max_open_percent {
+                Some(percent) if percent == 0 || percent > 100 => Err(Violation::new(
+                    field,
+                    "must be in 1..=100",
+                    Value::U32(percent),
+                )),
+                _ => Ok(()),
+            },
         }
     }
 }

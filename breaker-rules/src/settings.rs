@@ -189,6 +189,8 @@ pub struct Settings {
     pub fleet_quorum: Option<u32>,
     /// The longest a downstream's pushback opens the breaker for; zero turns it off.
     pub pushback_max: Duration,
+    /// For a keyed family: the most of its members, in percent, OPEN at once; `None`: all.
+    pub max_open_percent: Option<u32>,
 }
 
 impl Settings {
@@ -218,6 +220,7 @@ impl Settings {
         fleet: false,
         fleet_quorum: None,
         pushback_max: Duration::from_secs(5 * 60),
+        max_open_percent: None,
     };
 }
 

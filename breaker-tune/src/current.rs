@@ -2,7 +2,9 @@
 //!
 //! The grid tunes the trip rule and the recovery (window, `min`, `rate`, slow calls, `open`,
 //! `probes`, backoff, ramp); every other key of the running configuration (timeout, retries,
-//! bulkhead, pushback, fleet, shadow) is kept as it is, since a replay does not depend on it.
+//! bulkhead, pushback, fleet, shadow, a keyed family's `max_open_percent`) is kept as it is,
+//! since a replay does not depend on it. A replay is one breaker: a keyed member's recording
+//! is replayed without its family's cap, which it cannot count (see `breakerbox::replay`).
 
 use std::fmt;
 
@@ -71,6 +73,9 @@ pub fn apply(spec: &Spec, current: &Config) -> Result<Config, ConfigError> {
     b = b.shadow(current.shadow()).fleet(current.fleet());
     if current.fleet() {
         b = b.fleet_quorum(current.fleet_quorum());
+    }
+    if let Some(percent) = current.max_open_percent() {
+        b = b.max_open_percent(percent);
     }
     b.pushback_max(current.pushback_max()).build()
 }
@@ -145,7 +150,7 @@ mod tests {
             "rate = 0.4, slow = \"1s\", ramp = [50, 100], ramp_guard = 3.0, \
              timeout = \"150ms\", retries = 2, retry_backoff_max = \"1s\", \
              max_concurrent = 64, probe_timeout = \"2s\", fleet = true, fleet_quorum = 3, \
-             pushback_max = \"30s\"",
+             pushback_max = \"30s\", max_open_percent = 50",
         )
         .unwrap();
         let spec = Spec {
@@ -160,7 +165,8 @@ mod tests {
             "window = 50, min = 25, rate = 0.5, open = \"5s\", probes = 3, \
              ramp = [25, 50, 100], ramp_step = \"5s\", ramp_guard = 3.0, timeout = \"150ms\", \
              retries = 2, retry_backoff_max = \"1s\", max_concurrent = 64, \
-             probe_timeout = \"2s\", fleet = true, fleet_quorum = 3, pushback_max = \"30s\""
+             probe_timeout = \"2s\", fleet = true, fleet_quorum = 3, pushback_max = \"30s\", \
+             max_open_percent = 50"
         );
         assert_eq!(proposed.probe_timeout(), Duration::from_secs(2));
         let lines: Vec<String> = changes(&current, &proposed)

@@ -14,12 +14,13 @@ use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::cap::Refusal;
 use crate::clock::{Clock, ClockInstant, ClockSource, LazyNow};
 use crate::config::Config;
 use crate::events::{Event, Listeners};
 use crate::machine::{Events, Transition};
 use crate::permit::OwnedPermit;
-use crate::recovery::RampNews;
+use crate::recovery::News;
 use crate::rejected::Name;
 use crate::{
     events::TransitionReason, snapshot::Snapshot, Classify, Outcome, Permit, Rejected, State,
@@ -846,13 +847,13 @@ impl Breaker {
     /// result into a locked window, a half-open admission) change no state: they return here.
     #[inline]
     pub(crate) fn emit(&self, events: Events) {
-        if events.transition.is_some() || events.ramp.is_some() {
+        if events.transition.is_some() || events.news.is_some() {
             self.emit_now(events);
         }
     }
 
-    /// A state change, then what the ramp did (a step entered to listeners and logs, a step
-    /// held by the latency guard to logs only).
+    /// A state change, then the news: a ramp step entered or a trip the family's cap refused
+    /// (to listeners and logs), or a step held by the latency guard (to logs only).
     #[cold]
     fn emit_now(&self, events: Events) {
         let listeners = self.rare().map(|rare| &rare.listeners);
@@ -871,29 +872,50 @@ impl Breaker {
             }
             self.report(&event);
         }
-        match events.ramp {
-            Some(RampNews::Step { step, percent }) => {
+        let event = match events.news {
+            Some(News::Step { step, percent }) => {
                 #[cfg(feature = "tracing")]
                 crate::trace::ramp_step(self, step, percent);
-                let event = Event::RampStep {
+                Event::RampStep {
                     step,
                     percent,
                     shadow,
-                };
-                if let Some(listeners) = listeners {
-                    listeners.emit(&event);
                 }
-                self.report(&event);
+            }
+            Some(News::TripRefused(Refusal {
+                reason,
+                open,
+                limit,
+            })) => {
+                #[cfg(feature = "tracing")]
+                crate::trace::trip_refused(self, reason, open, limit, shadow);
+                Event::TripRefused {
+                    reason,
+                    open,
+                    limit,
+                    shadow,
+                }
             }
             #[cfg(feature = "tracing")]
-            Some(RampNews::Held {
+            Some(News::Held {
                 step,
                 percent,
                 p99,
                 baseline,
-            }) => crate::trace::ramp_held(self, step, percent, p99, baseline),
-            _ => {}
+            }) => return crate::trace::ramp_held(self, step, percent, p99, baseline),
+            _ => return,
+        };
+        if let Some(listeners) = listeners {
+            listeners.emit(&event);
         }
+        self.report(&event);
+    }
+
+    /// Seats the breaker on its keyed family's count of members out of the pool, or takes
+    /// its seat away as it leaves the family (`cap.rs`).
+    pub(crate) fn seat_on(&self, count: Option<Arc<crate::cap::OpenCount>>) {
+        let ((), unannounced) = self.shared.transition(|m| m.seat_on(count));
+        drop(unannounced);
     }
 }
 

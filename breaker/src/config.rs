@@ -83,6 +83,7 @@ pub struct Config {
     /// Resolved at build (a plain `u32` keeps every keyed member within its memory budget).
     fleet_quorum: u32,
     pushback_max: Duration,
+    max_open_percent: Option<u32>,
 }
 
 impl Config {
@@ -124,6 +125,7 @@ impl Config {
             fleet: self.fleet,
             fleet_quorum: Some(self.fleet_quorum),
             pushback_max: self.pushback_max,
+            max_open_percent: self.max_open_percent,
         }
     }
 
@@ -219,6 +221,12 @@ impl Config {
     /// turned off (see [`ConfigBuilder::pushback_max`]).
     pub const fn pushback_max(&self) -> Duration {
         self.pushback_max
+    }
+
+    /// For a member of a keyed family: the most of the family's members, in percent, that
+    /// may be OPEN at once (see [`ConfigBuilder::max_open_percent`]); `None`: all of them.
+    pub const fn max_open_percent(&self) -> Option<u32> {
+        self.max_open_percent
     }
 }
 

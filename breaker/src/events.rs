@@ -97,6 +97,69 @@ pub enum Event {
         /// is admitted.
         shadow: bool,
     },
+    /// A member of a keyed family would have tripped, OPEN by its own judgement, but its
+    /// family's cap (`max_open_percent`) was reached: it stays CLOSED and keeps its window,
+    /// so its next failure asks again. See `docs/states.md`, "A cap on a family's OPEN
+    /// members"; counted by `circuitbreaker_trips_refused_total`.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use breakerbox::events::{Event, TransitionReason};
+    /// use breakerbox::{circuit_breaker, registry, Classify, Outcome, Rejected, State};
+    ///
+    /// #[derive(Debug)]
+    /// struct Down;
+    /// impl Classify for Down {
+    ///     fn classify(&self) -> Outcome { Outcome::Failure }
+    /// }
+    /// impl From<Rejected> for Down {
+    ///     fn from(_: Rejected) -> Self { Down }
+    /// }
+    ///
+    /// #[circuit_breaker(name = "docs::replicas", key = addr, window = 2, min = 2, max_open_percent = 50)]
+    /// async fn ping(addr: &str) -> Result<(), Down> {
+    ///     let _ = addr;
+    ///     Err(Down) // the caller's own network is down
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let pool = ["10.0.0.1", "10.0.0.2"];
+    /// for addr in pool {
+    ///     let _ = ping(addr).await;
+    /// }
+    /// let held = registry().get_keyed("docs::replicas", "10.0.0.2").unwrap();
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = seen.clone();
+    /// held.on_event(move |e: &Event| log.lock().unwrap().push(*e));
+    /// for addr in pool {
+    ///     let _ = ping(addr).await;
+    /// }
+    /// // ⌊2 × 50 / 100⌋ = 1 member may be OPEN: the second trip is refused.
+    /// let state = |addr| registry().get_keyed("docs::replicas", addr).unwrap().state();
+    /// assert_eq!((state("10.0.0.1"), state("10.0.0.2")), (State::Open, State::Closed));
+    /// let refused = Event::TripRefused {
+    ///     reason: TransitionReason::FailureRate,
+    ///     open: 1,
+    ///     limit: 1,
+    ///     shadow: false,
+    /// };
+    /// assert_eq!(*seen.lock().unwrap(), [refused]);
+    /// # }
+    /// ```
+    TripRefused {
+        /// Why the member would have opened: its window's failure rate or slow-call rate, or
+        /// a new configuration's threshold ([`TransitionReason::Reconfigured`]).
+        reason: TransitionReason,
+        /// The family's members out of the pool (OPEN, HALF_OPEN, FORCED_OPEN) when it was
+        /// refused.
+        open: u32,
+        /// The most the cap allows: ⌊members × `max_open_percent` / 100⌋, at least one.
+        limit: u32,
+        /// Whether the member only watches: an enforcing breaker would have had this trip
+        /// refused.
+        shadow: bool,
+    },
 }
 
 type Listener<E> = Arc<dyn Fn(&E) + Send + Sync>;

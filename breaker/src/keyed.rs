@@ -6,6 +6,7 @@
 //! key is a `&str` and the stored one a `String` (`Borrow` makes their hashes agree).
 
 use crate::action::Action;
+use crate::cap::OpenCount;
 use std::any::Any;
 use std::borrow::Borrow;
 use std::collections::HashMap;
@@ -19,13 +20,17 @@ use crate::{Breaker, Config, State};
 
 /// Breakers told apart by key, at most `max_keys` of them. A new key past `max_keys` evicts
 /// the least recently used member, closed ones first and among them idle ones (no call in
-/// flight); see `Slots::evict_one`.
+/// flight); see `Slots::least_needed`.
 ///
 /// A member is born in its family's state: created under the write lock that also guards
 /// the family's configuration and sticky action, and configured, forced open or disabled
 /// before the lock is released, so no one sees it otherwise. [`Keyed::apply`] changes them
 /// under the same lock, with the members of that moment; a member created after it reads
 /// the new state at its birth.
+///
+/// Every member holds a seat on the family's count of members out of the pool, against
+/// `max_open_percent` (`cap.rs`): taken at its birth, given back as it leaves the family
+/// (removed or evicted, whatever its state) or is dropped.
 pub struct Keyed {
     name: Arc<str>,
     /// The configuration the family was declared with (`#[circuit_breaker]`'s keys).
@@ -45,6 +50,9 @@ pub struct Keyed {
     /// Members evicted with no call in flight, and with calls in flight.
     evicted_idle: AtomicU64,
     evicted_busy: AtomicU64,
+    /// Members out of the pool (OPEN, HALF_OPEN, FORCED_OPEN), against `max_open_percent`:
+    /// every member holds a seat on it while it is in the family (`cap.rs`).
+    open: Arc<OpenCount>,
     /// The hooks of the registry the family joined, told of each new member. std's
     /// `OnceLock` under loom too: set once, before the family serves calls.
     registry: std::sync::OnceLock<Arc<Hooks>>,
@@ -125,6 +133,7 @@ impl Keyed {
             applying: Mutex::new(()),
             evicted_idle: AtomicU64::new(0),
             evicted_busy: AtomicU64::new(0),
+            open: Arc::default(),
             registry: std::sync::OnceLock::new(),
         }
     }
@@ -243,7 +252,8 @@ impl Keyed {
                     .buckets
                     .reserve((2 * self.max_keys).saturating_sub(len));
             }
-            if let Some(busy) = slots.evict_one() {
+            if let Some((hash, i, busy)) = slots.least_needed() {
+                self.take(&mut slots, hash, i);
                 let evicted = match busy {
                     true => &self.evicted_busy,
                     false => &self.evicted_idle,
@@ -252,6 +262,8 @@ impl Keyed {
             }
         }
         let breaker = Breaker::keyed(&self.name, &key.to_string(), slots.config.clone());
+        // Seated before a sticky state: a member born forced open is out of the pool.
+        breaker.seat_on(Some(self.open.clone()));
         if let Some(sticky) = slots.sticky {
             breaker.start_in(sticky.state());
         }
@@ -266,6 +278,7 @@ impl Keyed {
                 used: AtomicU64::new(now),
             });
         slots.len += 1;
+        self.open.set_members(slots.len);
         drop(slots);
         if let Some(hooks) = self.registry.get() {
             hooks.announce(&self.name, &breaker);
@@ -288,7 +301,17 @@ impl Keyed {
             .get(&hash)?
             .iter()
             .position(|m| m.holds(key))?;
-        Some(slots.take(hash, i))
+        Some(self.take(&mut slots, hash, i))
+    }
+
+    /// Takes the `i`th member of bucket `hash` out of the family, and its seat on the
+    /// family's count away: a member that leaves while OPEN gives its place back, and
+    /// nothing it does later counts.
+    fn take(&self, slots: &mut Slots, hash: u64, i: usize) -> Arc<Breaker> {
+        let breaker = slots.take(hash, i);
+        breaker.seat_on(None);
+        self.open.set_members(slots.len);
+        breaker
     }
 
     /// Takes the breaker whose key displays as `text` out of the family, as
@@ -299,7 +322,13 @@ impl Keyed {
             .positions()
             .find(|(_, _, m)| m.breaker.key() == Some(text))
             .map(|(hash, i, _)| (hash, i))?;
-        Some(slots.take(hash, i))
+        Some(self.take(&mut slots, hash, i))
+    }
+
+    /// The family's count of members out of the pool, against `max_open_percent`.
+    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
+    pub(crate) fn open_count(&self) -> &OpenCount {
+        &self.open
     }
 
     /// Members evicted so far: `(idle, busy)`, busy ones with calls in flight.
@@ -359,25 +388,22 @@ impl Slots {
         member.breaker
     }
 
-    /// Drops the least recently used member, preferring closed breakers, and among those
-    /// idle ones; says whether the one dropped was busy.
+    /// The member to evict: the least recently used, preferring closed breakers, and among
+    /// those idle ones; with whether it is busy.
     ///
     /// An open breaker still protects its downstream, and forgetting it would let a burst of
     /// calls through. A busy one has calls in flight whose results would land in a breaker
     /// no one sees any more, while the key's next call starts on a new one with none of
     /// them. When every closed member is busy, the least recently used goes all the same
     /// (memory stays bounded), and is counted as busy.
-    fn evict_one(&mut self) -> Option<bool> {
-        let (hash, i, busy) = self
-            .positions()
+    fn least_needed(&self) -> Option<(u64, usize, bool)> {
+        self.positions()
             .map(|(hash, i, m)| {
                 let open = m.breaker.state() != State::Closed;
                 (open, m.busy(), m.used.load(Ordering::Relaxed), hash, i)
             })
             .min_by_key(|&(open, busy, used, _, _)| (open, busy, used))
-            .map(|(_, busy, _, hash, i)| (hash, i, busy))?;
-        self.take(hash, i);
-        Some(busy)
+            .map(|(_, busy, _, hash, i)| (hash, i, busy))
     }
 }
 

@@ -198,6 +198,7 @@ pub mod admin;
 mod breaker;
 mod call_events;
 mod call_site;
+mod cap;
 mod classify;
 pub mod clock;
 pub mod config;

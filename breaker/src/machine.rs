@@ -1,7 +1,8 @@
 //! The state machine: states, transitions and generations, as plain data under one lock.
 //!
 //! Every function here takes the time as an argument and never reads a clock, and none
-//! touches an atomic: where a decision needs the calls of the packed window, whose word
+//! touches an atomic but through a keyed member's seat on its family's count of members out
+//! of the pool (`cap.rs`, taken before a trip and given back on the way back in): where a decision needs the calls of the packed window, whose word
 //! results swap without the lock, the owner of the word (`engine/packed_owner.rs`) seals it and
 //! hands them in, and it writes the word as the machine asks ([`PackedWrite`]). So the rules
 //! can be read, and tested, apart from concurrency.
@@ -13,9 +14,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::cap::{OpenCount, Seat};
 use crate::clock::LazyNow;
 use crate::config::Config;
-use crate::recovery::{Ramp, RampDecision, RampNews, Recovery};
+use crate::recovery::{News, Ramp, RampDecision, Recovery};
 use crate::rejected::RejectReason;
 use crate::transition::TransitionReason;
 use crate::window::{Mark, OutcomeWindow, PackedCalls, Threshold, Totals};
@@ -55,7 +57,8 @@ pub(crate) struct Transition {
 #[must_use = "events are emitted by the breaker once its lock is released"]
 pub(crate) struct Events {
     pub(crate) transition: Option<Transition>,
-    pub(crate) ramp: Option<RampNews>,
+    /// A ramp's step, or a trip the keyed family's cap refused.
+    pub(crate) news: Option<News>,
 }
 
 /// Where the machine stands, each state with the data only it has.
@@ -129,6 +132,8 @@ pub(crate) struct Machine {
     /// What the operation under way asks of the packed window's word, taken by its owner
     /// (see [`take_packed_write`](Self::take_packed_write)).
     packed_write: Option<PackedWrite>,
+    /// A keyed family member's seat on its family's count of members out of the pool.
+    seat: Option<Seat>,
 }
 
 /// What became of a result given to [`Machine::record`].
@@ -159,6 +164,7 @@ impl Machine {
             transition: None,
             configured: true,
             packed_write: None,
+            seat: None,
         };
         machine.empty_packed();
         machine
@@ -241,7 +247,30 @@ impl Machine {
     pub(crate) fn take_events(&mut self) -> Events {
         Events {
             transition: self.transition.take(),
-            ramp: self.recovery.take_news(),
+            news: self.recovery.take_news(),
+        }
+    }
+
+    /// Seats the machine on its keyed family's `count` (born in the family), or takes its
+    /// seat away (`None`: it left the family), giving back the place it held.
+    pub(crate) fn seat_on(&mut self, count: Option<Arc<OpenCount>>) {
+        self.seat = count.map(|count| Seat::new(count, self.state()));
+    }
+
+    /// Whether the family's cap lets the machine move to `to` for `reason` (a plain breaker
+    /// has no family: yes). A refused trip is kept for the events.
+    fn seated(&mut self, to: State, reason: TransitionReason) -> bool {
+        let Some(seat) = &mut self.seat else {
+            return true;
+        };
+        match seat.enter(to, reason, self.config.max_open_percent()) {
+            Ok(()) => true,
+            Err(refusal) => {
+                if self.recovery.trip_refused(refusal) {
+                    seat.count_refusal();
+                }
+                false
+            }
         }
     }
 
@@ -495,6 +524,9 @@ impl Machine {
         reason: TransitionReason,
         now: &mut LazyNow<'_>,
     ) -> Option<Transition> {
+        if !self.seated(State::Open, reason) {
+            return None;
+        }
         let phase = Phase::Open {
             reason,
             since: now.get(),
@@ -511,6 +543,9 @@ impl Machine {
         reason: TransitionReason,
         now: &mut LazyNow<'_>,
     ) -> Option<Transition> {
+        if !self.seated(to, reason) {
+            return None;
+        }
         let from = self.state();
         let phase = match to {
             State::Open => {
@@ -550,6 +585,9 @@ impl Machine {
         self.probes.clear();
         self.phase = phase;
         let to = self.state();
+        if let Some(seat) = &mut self.seat {
+            seat.entered(to);
+        }
         if to == State::Closed {
             self.empty_packed();
         }

@@ -22,6 +22,8 @@
 //! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since the breaker joined the registry (its creation, for a `#[circuit_breaker]` function's), whether or not a collector existed then, by why ([`TransitionReason::as_str`](crate::events::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
 //! | `circuitbreaker_fleet_degraded{fleet_instance}` | gauge | with feature `fleet`, for a registry a fleet joined ([`FleetBuilder::join`](crate::fleet::FleetBuilder::join)): 1 while this instance's fleet cannot reach its store and its breakers judge alone, 0 otherwise; labelled with the fleet's instance id (not `instance`, which Prometheus sets to the scrape target) |
 //! | `circuitbreaker_fleet_refused_total{fleet_instance,what}` | counter | with feature `fleet`, beside `circuitbreaker_fleet_degraded`: what this instance's fleet refused, by `what`: `messages_malformed`, `messages_forged` (a missing or wrong signature), `rows_skipped` (malformed rows, keys of the wrong type), `rows_forged` ([`Fleet::health`](crate::fleet::Fleet::health) has the same counts) |
+//! | `circuitbreaker_open_members` | gauge | for a keyed family (label `name` only): its members out of the pool (OPEN, HALF_OPEN, FORCED_OPEN), which `max_open_percent` caps |
+//! | `circuitbreaker_trips_refused_total` | counter | for a keyed family (label `name` only): trips its `max_open_percent` refused, each a member held CLOSED ([`Event::TripRefused`]) |
 //! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
 //!
 //! A breaker's calls are timed when its configuration needs their durations anyway (slow
@@ -407,8 +409,41 @@ impl Collector for BreakerCollector {
                 ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
             }
         }
+        self.encode_open_cap(&mut encoder)?;
         #[cfg(feature = "fleet")]
         self.encode_fleet(&mut encoder)?;
+        Ok(())
+    }
+}
+
+impl BreakerCollector {
+    /// `circuitbreaker_open_members` and `circuitbreaker_trips_refused_total`: each keyed
+    /// family's members out of the pool, and the trips its `max_open_percent` refused.
+    fn encode_open_cap(&self, encoder: &mut DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
+        let families = self.registry.families();
+        let help = "A keyed family's members out of the pool (OPEN, HALF_OPEN, FORCED_OPEN), \
+                    which max_open_percent caps.";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_open_members",
+            help,
+            None,
+            MetricType::Gauge,
+        )?;
+        for (name, keyed) in &families {
+            let open = i64::from(keyed.open_count().open());
+            ConstGauge::new(open).encode(family.encode_family(&[("name", &**name)])?)?;
+        }
+        let help = "Trips a keyed family's max_open_percent refused: members held CLOSED.";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_trips_refused",
+            help,
+            None,
+            MetricType::Counter,
+        )?;
+        for (name, keyed) in &families {
+            let refused = keyed.open_count().refused();
+            ConstCounter::new(refused).encode(family.encode_family(&[("name", &**name)])?)?;
+        }
         Ok(())
     }
 }

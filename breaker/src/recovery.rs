@@ -17,9 +17,11 @@ pub(crate) enum RampDecision {
     Close,
 }
 
-/// What the ramp did that listeners and logs hear of, once the lock is released.
+/// What an operation did besides a state change that listeners and logs hear of, once the
+/// lock is released: a step of the ramp, or a trip the keyed family's cap refused (one slot:
+/// a refusal leaves the breaker CLOSED, where the ramp has no news).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum RampNews {
+pub(crate) enum News {
     /// The ramp entered the step at `step` of the percentages: the first when the probes
     /// succeeded, then each it climbs.
     Step { step: u32, percent: u32 },
@@ -31,6 +33,8 @@ pub(crate) enum RampNews {
         p99: Duration,
         baseline: Duration,
     },
+    /// The keyed family's cap refused the breaker's trip (`cap.rs`).
+    TripRefused(crate::cap::Refusal),
 }
 
 /// The ramp-up's progress: the data of a HALF_OPEN whose probes succeeded.
@@ -50,7 +54,7 @@ pub(crate) struct Recovery {
     /// With the latency guard on; boxed, as few breakers have one.
     guard: Option<Box<Guard>>,
     /// Taken by the breaker under the lock, after the operation that set it.
-    news: Option<RampNews>,
+    news: Option<News>,
 }
 
 /// The latency guard's two histograms.
@@ -113,7 +117,7 @@ impl Recovery {
         if let Some(guard) = &mut self.guard {
             guard.step.clear();
         }
-        self.news = Some(RampNews::Step {
+        self.news = Some(News::Step {
             step: 0,
             percent: steps.percent(0).unwrap_or(100),
         });
@@ -124,9 +128,17 @@ impl Recovery {
         })
     }
 
-    /// What the ramp did since the last time this was asked.
-    pub(crate) fn take_news(&mut self) -> Option<RampNews> {
+    /// What the ramp did, or the trip refused, since the last time this was asked.
+    pub(crate) fn take_news(&mut self) -> Option<News> {
         self.news.take()
+    }
+
+    /// Tells of a trip the cap refused; whether it is the operation's first (a result that
+    /// trips a sealed window twice, judged then recorded, is one refusal, told once).
+    pub(crate) fn trip_refused(&mut self, refusal: crate::cap::Refusal) -> bool {
+        let first = !matches!(self.news, Some(News::TripRefused(_)));
+        self.news = Some(News::TripRefused(refusal));
+        first
     }
 
     /// The share of calls admitted now, in percent: 100 outside the ramp.
@@ -159,7 +171,7 @@ impl Recovery {
             };
             let percent = |step: u32| steps.percent(step as usize).unwrap_or(100);
             self.news = Some(match held {
-                Some((p99, baseline)) => RampNews::Held {
+                Some((p99, baseline)) => News::Held {
                     step: ramp.step,
                     percent: percent(ramp.step),
                     p99,
@@ -170,7 +182,7 @@ impl Recovery {
                     if ramp.step as usize >= steps.percents().len() {
                         return RampDecision::Close;
                     }
-                    RampNews::Step {
+                    News::Step {
                         step: ramp.step,
                         percent: percent(ramp.step),
                     }

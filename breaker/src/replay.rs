@@ -7,7 +7,10 @@
 //! change is discarded). It differs in what a replay does not need: no lock, no atomics, no
 //! clock (each call gives its time, from the start of the replay), no listeners (the state
 //! changes are kept, [`Replay::transitions`]), no totals. It replays an enforcing breaker:
-//! shadow mode, the bulkhead (`max_concurrent`) and the fleet are not replayed.
+//! shadow mode, the bulkhead (`max_concurrent`) and the fleet are not replayed, nor is a
+//! keyed family's cap (`max_open_percent`): a replay is one breaker, with no family whose
+//! members it could count, so it trips as an uncapped member would (a member the cap held
+//! CLOSED was recorded CLOSED, and its replay may open where it did not).
 //!
 //! ```
 //! use std::time::Duration;

@@ -136,3 +136,33 @@ pub(crate) fn ramp_held(
         "circuit breaker ramp step held by the latency guard"
     );
 }
+
+/// A keyed member's trip its family's cap refused: a warning, as an opening is (info for a
+/// breaker that only watches).
+pub(crate) fn trip_refused(
+    breaker: &Breaker,
+    reason: TransitionReason,
+    open: u32,
+    limit: u32,
+    shadow: bool,
+) {
+    if shadow {
+        return tracing::info!(
+            breaker = breaker.name(),
+            key = breaker.key(),
+            %reason,
+            open,
+            limit,
+            shadow,
+            "circuit breaker would have opened, but its family's max_open_percent holds it closed (shadow)"
+        );
+    }
+    tracing::warn!(
+        breaker = breaker.name(),
+        key = breaker.key(),
+        %reason,
+        open,
+        limit,
+        "circuit breaker stays closed: its family's max_open_percent is reached"
+    );
+}

@@ -14,6 +14,7 @@ mod admin_logs;
 mod admin_page;
 mod alloc_free;
 mod attribute_hedge;
+mod attribute_open_cap;
 mod attribute_policy;
 mod axum_handler;
 mod call_events;

@@ -59,6 +59,7 @@ fn config_default(key: &ConfigKey) -> String {
         Field::Shadow => config.shadow().to_string(),
         Field::Fleet => config.fleet().to_string(),
         Field::PushbackMax => span(config.pushback_max()),
+        Field::MaxOpenPercent => off(config.max_open_percent()),
         Field::Buckets
         | Field::SlowRate
         | Field::RampStep

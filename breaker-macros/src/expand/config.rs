@@ -77,6 +77,9 @@ pub(super) fn builder(s: &Settings, p: &TokenStream) -> TokenStream {
     if let Some(quorum) = s.fleet_quorum {
         b = quote!(#b.fleet_quorum(#quorum));
     }
+    if let Some(percent) = s.max_open_percent {
+        b = quote!(#b.max_open_percent(#percent));
+    }
     let pushback_max = duration(s.pushback_max);
     quote!(#b.pushback_max(#pushback_max))
 }

@@ -35,6 +35,7 @@ fn example(key: &str) -> &'static str {
         "fleet" => "true",
         "fleet_quorum" => "3",
         "pushback_max" => "\"1m\"",
+        "max_open_percent" => "50",
         _ => panic!("no example value of `{key}`: add one, so the tests cover it"),
     }
 }

@@ -50,7 +50,8 @@ pub struct Record {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum What {
-    /// `"type": "state_transition"` or `"type": "ramp_step"`: the breaker's own [`Event`].
+    /// `"type": "state_transition"`, `"type": "ramp_step"` or `"type": "trip_refused"`: the
+    /// breaker's own [`Event`].
     Breaker(Event),
     /// `"type": "operator_action"`: an operator steered the breaker.
     Operator(OperatorAction),
@@ -264,6 +265,7 @@ impl Journal {
 fn sse_event(record: &Record) -> SseEvent {
     let kind = match &record.what {
         What::Breaker(Event::StateTransition { .. }) => "state_transition",
+        What::Breaker(Event::TripRefused { .. }) => "trip_refused",
         What::Breaker(_) => "ramp_step",
         What::Operator(_) => "operator_action",
         What::Call(_) => "call",

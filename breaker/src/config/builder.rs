@@ -43,6 +43,7 @@ pub struct ConfigBuilder {
     pub(super) fleet: bool,
     pub(super) fleet_quorum: Option<u32>,
     pub(super) pushback_max: Duration,
+    pub(super) max_open_percent: Option<u32>,
 }
 
 impl Default for ConfigBuilder {
@@ -73,6 +74,7 @@ impl ConfigBuilder {
             fleet: d.fleet,
             fleet_quorum: d.fleet_quorum,
             pushback_max: d.pushback_max,
+            max_open_percent: d.max_open_percent,
         }
     }
 
@@ -366,6 +368,30 @@ impl ConfigBuilder {
         self
     }
 
+    /// For the members of a keyed family (`#[circuit_breaker(key = ...)]`, the keyed tower
+    /// layer): at most
+    /// ⌊members × `percent` / 100⌋ of them, but never fewer than one, are OPEN at once
+    /// (Envoy's `max_ejection_percent`). `percent` is in 1..=100. A member whose own
+    /// judgement would trip it past the cap stays CLOSED, keeps its window, and reports the
+    /// refused trip ([`Event::TripRefused`](crate::events::Event::TripRefused)). Which OPENs
+    /// count and which are never refused: `docs/states.md`, "A cap on a family's OPEN
+    /// members". A breaker of its own is no family's member, and is never capped.
+    ///
+    /// ```
+    /// use breakerbox::Config;
+    ///
+    /// let config = Config::builder().max_open_percent(50).build()?;
+    /// assert_eq!(config.max_open_percent(), Some(50));
+    /// assert_eq!(Config::default().max_open_percent(), None);
+    /// let err = Config::builder().max_open_percent(0).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "max_open_percent must be in 1..=100, got 0");
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
+    /// ```
+    pub const fn max_open_percent(mut self, percent: u32) -> Self {
+        self.max_open_percent = Some(percent);
+        self
+    }
+
     /// Validates every field and returns the configuration, or the first rule broken.
     pub const fn build(self) -> Result<Config, ConfigError> {
         match self.settings().check_all() {
@@ -419,6 +445,7 @@ impl ConfigBuilder {
             fleet: self.fleet,
             fleet_quorum: self.fleet_quorum,
             pushback_max: self.pushback_max,
+            max_open_percent: self.max_open_percent,
         }
     }
 
@@ -446,6 +473,7 @@ impl ConfigBuilder {
                 None => breakerbox_rules::DEFAULT_FLEET_QUORUM,
             },
             pushback_max: self.pushback_max,
+            max_open_percent: self.max_open_percent,
         }
     }
 

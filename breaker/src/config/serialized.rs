@@ -79,6 +79,7 @@ impl Config {
             Field::Fleet => Value::Flag(self.fleet()),
             Field::FleetQuorum => Value::Count(self.fleet_quorum()),
             Field::PushbackMax => Value::Span(self.pushback_max()),
+            Field::MaxOpenPercent => or_unset(self.max_open_percent().map(Value::Count)),
         }
     }
 }

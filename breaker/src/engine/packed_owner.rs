@@ -65,7 +65,7 @@ impl Shared {
         loop {
             match window.record(generation, capacity, failure, || m.threshold()) {
                 Packed::Counted | Packed::Stale => return None,
-                Packed::Tripped => return m.tripped(now),
+                Packed::Tripped => return m.tripped(now, || window.seal()),
                 // Sealed in CLOSED: a result tripped it and its recorder has not taken the
                 // lock yet, or a reconfigure sealed it. Judged here as that recorder would:
                 // if the breaker stays closed, the word is open again and this result goes

@@ -77,12 +77,21 @@ impl Machine {
 
     /// A result swapped into the packed window under the lock tripped it, judged by this
     /// configuration's [`threshold`](Self::threshold): opens the breaker.
-    pub(crate) fn tripped(&mut self, now: &mut LazyNow<'_>) -> Option<Transition> {
+    pub(crate) fn tripped(
+        &mut self,
+        now: &mut LazyNow<'_>,
+        sealed: impl FnOnce() -> PackedCalls,
+    ) -> Option<Transition> {
         if !matches!(self.phase, Phase::Closed) {
             return None;
         }
         // A packed window holds no slow marks: its failures tripped it.
-        self.enter(State::Open, TransitionReason::FailureRate, now)
+        let opened = self.enter(State::Open, TransitionReason::FailureRate, now);
+        if opened.is_none() {
+            // The family's cap refused the trip: the window stays CLOSED, with its calls.
+            self.store_packed(sealed());
+        }
+        opened
     }
 
     /// Judges the packed window of this CLOSED, whose word its owner sealed and read as
@@ -114,7 +123,10 @@ impl Machine {
             return None;
         }
         if let Some(reason) = trips(&self.config, calls.totals(capacity)) {
-            return self.enter(State::Open, reason, now);
+            if let Some(opened) = self.enter(State::Open, reason, now) {
+                return Some(opened);
+            }
+            // The family's cap refused the trip: the window stays CLOSED, and keeps its calls.
         }
         self.store_packed(calls);
         None

@@ -47,6 +47,7 @@ pub(super) struct Override {
     fleet: Option<(usize, bool)>,
     fleet_quorum: Option<(usize, u32)>,
     pushback_max: Option<(usize, Duration)>,
+    max_open_percent: Option<(usize, u32)>,
     /// A manual action (`action`, or `open_for`: a period to start now), not a
     /// configuration key.
     pub(super) action: Option<Action>,
@@ -83,6 +84,7 @@ struct Raw {
     fleet: Option<Spanned<bool>>,
     fleet_quorum: Option<Spanned<u32>>,
     pushback_max: Option<Spanned<String>>,
+    max_open_percent: Option<Spanned<u32>>,
     action: Option<Spanned<RawAction>>,
     open_for: Option<Spanned<String>>,
 }
@@ -262,6 +264,7 @@ impl Override {
             fleet: raw.fleet.map(|v| (at(v.span()), v.into_inner())),
             fleet_quorum: plain(raw.fleet_quorum),
             pushback_max: duration(Field::PushbackMax, raw.pushback_max),
+            max_open_percent: plain(raw.max_open_percent),
             action,
             name,
         };
@@ -323,6 +326,7 @@ impl Override {
             Field::Fleet => self.fleet.map(|v| v.0),
             Field::FleetQuorum => self.fleet_quorum.map(|v| v.0),
             Field::PushbackMax => self.pushback_max.map(|v| v.0),
+            Field::MaxOpenPercent => self.max_open_percent.map(|v| v.0),
         }
     }
 
@@ -511,6 +515,9 @@ impl Override {
         }
         if let Some((_, max)) = self.pushback_max {
             b = b.pushback_max(max);
+        }
+        if let Some((_, percent)) = self.max_open_percent {
+            b = b.max_open_percent(percent);
         }
         problems.extend(b.errors().iter().map(|e| {
             let field = e.field_id();

@@ -137,6 +137,9 @@ pub fn config_key_values(config: &Config) -> Vec<(&'static str, String)> {
     if config.pushback_max() != d.pushback_max {
         keys.push(("pushback_max", quoted(config.pushback_max())));
     }
+    if let Some(percent) = config.max_open_percent() {
+        keys.push(("max_open_percent", percent.to_string()));
+    }
     keys
 }
 
@@ -427,6 +430,9 @@ pub fn parse_config_keys(line: &str) -> Result<Config, ConfigLineError> {
     if let Some(e) = get(Field::PushbackMax) {
         b = b.pushback_max(e.duration()?);
     }
+    if let Some(e) = get(Field::MaxOpenPercent) {
+        b = b.max_open_percent(e.count()?);
+    }
     b.build().map_err(|err| {
         let field = Field::ALL
             .into_iter()
@@ -477,6 +483,7 @@ mod tests {
             .hedges(2)
             .max_concurrent(64)
             .pushback_max(Duration::from_secs(30))
+            .max_open_percent(50)
             .build()
             .unwrap();
         let line = config_keys(&config);
@@ -487,7 +494,7 @@ mod tests {
              open_max = \"60s\", ramp = [25, 50, 100], ramp_step = \"4s\", ramp_guard = 3.0, \
              timeout = \"150ms\", retries = 2, retry_backoff = \"40ms\", retry_budget = 0.1, \
              retry_floor = 5, hedge = \"50ms\", hedges = 2, max_concurrent = 64, \
-             pushback_max = \"30s\""
+             pushback_max = \"30s\", max_open_percent = 50"
         );
         assert_eq!(parse_config_keys(&line), Ok(config));
     }

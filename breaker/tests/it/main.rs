@@ -2,7 +2,8 @@
 //! crate and the test dependencies link once. `cargo test -p breakerbox --test it rules::`
 //! runs one subject's tests.
 //!
-//! The loom models are binaries of their own (`tests/loom.rs`, `tests/loom_open_period.rs`):
+//! The loom models are binaries of their own (`tests/loom.rs`, `tests/loom_open_period.rs`,
+//! `tests/loom_open_cap.rs`):
 //! they compile only under `--cfg loom`, where the runtime's atomics are loom's.
 
 #[cfg(feature = "admin")]
@@ -13,6 +14,7 @@ mod config;
 #[cfg(feature = "policy")]
 mod hedge;
 mod model;
+mod open_cap;
 mod open_period;
 mod probe_timeout;
 mod production_clock;

@@ -48,6 +48,7 @@ fn example(key: &str) -> &'static str {
         "fleet" => "false",
         "fleet_quorum" => "3",
         "pushback_max" => "\"1m\"",
+        "max_open_percent" => "30",
         _ => panic!("no example value of `{key}`: add one, so the test below covers it"),
     }
 }
