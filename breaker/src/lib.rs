@@ -229,6 +229,7 @@ mod rule;
 pub mod snapshot;
 mod state;
 mod sync;
+mod throttle;
 #[cfg(feature = "test-util")]
 pub mod testing;
 #[cfg(feature = "tower")]
