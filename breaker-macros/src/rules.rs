@@ -40,8 +40,14 @@ pub(crate) fn settings(args: &Args) -> Settings {
     });
     if let Some(k) = &args.throttle {
         s.throttle = Some(k.value);
-        s.throttle_max = args.throttle_max.as_ref().map_or(s.throttle_max, |m| m.value);
-        s.throttle_window = args.throttle_window.as_ref().map_or(s.throttle_window, |w| w.value);
+        s.throttle_max = args
+            .throttle_max
+            .as_ref()
+            .map_or(s.throttle_max, |m| m.value);
+        s.throttle_window = args
+            .throttle_window
+            .as_ref()
+            .map_or(s.throttle_window, |w| w.value);
     }
     if let Some(open) = &args.open {
         s.open_for = open.value;

@@ -641,7 +641,7 @@ impl Breaker {
     /// downstream in the last `throttle_window`, at most `throttle_max`; 0 when throttling is
     /// off or the breaker is not CLOSED.
     ///
-    /// [`ConfigBuilder::throttle`]: crate::ConfigBuilder::throttle
+    /// [`ConfigBuilder::throttle`]: crate::config::ConfigBuilder::throttle
     ///
     /// ```
     /// use breakerbox::{Breaker, Config, RejectReason};

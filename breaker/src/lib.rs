@@ -229,9 +229,9 @@ mod rule;
 pub mod snapshot;
 mod state;
 mod sync;
-mod throttle;
 #[cfg(feature = "test-util")]
 pub mod testing;
+mod throttle;
 #[cfg(feature = "tower")]
 pub mod tower;
 #[cfg(feature = "tracing")]

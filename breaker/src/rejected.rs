@@ -25,7 +25,7 @@ pub enum RejectReason {
     /// (feature `fleet`).
     FleetOpen,
     /// Adaptive throttling refused the call in CLOSED: the downstream accepted too few of
-    /// the recent calls (`throttle`, see [`ConfigBuilder::throttle`](crate::ConfigBuilder::throttle)).
+    /// the recent calls (`throttle`, see [`ConfigBuilder::throttle`](crate::config::ConfigBuilder::throttle)).
     Shed,
 }
 

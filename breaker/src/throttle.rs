@@ -74,11 +74,7 @@ impl Throttle {
             (Some(new), _) => {
                 *counts = Some(Counts {
                     settings: new,
-                    window: TimeWindow::new(
-                        new.window(),
-                        breakerbox_rules::THROTTLE_BUCKETS,
-                        0,
-                    ),
+                    window: TimeWindow::new(new.window(), breakerbox_rules::THROTTLE_BUCKETS, 0),
                     generation: None,
                     owed: 0,
                 });

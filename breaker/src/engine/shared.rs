@@ -186,7 +186,8 @@ impl Shared {
             hot.failure_rate
                 .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
             hot.flags.set(Flag::Shadow, m.config().shadow());
-            hot.flags.set(Flag::Throttle, self.publish_throttle(m.config()));
+            hot.flags
+                .set(Flag::Throttle, self.publish_throttle(m.config()));
             #[cfg(feature = "policy")]
             self.publish_policy(&m.config().policy());
             // Before the count is swapped below: see `engine/bulkhead.rs`.
@@ -367,7 +368,10 @@ impl Shared {
     /// told to its observers or counted by the throttle when it ends. One read of the flags.
     #[inline(always)]
     pub(crate) fn observed_or_throttled(&self) -> bool {
-        self.hot.flags.read().has_either(Flag::Observed, Flag::Throttle)
+        self.hot
+            .flags
+            .read()
+            .has_either(Flag::Observed, Flag::Throttle)
     }
 
     /// Whether calls are observed (a call listener, a recording): calls that noted their

@@ -393,9 +393,12 @@ fn throttle_overrides_follow_the_builder_rules_at_their_line() {
         ),
     ]);
     let throttled = Config::builder().throttle(2.0).build().unwrap();
-    let c = applied(&throttled, "[\"a\"]\nthrottle_max = 0.5\nthrottle_window = \"30s\"\n")
-        .unwrap()
-        .unwrap();
+    let c = applied(
+        &throttled,
+        "[\"a\"]\nthrottle_max = 0.5\nthrottle_window = \"30s\"\n",
+    )
+    .unwrap()
+    .unwrap();
     let t = c.throttling().unwrap();
     assert_eq!(
         (t.factor(), t.max(), t.window()),
