@@ -33,10 +33,11 @@
 //! CLOSED calls, so that CLOSED admission leaves its one-load path for this room, and every
 //! result of a CLOSED call comes by it; a breaker without it pays nothing.
 //!
-//! Refusals are deterministic, which tests rely on: an accumulator adds the probability (in
-//! 32-bit fixed point) at each call and refuses when it reaches a whole call, so that of `n`
-//! calls at probability `p` exactly `⌊p·n⌋` are refused. It is emptied when the probability
-//! is 0.
+//! Refusals are deterministic, which tests rely on: an accumulator adds the probability at
+//! each call and refuses when it reaches a whole call, so that of `n` calls at probability
+//! `p` exactly `⌊p·n⌋` are refused. A whole call is reached within a billionth, so that a
+//! `p` that binary fractions cannot write (2/9) still refuses 2 of 9 calls rather than
+//! lose one to rounding. It is emptied when the probability is 0.
 //!
 //! [`Flag::Throttle`]: crate::engine::Flag::Throttle
 
@@ -44,8 +45,9 @@ use crate::config::Throttling;
 use crate::sync::Mutex;
 use crate::window::{Mark, TimeWindow};
 
-/// One whole call in the accumulator's fixed point.
-const WHOLE: u64 = 1 << 32;
+/// How near a whole call the accumulator must come to refuse one: far above the rounding
+/// of its sums, far below any share of a call a probability adds.
+const WHOLE: f64 = 1.0 - 1e-9;
 
 /// A breaker's throttle: its counts under a lock of their own, never held with the
 /// breaker's. Empty while the configuration has no `throttle`.
@@ -58,8 +60,8 @@ struct Counts {
     window: TimeWindow,
     /// The generation of the CLOSED the counts belong to.
     generation: Option<u64>,
-    /// Refusals owed, in [`WHOLE`]s of a call.
-    owed: u64,
+    /// Refusals owed, in calls.
+    owed: f64,
 }
 
 impl Throttle {
@@ -76,7 +78,7 @@ impl Throttle {
                     settings: new,
                     window: TimeWindow::new(new.window(), breakerbox_rules::THROTTLE_BUCKETS, 0),
                     generation: None,
-                    owed: 0,
+                    owed: 0.0,
                 });
             }
         }
@@ -90,19 +92,18 @@ impl Throttle {
         };
         if c.generation != Some(generation) {
             c.window.clear();
-            (c.generation, c.owed) = (Some(generation), 0);
+            (c.generation, c.owed) = (Some(generation), 0.0);
         }
         let p = c.probability(now);
         if p == 0.0 {
-            c.owed = 0;
+            c.owed = 0.0;
             return false;
         }
-        // At most `WHOLE`: `p` is at most 1.
-        c.owed += (p * WHOLE as f64) as u64;
+        c.owed += p;
         if c.owed < WHOLE {
             return false;
         }
-        c.owed -= WHOLE;
+        c.owed -= 1.0;
         true
     }
 
@@ -186,6 +187,15 @@ mod tests {
         answered(&t, 2, 5, 0);
         let refused = (0..20).filter(|_| t.refuses(1, Some(0))).count();
         assert_eq!(refused, 7); // ⌊0.375 * 20⌋
+    }
+
+    #[test]
+    fn a_probability_binary_fractions_cannot_write_still_refuses_the_floor() {
+        let t = throttle(2.0, 0.9);
+        answered(&t, 3, 5, 0);
+        assert_eq!(t.probability(1, Some(0)), 2.0 / 9.0);
+        let refused: Vec<u32> = (1..=18).filter(|_| t.refuses(1, Some(0))).collect();
+        assert_eq!(refused, [5, 9, 14, 18]);
     }
 
     #[test]
