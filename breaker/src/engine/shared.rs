@@ -206,14 +206,14 @@ impl Shared {
         // permit, so never while a permit may hold a bulkhead slot that it must free: not
         // while limited, nor while slots taken under a limit removed since are held (the last
         // of them publishes again when it frees its slot, see `Breaker::free_slot`); and
-        // never while calls are observed or throttled, as such a success must be told or
-        // counted.
+        // never while calls are observed, as an observed success must be told.
         let full_window = match m.packed_capacity() {
             Some(_)
                 if state == State::Closed
                     && !limited
                     && self.slots_free()
-                    && !hot.flags.read().has_either(Flag::Observed, Flag::Throttle) =>
+                    && !self.observed()
+                    && !self.flag(Flag::Throttle) =>
             {
                 PackedWindow::full_of_successes(m.generation())
             }
@@ -222,7 +222,8 @@ impl Shared {
         hot.full_window.store(full_window, Ordering::Relaxed);
         // The flags read where they are used, not kept: a test of the word in memory each
         // time. A throttled CLOSED is timed so that its calls leave the one-load admission.
-        let timed = m.times_calls() || hot.flags.read().has_either(Flag::Observed, Flag::Throttle);
+        let flags = hot.flags.read();
+        let timed = m.times_calls() || flags.has_either(Flag::Observed, Flag::Throttle);
         let word = Word::new(m.generation(), state, limited, timed);
         hot.word.store(word.bits(), Ordering::Release);
     }
