@@ -15,6 +15,7 @@ mod admin_page;
 mod alloc_free;
 mod attribute_hedge;
 mod attribute_policy;
+mod attribute_throttle;
 mod axum_handler;
 mod call_events;
 mod call_events_fleet;
