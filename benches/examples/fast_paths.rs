@@ -27,7 +27,7 @@ use breakerbox::{circuit_breaker, Breaker, Config};
 use common::{call_ours, Down, Mix, MIN_CALLS, OPEN, PROBES, RATE, WINDOW};
 
 /// Every path the gate counts, with what it runs once per call.
-const PATHS: [(&str, &str); 8] = [
+const PATHS: [(&str, &str); 10] = [
     ("closed_success", "CLOSED, a success"),
     ("closed_mixed", "CLOSED, one failure in ten"),
     ("open_rejection", "OPEN, a rejection"),
@@ -47,6 +47,14 @@ const PATHS: [(&str, &str); 8] = [
     (
         "async_attribute",
         "an annotated async fn, CLOSED, its future ready at once",
+    ),
+    (
+        "closed_throttled_success",
+        "CLOSED with adaptive throttling (throttle = 2.0), a success",
+    ),
+    (
+        "closed_throttled_mixed",
+        "CLOSED with adaptive throttling, one failure in ten",
     ),
 ];
 
@@ -74,6 +82,22 @@ fn count_window(clock: &ManualClock) -> Breaker {
         .failure_rate(RATE)
         .open_for(OPEN)
         .probes(PROBES)
+        .build()
+        .expect("a valid configuration");
+    Breaker::with_clock("fast_paths", config, clock.clone())
+}
+
+/// The count window's breaker with adaptive throttling on (K = 2, the default window of
+/// 2 minutes): one failure in ten never makes it refuse (a call is refused only while the
+/// failures outnumber the successes).
+fn throttled(clock: &ManualClock) -> Breaker {
+    let config = Config::builder()
+        .count_window(WINDOW)
+        .min_calls(MIN_CALLS)
+        .failure_rate(RATE)
+        .open_for(OPEN)
+        .probes(PROBES)
+        .throttle(2.0)
         .build()
         .expect("a valid configuration");
     Breaker::with_clock("fast_paths", config, clock.clone())
@@ -143,6 +167,18 @@ fn run(path: &str, calls: u64) -> Result<(), String> {
                 }
                 call_ours(&b, mixed && mix.next());
             }
+        }
+        "closed_throttled_success" | "closed_throttled_mixed" => {
+            let b = throttled(&clock);
+            let mixed = path == "closed_throttled_mixed";
+            for i in 0..calls {
+                // A thousand calls a second: the throttle's buckets are used in turn.
+                if i % 1000 == 999 {
+                    clock.advance(Duration::from_secs(1));
+                }
+                call_ours(&b, mixed && mix.next());
+            }
+            assert_eq!(b.snapshot().totals.rejected, 0, "a healthy downstream");
         }
         "async_attribute" => {
             for i in 0..calls {

@@ -60,6 +60,9 @@ pub(crate) struct Args {
     pub(crate) rate: Option<Spanned<f64>>,
     pub(crate) slow: Option<Spanned<Duration>>,
     pub(crate) slow_rate: Option<Spanned<f64>>,
+    pub(crate) throttle: Option<Spanned<f64>>,
+    pub(crate) throttle_max: Option<Spanned<f64>>,
+    pub(crate) throttle_window: Option<Spanned<Duration>>,
     pub(crate) open: Option<Spanned<Duration>>,
     pub(crate) probes: Option<Spanned<u32>>,
     pub(crate) successes: Option<Spanned<u32>>,
@@ -132,6 +135,9 @@ impl Args {
             "rate" => at(&self.rate),
             "slow" => at(&self.slow),
             "slow_rate" => at(&self.slow_rate),
+            "throttle" => at(&self.throttle),
+            "throttle_max" => at(&self.throttle_max),
+            "throttle_window" => at(&self.throttle_window),
             "open" => at(&self.open),
             "probes" => at(&self.probes),
             "successes" => at(&self.successes),
@@ -207,6 +213,12 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Vec<Error>) -> Args {
                         .map(|v| set_once(&mut args.slow, at.of(v), &key, errors)),
                     "slow_rate" => number(&expr, &key, "0.8")
                         .map(|v| set_once(&mut args.slow_rate, at.of(v), &key, errors)),
+                    "throttle" => number(&expr, &key, "2.0")
+                        .map(|v| set_once(&mut args.throttle, at.of(v), &key, errors)),
+                    "throttle_max" => number(&expr, &key, "0.9")
+                        .map(|v| set_once(&mut args.throttle_max, at.of(v), &key, errors)),
+                    "throttle_window" => duration(&expr, &key)
+                        .map(|v| set_once(&mut args.throttle_window, at.of(v), &key, errors)),
                     "open" => duration(&expr, &key)
                         .map(|v| set_once(&mut args.open, at.of(v), &key, errors)),
                     "probes" => integer(&expr, &key)

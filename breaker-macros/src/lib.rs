@@ -75,6 +75,9 @@ use proc_macro::TokenStream;
 /// | `rate` | number | failure rate in (0, 1] at or above which the breaker opens (default 0.5) |
 /// | `slow` | duration string | calls slower than this count as slow |
 /// | `slow_rate` | number | share of slow calls, in (0, 1], that opens the breaker (default 0.5); needs `slow` |
+/// | `throttle` | number | K of client-side adaptive throttling in CLOSED, finite and at least 1: a call is refused (`RejectReason::Shed`) with probability `(requests - K * accepts) / (requests + 1)` of the calls of the last `throttle_window` (default off) |
+/// | `throttle_max` | number | the largest share of calls throttling refuses, in (0, 1] (default 0.9); needs `throttle` |
+/// | `throttle_window` | duration string | the history throttling counts, in 10 buckets (default 2m); needs `throttle` |
 /// | `open` | duration string | how long the breaker stays open (default 5s) |
 /// | `probes` | integer | half-open probes in flight at once (default 3) |
 /// | `successes` | integer | probe successes that close the breaker, at least 1 and at most `probes` (default `probes`) |
@@ -708,7 +711,8 @@ use proc_macro::TokenStream;
 /// below `retry_backoff`, `retry_budget` outside [0, 1], a negative `retry_floor`,
 /// `max_concurrent = 0`, `retry_backoff`, `retry_backoff_max`, `retry_budget` or
 /// `retry_floor` without `retries`, `hedge` of zero, over 60s or not below `timeout`, `hedges`
-/// outside 1 to 5 or without `hedge`),
+/// outside 1 to 5 or without `hedge`, `throttle` below 1, `throttle_max` outside (0, 1],
+/// `throttle_max` or `throttle_window` without `throttle`),
 /// `timeout` or `hedge` on a plain `fn`, a fallback of the wrong signature (for `fallback_on =
 /// "failure"`, one whose last argument is neither a `CallFailure<E>` nor the function's error), `fallback_on` without
 /// `fallback` or with another value than `"rejection"` or `"failure"`, an error type without

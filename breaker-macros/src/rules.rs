@@ -38,6 +38,17 @@ pub(crate) fn settings(args: &Args) -> Settings {
             .as_ref()
             .map_or(DEFAULT_SLOW_RATE, |r| r.value),
     });
+    if let Some(k) = &args.throttle {
+        s.throttle = Some(k.value);
+        s.throttle_max = args
+            .throttle_max
+            .as_ref()
+            .map_or(s.throttle_max, |m| m.value);
+        s.throttle_window = args
+            .throttle_window
+            .as_ref()
+            .map_or(s.throttle_window, |w| w.value);
+    }
     if let Some(open) = &args.open {
         s.open_for = open.value;
     }

@@ -10,6 +10,9 @@ pub enum Field {
     FailureRate,
     SlowThreshold,
     SlowRate,
+    Throttle,
+    ThrottleMax,
+    ThrottleWindow,
     OpenFor,
     Probes,
     Successes,
@@ -37,13 +40,16 @@ pub enum Field {
 
 impl Field {
     /// Every field, in the order the rules are checked.
-    pub const ALL: [Field; 29] = [
+    pub const ALL: [Field; 32] = [
         Field::Window,
         Field::Buckets,
         Field::MinCalls,
         Field::FailureRate,
         Field::SlowThreshold,
         Field::SlowRate,
+        Field::Throttle,
+        Field::ThrottleMax,
+        Field::ThrottleWindow,
         Field::OpenFor,
         Field::Probes,
         Field::Successes,
@@ -78,6 +84,9 @@ impl Field {
             Field::FailureRate => "failure_rate",
             Field::SlowThreshold => "slow_calls.threshold",
             Field::SlowRate => "slow_calls.rate",
+            Field::Throttle => "throttle",
+            Field::ThrottleMax => "throttle_max",
+            Field::ThrottleWindow => "throttle_window",
             Field::OpenFor => "open_for",
             Field::Probes => "probes",
             Field::Successes => "successes",

@@ -61,6 +61,11 @@ pub const DEFAULT_RETRY_FLOOR: u32 = 10;
 pub const DEFAULT_FLEET_QUORUM: u32 = 2;
 /// Extra attempts a hedged call may start when `hedges` is not given.
 pub const DEFAULT_HEDGES: u32 = 1;
+/// The largest share of calls throttling refuses when `throttle_max` is not given.
+pub const DEFAULT_THROTTLE_MAX: f64 = 0.9;
+/// The history throttling counts when `throttle_window` is not given (2 minutes, as the
+/// SRE book's clients keep).
+pub const DEFAULT_THROTTLE_WINDOW: Duration = Duration::from_secs(120);
 
 const fn key(name: &'static str, field: Field) -> ConfigKey {
     ConfigKey {
@@ -74,6 +79,11 @@ const fn key(name: &'static str, field: Field) -> ConfigKey {
 const NEEDS_RETRIES: Needs = Needs {
     what: "retries",
     hint: ", how many times a failed attempt is retried, like `retries = 2`",
+};
+
+const NEEDS_THROTTLE: Needs = Needs {
+    what: "throttle",
+    hint: ", the factor K of adaptive throttling, like `throttle = 2.0`",
 };
 
 /// Every configuration key, in the order the docs list them: one per [`Field`], in
@@ -98,6 +108,17 @@ pub const KEYS: [ConfigKey; Field::ALL.len()] = [
             hint: ", the duration above which a call is slow, like `slow = \"800ms\"`",
         }),
         ..key("slow_rate", Field::SlowRate)
+    },
+    key("throttle", Field::Throttle),
+    ConfigKey {
+        default: Some(KeyDefault::Rate(DEFAULT_THROTTLE_MAX)),
+        needs: Some(NEEDS_THROTTLE),
+        ..key("throttle_max", Field::ThrottleMax)
+    },
+    ConfigKey {
+        default: Some(KeyDefault::Span(DEFAULT_THROTTLE_WINDOW)),
+        needs: Some(NEEDS_THROTTLE),
+        ..key("throttle_window", Field::ThrottleWindow)
     },
     key("open", Field::OpenFor),
     key("probes", Field::Probes),

@@ -3,7 +3,7 @@
 use crate::field::Field;
 use crate::settings::{
     RampUp, Settings, Window, LEAST_MIN_CALLS, MAX_BUCKETS, MAX_COUNT_WINDOW, MAX_HEDGE,
-    MAX_HEDGES, MAX_RAMP_STEPS, MAX_RETRIES, MAX_RETRY_BACKOFF,
+    MAX_HEDGES, MAX_RAMP_STEPS, MAX_RETRIES, MAX_RETRY_BACKOFF, THROTTLE_BUCKETS,
 };
 use crate::violation::{Percents, Value, Violation};
 
@@ -106,6 +106,29 @@ impl Settings {
             Field::SlowRate => match self.slow_calls {
                 Some(slow) => check_rate(field, "slow_calls rate", slow.rate),
                 None => Ok(()),
+            },
+            // Written so that NaN fails too. Below 1, a healthy downstream would be refused.
+            Field::Throttle => match self.throttle {
+                Some(k) if !(k >= 1.0 && k.is_finite()) => Err(Violation::new(
+                    field,
+                    "must be finite and at least 1",
+                    Value::F64(k),
+                )),
+                _ => Ok(()),
+            },
+            Field::ThrottleMax => match self.throttle {
+                Some(_) => check_rate(field, field.name(), self.throttle_max),
+                None => Ok(()),
+            },
+            Field::ThrottleWindow => match self.throttle {
+                Some(_) if self.throttle_window.as_nanos() < THROTTLE_BUCKETS as u128 => {
+                    Err(Violation::new(
+                        field,
+                        "must be at least 10ns, one for each of its buckets",
+                        Value::Duration(self.throttle_window),
+                    ))
+                }
+                _ => Ok(()),
             },
             Field::OpenFor => {
                 if self.open_for.is_zero() {

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::keys::{
     DEFAULT_HEDGES, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_FLOOR,
+    DEFAULT_THROTTLE_MAX, DEFAULT_THROTTLE_WINDOW,
 };
 
 /// Largest count window: memory per breaker stays bounded (one byte per call).
@@ -24,6 +25,9 @@ pub const MAX_RECORD: usize = 10_000_000;
 pub const MAX_HEDGES: u32 = 5;
 /// Longest delay before a hedged attempt starts.
 pub const MAX_HEDGE: Duration = Duration::from_secs(60);
+
+/// Buckets of throttling's window: its history expires a tenth at a time.
+pub const THROTTLE_BUCKETS: u32 = 10;
 
 /// Longest base delay before a retry.
 pub const MAX_RETRY_BACKOFF: Duration = Duration::from_secs(60);
@@ -149,6 +153,13 @@ pub struct Settings {
     pub failure_rate: f64,
     /// Slow-call detection.
     pub slow_calls: Option<SlowCalls>,
+    /// Adaptive throttling's factor K: a call is refused with probability
+    /// `(requests - K * accepts) / (requests + 1)`; `None`: off.
+    pub throttle: Option<f64>,
+    /// The largest share of calls throttling refuses.
+    pub throttle_max: f64,
+    /// The history throttling counts.
+    pub throttle_window: Duration,
     /// How long OPEN lasts.
     pub open_for: Duration,
     /// Half-open probes in flight at once.
@@ -200,6 +211,9 @@ impl Settings {
         min_calls: None,
         failure_rate: 0.5,
         slow_calls: None,
+        throttle: None,
+        throttle_max: DEFAULT_THROTTLE_MAX,
+        throttle_window: DEFAULT_THROTTLE_WINDOW,
         open_for: Duration::from_secs(5),
         probes: 3,
         successes: None,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use breakerbox::recording::{CallOutcome, RecordedCall};
 use breakerbox::replay::{Replay, ReplayPermit};
-use breakerbox::{Config, Outcome, State};
+use breakerbox::{Config, Outcome, RejectReason, State};
 
 use super::health::Health;
 
@@ -191,6 +191,8 @@ pub struct Run {
     pub admitted: Vec<u64>,
     /// Every state change, with when it happened.
     pub transitions: Vec<(Duration, State)>,
+    /// Calls adaptive throttling refused in CLOSED (`throttle`).
+    pub shed: u64,
 }
 
 impl Run {
@@ -211,6 +213,7 @@ pub fn replay(answers: &[Answer], schedule: &Schedule, config: Config) -> Run {
     // end it (a result from before it opened is stale): calls that start before then are
     // rejected without asking it.
     let mut open_until = 0;
+    let mut shed = 0;
     for step in &schedule.steps {
         if step.call & END != 0 {
             if let Some(permit) = in_flight[step.slot()].take() {
@@ -238,12 +241,14 @@ pub fn replay(answers: &[Answer], schedule: &Schedule, config: Config) -> Run {
                 if let Some(left) = refused.retry_after {
                     open_until = step.at.saturating_add(nanos(left));
                 }
+                shed += u64::from(refused.reason == RejectReason::Shed);
             }
         }
     }
     Run {
         admitted,
         transitions: breaker.into_transitions(),
+        shed,
     }
 }
 

@@ -125,20 +125,21 @@ pub fn report(t: &Tuning, trace: &str, name: &str) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>6} {:>8} {:>6} {:>9} {:>9} {:>6} {:>6}  configuration",
-        "cost", "detect", "into", "rejected", "recovery", "flaps", "false"
+        "{:>6} {:>8} {:>6} {:>9} {:>9} {:>6} {:>6} {:>6}  configuration",
+        "cost", "detect", "into", "rejected", "recovery", "flaps", "false", "shed"
     );
     let row = |out: &mut String, s: &Scores, what: String| {
         let _ = writeln!(
             out,
-            "{:>6} {:>8} {:>6} {:>9} {:>9} {:>6} {:>6}  {what}",
+            "{:>6} {:>8} {:>6} {:>9} {:>9} {:>6} {:>6} {:>6}  {what}",
             s.cost(),
             secs(s.detection),
             s.sent_into_outage,
             s.healthy_rejected,
             secs(s.recovery),
             s.flaps,
-            s.false_opens
+            s.false_opens,
+            s.shed
         );
     };
     for &i in t.front.iter().take(12) {

@@ -33,6 +33,10 @@ pub struct Scores {
     /// length; for a count window, the time the trace's next `window` calls take) while no
     /// new outage began in between: a close the downstream did not bear out.
     pub flaps: u32,
+    /// Calls adaptive throttling refused (`throttle`): rejections like any other (in
+    /// [`healthy_rejected`](Self::healthy_rejected) when the downstream was healthy), shown
+    /// apart.
+    pub shed: u64,
     /// What the tuner minimises: [`sent_into_outage`](Self::sent_into_outage) plus
     /// [`healthy_rejected`](Self::healthy_rejected) plus each flap at one second of the
     /// trace's traffic ([`Truth::flap_cost`]).
@@ -192,6 +196,7 @@ pub fn score(
         scores.sent_into_outage += u64::from((admitted & sick).count_ones());
         scores.healthy_rejected += u64::from((!admitted & !sick & valid).count_ones());
     }
+    scores.shed = run.shed;
     scores.cost = scores.sent_into_outage
         + scores.healthy_rejected
         + u64::from(scores.flaps) * truth.flap_cost;
@@ -258,6 +263,7 @@ mod tests {
                 (SECS(15), State::HalfOpen),
                 (SECS(16), State::Closed),
             ],
+            shed: 1,
         };
         let health = health(&[(5, 10)], 19);
         let truth = Truth::new(&health, &answers);
@@ -273,6 +279,7 @@ mod tests {
                 false_opens: 1,
                 recovery: SECS(6),
                 flaps: 0,
+                shed: 1,
                 cost: 6,
             }
         );
@@ -297,6 +304,7 @@ mod tests {
                 (SECS(31), State::HalfOpen),
                 (SECS(32), State::Closed),
             ],
+            shed: 0,
         };
         let health = health(&[(5, 10)], 39);
         let truth = Truth::new(&health, &answers);
@@ -321,6 +329,7 @@ mod tests {
         let run = Run {
             admitted: admitted(10, |_| true),
             transitions: Vec::new(),
+            shed: 0,
         };
         let health = health(&[(2, 6)], 9);
         let truth = Truth::new(&health, &answers);

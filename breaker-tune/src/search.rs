@@ -34,6 +34,9 @@ pub struct Spec {
     pub backoff: bool,
     /// Ramp 25, 50, 100 in steps as long as the open duration.
     pub ramp: bool,
+    /// Adaptive throttling's K, if the candidate throttles (at the default `throttle_max`
+    /// and `throttle_window`).
+    pub throttle: Option<f64>,
 }
 
 /// Slow calls count: a call slower than `threshold` is slow, and the breaker opens when
@@ -58,6 +61,7 @@ impl Spec {
         slow: None,
         backoff: false,
         ramp: false,
+        throttle: None,
     };
 
     /// The runtime configuration.
@@ -79,6 +83,9 @@ impl Spec {
         }
         if self.ramp {
             b = b.ramp_up(&[25, 50, 100], Duration::from_secs(self.open_secs));
+        }
+        if let Some(k) = self.throttle {
+            b = b.throttle(k);
         }
         b.build()
             .expect("every candidate of the grid is a valid configuration")
@@ -113,6 +120,9 @@ impl Spec {
         if self.ramp {
             keys.push(("ramp", "[25, 50, 100]".into()));
             keys.push(("ramp_step", format!("\"{}s\"", self.open_secs)));
+        }
+        if let Some(k) = self.throttle {
+            keys.push(("throttle", format!("{k:?}")));
         }
         keys
     }
@@ -161,7 +171,8 @@ impl fmt::Display for Spec {
 /// The grid: count windows of 10 to 200 calls and time windows of 5 to 60 s, rates 0.2 to
 /// 0.8, open 1 to 60 s, 1 or 3 probes, slow calls off, at 1.5 times the healthy p99 with a
 /// slow rate of 0.5, or at 3 times with 0.8 (to the microsecond), backoff and ramp on or off:
-/// 5,400 candidates.
+/// 5,400 candidates; then each of those without slow calls, backoff or ramp throttled with K
+/// of 1.5, 2 or 3 (`throttle`): 1,350 more.
 pub fn grid(health: &Health) -> Vec<Spec> {
     let windows = [
         WindowSpec::Count(10),
@@ -210,6 +221,7 @@ pub fn grid(health: &Health) -> Vec<Spec> {
                                 slow,
                                 backoff,
                                 ramp,
+                                throttle: None,
                             });
                         }
                     }
@@ -217,8 +229,22 @@ pub fn grid(health: &Health) -> Vec<Spec> {
             }
         }
     }
+    let plain: Vec<Spec> = specs
+        .iter()
+        .filter(|s| s.slow.is_none() && !s.backoff && !s.ramp)
+        .copied()
+        .collect();
+    for k in THROTTLE_FACTORS {
+        specs.extend(plain.iter().map(|s| Spec {
+            throttle: Some(k),
+            ..*s
+        }));
+    }
     specs
 }
+
+/// The K of the grid's throttled candidates.
+pub const THROTTLE_FACTORS: [f64; 3] = [1.5, 2.0, 3.0];
 
 /// What every replay of one trace needs.
 #[derive(Clone, Copy, Debug)]
@@ -445,18 +471,19 @@ mod tests {
             }),
             backoff: true,
             ramp: true,
+            throttle: Some(2.0),
         };
         assert_eq!(
             spec.attribute(),
             "#[circuit_breaker(window = \"10s\", min = 10, rate = 0.35, open = \"15s\", \
              probes = 1, slow = \"1500us\", slow_rate = 0.5, backoff = 2.0, open_max = \"60s\", \
-             ramp = [25, 50, 100], ramp_step = \"15s\")]"
+             ramp = [25, 50, 100], ramp_step = \"15s\", throttle = 2.0)]"
         );
         assert_eq!(
             spec.toml("app::get_book"),
             "[\"app::get_book\"]\nwindow = \"10s\"\nmin = 10\nrate = 0.35\nopen = \"15s\"\n\
              probes = 1\nslow = \"1500us\"\nslow_rate = 0.5\nbackoff = 2.0\nopen_max = \"60s\"\n\
-             ramp = [25, 50, 100]\nramp_step = \"15s\"\n"
+             ramp = [25, 50, 100]\nramp_step = \"15s\"\nthrottle = 2.0\n"
         );
     }
 }

@@ -164,7 +164,7 @@ fn the_configuration_in_the_trace_is_the_current_row_and_the_changes_are_against
     // rejected after it while it opened for 3 s at a time.
     assert_eq!(
         row_after(&text, "\ncurrent:\n"),
-        "   122     0.1s     11       111      2.2s      0      0  window = 20, min = 10, \
+        "   122     0.1s     11       111      2.2s      0      0      0  window = 20, min = 10, \
          rate = 0.4, open = \"3s\", probes = 2, timeout = \"150ms\", retries = 1"
     );
     let pick = row_after(&text, "no outage missed):\n");

@@ -26,7 +26,7 @@
 //!   `forced_open`, `disabled`), `calls`, `failures`, `slow_calls`, `failure_rate`,
 //!   `slow_call_rate` (`null` before `min` calls), `rejected`, `admit_percent`, `totals`
 //!   (`success`, `failure`, `ignored`, `cancelled`, `rejected`, `rejected_by` {`open`,
-//!   `half_open_full`, `forced_open`, `throttled`, `bulkhead`, `fleet_open`},
+//!   `half_open_full`, `forced_open`, `throttled`, `bulkhead`, `fleet_open`, `shed`},
 //!   `shadow_rejected`, `retries`, `retry_budget_exhausted`), `trial` (`null`, or
 //!   `admitted`, `in_flight`, `succeeded`);
 //! - `thresholds`: `failure_rate`, `slow_call_rate` (`null` without slow calls);

@@ -135,6 +135,8 @@ pub(crate) struct Rare {
     /// configuration first sets a timeout or retries.
     #[cfg(feature = "policy")]
     pub(crate) policy: crate::policy::PolicyState,
+    /// Adaptive throttling's counts: made when a configuration first sets `throttle`.
+    pub(crate) throttle: crate::throttle::Throttle,
     /// Made when the breaker first records its calls.
     #[cfg(feature = "recording")]
     pub(crate) recorder: recorder::Recorder,
@@ -633,6 +635,37 @@ impl Breaker {
     /// ```
     pub fn in_flight(&self) -> u32 {
         self.shared.calls_in_flight()
+    }
+
+    /// The share of calls adaptive throttling refuses now ([`ConfigBuilder::throttle`]):
+    /// `max(0, (requests - K * accepts) / (requests + 1))` of the calls that reached the
+    /// downstream in the last `throttle_window`, at most `throttle_max`; 0 when throttling is
+    /// off or the breaker is not CLOSED.
+    ///
+    /// [`ConfigBuilder::throttle`]: crate::config::ConfigBuilder::throttle
+    ///
+    /// ```
+    /// use breakerbox::{Breaker, Config, RejectReason};
+    ///
+    /// let b = Breaker::new("libraryd", Config::builder().throttle(2.0).min_calls(10).build()?);
+    /// // Seven calls in flight, asked while nothing has answered yet.
+    /// let mut calls: Vec<_> = (0..7).map(|_| b.try_acquire().unwrap()).collect();
+    /// calls.pop().unwrap().success();
+    /// calls.into_iter().for_each(|call| call.failure());
+    /// assert_eq!(b.shed_probability(), 0.625); // (7 - 2 * 1) / 8
+    /// assert!(b.try_acquire().is_ok()); // the first call owes 0.625 of a refusal
+    /// assert_eq!(b.try_acquire().unwrap_err().reason(), RejectReason::Shed);
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
+    /// ```
+    pub fn shed_probability(&self) -> f64 {
+        let word = self.shared.word();
+        if word.state() != State::Closed || !self.shared.flag(crate::engine::Flag::Throttle) {
+            return 0.0;
+        }
+        self.rare().map_or(0.0, |rare| {
+            rare.throttle
+                .probability(word.generation(), self.clock().ticks())
+        })
     }
 
     /// Starts recording the breaker's calls (feature `recording`): for each call from now

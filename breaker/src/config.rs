@@ -23,12 +23,14 @@ mod error;
 mod policy;
 #[cfg(feature = "serde")]
 pub(crate) mod serialized;
+mod throttling;
 
 use std::time::Duration;
 
 pub use self::builder::ConfigBuilder;
 pub use self::error::ConfigError;
 pub use self::policy::Policy;
+pub use self::throttling::Throttling;
 pub(crate) use breakerbox_rules::Field;
 #[cfg(feature = "overrides")]
 pub(crate) use breakerbox_rules::{
@@ -67,6 +69,7 @@ pub struct Config {
     min_calls: u32,
     failure_rate: f64,
     slow_calls: Option<SlowCalls>,
+    throttle: Option<Throttling>,
     open_for: Duration,
     probes: u32,
     /// `None` follows `probes`, also after [`Config::to_builder`] changes them.
@@ -112,6 +115,18 @@ impl Config {
             min_calls: Some(self.min_calls),
             failure_rate: self.failure_rate,
             slow_calls: self.slow_calls,
+            throttle: match self.throttle {
+                Some(t) => Some(t.factor),
+                None => None,
+            },
+            throttle_max: match self.throttle {
+                Some(t) => t.max,
+                None => breakerbox_rules::DEFAULT_THROTTLE_MAX,
+            },
+            throttle_window: match self.throttle {
+                Some(t) => t.window,
+                None => breakerbox_rules::DEFAULT_THROTTLE_WINDOW,
+            },
             open_for: self.open_for,
             probes: self.probes,
             successes: self.successes,
@@ -147,6 +162,12 @@ impl Config {
     /// Slow-call detection, if configured.
     pub const fn slow_calls(&self) -> Option<SlowCalls> {
         self.slow_calls
+    }
+
+    /// Adaptive throttling in CLOSED, if configured
+    /// ([`ConfigBuilder::throttle`]).
+    pub const fn throttling(&self) -> Option<Throttling> {
+        self.throttle
     }
 
     /// How long the breaker stays open before it lets probes through.

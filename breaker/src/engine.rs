@@ -16,8 +16,8 @@
 //! - **read**: [`Shared::inspect`] reads the machine, and [`Shared::state`], the
 //!   [`Flag`]s and the totals read what is published.
 //!
-//! Optional parts (shadow mode, the fleet's OPEN, the per-call listeners and the recording)
-//! ask for a named [`Flag`]; none adds bits of its own.
+//! Optional parts (shadow mode, the fleet's OPEN, the per-call listeners, the recording and
+//! adaptive throttling) ask for a named [`Flag`]; none adds bits of its own.
 //!
 //! # Admission
 //!
@@ -31,7 +31,9 @@
 //!   belongs to it. The production clock reads the kernel's coarse clock while the period is far
 //!   from its end (`clock::CoarsePeriod`), the precise clock near it (`reject_open_precise`).
 //! - A limited word goes to the bulkhead (`admit_limited`, below).
-//! - A timed CLOSED notes the start and admits; DISABLED admits (`admit_timed_or_locked`).
+//! - A timed CLOSED notes the start and admits, unless adaptive throttling refuses it (a
+//!   throttled CLOSED is timed, so that only it reads `Flag::Throttle`: `admit_throttled`);
+//!   DISABLED admits (`admit_timed_or_locked`).
 //! - Everything else (HALF_OPEN, FORCED_OPEN, an OPEN that has ended) is decided by the machine
 //!   under the lock (`admit_locked`).
 //!

@@ -232,6 +232,7 @@ mod state;
 mod sync;
 #[cfg(feature = "test-util")]
 pub mod testing;
+mod throttle;
 #[cfg(feature = "tower")]
 pub mod tower;
 #[cfg(feature = "tracing")]

@@ -9,7 +9,7 @@
 //! | metric | type | value |
 //! |---|---|---|
 //! | `circuitbreaker_state` | gauge | the current state: 0 CLOSED, 1 OPEN, 2 HALF_OPEN, 3 FORCED_OPEN, 4 DISABLED |
-//! | `circuitbreaker_calls_total{result}` | counter | calls since the breaker was created, by `result`: `success`, `failure`, `ignored`, `cancelled` (dropped without a result), `rejected` (one series per `reason`: `open`, `half_open_full`, `forced_open`, `throttled`, `bulkhead`, `fleet_open`), `shadow_rejected` (for a shadow breaker: calls admitted that an enforcing one would have rejected) |
+//! | `circuitbreaker_calls_total{result}` | counter | calls since the breaker was created, by `result`: `success`, `failure`, `ignored`, `cancelled` (dropped without a result), `rejected` (one series per `reason`: `open`, `half_open_full`, `forced_open`, `throttled`, `bulkhead`, `fleet_open`, `shed`), `shadow_rejected` (for a shadow breaker: calls admitted that an enforcing one would have rejected) |
 //! | `circuitbreaker_retries_total` | counter | for a breaker that retries: retries made by the call policy (attempts after the first) |
 //! | `circuitbreaker_retry_budget_exhausted_total` | counter | for a breaker that retries: failed attempts returned without a retry because the retry budget was spent |
 //! | `circuitbreaker_in_flight` | gauge | for a breaker with a bulkhead (`max_concurrent`): calls holding one of its slots |

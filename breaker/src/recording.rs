@@ -18,8 +18,8 @@
 //! - `latency_ms`: how long it took, in milliseconds; 0 for a rejected call.
 //! - `outcome`: `success`, `failure` or `ignored` as the breaker judged the call (see
 //!   [`Outcome`]), or `rejected_open`, `rejected_half_open_full`, `rejected_forced_open`,
-//!   `rejected_throttled`, `rejected_bulkhead`, `rejected_fleet_open` for a call the breaker rejected (see
-//!   [`RejectReason`]).
+//!   `rejected_throttled`, `rejected_bulkhead`, `rejected_fleet_open`, `rejected_shed` for a
+//!   call the breaker rejected (see [`RejectReason`]).
 //!
 //! A recording whose calls a call policy retried, or whose failures carried the downstream's
 //! pushback, has two more columns, `t_ms,latency_ms,outcome,attempt,pushback_ms`:
@@ -89,10 +89,11 @@ impl CallOutcome {
             CallOutcome::Rejected(RejectReason::Throttled) => "rejected_throttled",
             CallOutcome::Rejected(RejectReason::Bulkhead) => "rejected_bulkhead",
             CallOutcome::Rejected(RejectReason::FleetOpen) => "rejected_fleet_open",
+            CallOutcome::Rejected(RejectReason::Shed) => "rejected_shed",
         }
     }
 
-    const ALL: [CallOutcome; 9] = [
+    const ALL: [CallOutcome; 10] = [
         CallOutcome::Completed(Outcome::Success),
         CallOutcome::Completed(Outcome::Failure),
         CallOutcome::Completed(Outcome::Ignored),
@@ -102,6 +103,7 @@ impl CallOutcome {
         CallOutcome::Rejected(RejectReason::Throttled),
         CallOutcome::Rejected(RejectReason::Bulkhead),
         CallOutcome::Rejected(RejectReason::FleetOpen),
+        CallOutcome::Rejected(RejectReason::Shed),
     ];
 }
 
@@ -621,7 +623,7 @@ mod tests {
             "rejected".parse::<CallOutcome>().unwrap_err(),
             "outcome must be one of success, failure, ignored, rejected_open, \
              rejected_half_open_full, rejected_forced_open, rejected_throttled, rejected_bulkhead, \
-             rejected_fleet_open, got \"rejected\""
+             rejected_fleet_open, rejected_shed, got \"rejected\""
         );
     }
 

@@ -24,6 +24,9 @@ pub enum RejectReason {
     /// The breaker is open for its fleet: at least `fleet_quorum` peers hold it OPEN
     /// (feature `fleet`).
     FleetOpen,
+    /// Adaptive throttling refused the call in CLOSED: the downstream accepted too few of
+    /// the recent calls (`throttle`, see [`ConfigBuilder::throttle`](crate::config::ConfigBuilder::throttle)).
+    Shed,
 }
 
 variant_names! {
@@ -53,6 +56,7 @@ variant_names! {
         Throttled => "throttled",
         Bulkhead => "bulkhead",
         FleetOpen => "fleet_open",
+        Shed => "shed",
     }
 }
 
@@ -205,6 +209,7 @@ impl fmt::Display for Rejected {
             RejectReason::Throttled => f.write_str("throttled by recovery")?,
             RejectReason::Bulkhead => write!(f, "at its limit of {} calls in flight", self.detail)?,
             RejectReason::FleetOpen => f.write_str("open for its fleet")?,
+            RejectReason::Shed => f.write_str("shedding load by adaptive throttling")?,
         }
         if let Some(after) = self.retry_after() {
             write!(f, "; retry in {:.1}s", after.as_secs_f64())?;

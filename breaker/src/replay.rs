@@ -10,7 +10,8 @@
 //! shadow mode, the bulkhead (`max_concurrent`) and the fleet are not replayed, nor is a
 //! keyed family's cap (`max_open_percent`): a replay is one breaker, with no family whose
 //! members it could count, so it trips as an uncapped member would (a member the cap held
-//! CLOSED was recorded CLOSED, and its replay may open where it did not).
+//! CLOSED was recorded CLOSED, and its replay may open where it did not). Adaptive
+//! throttling (`throttle`) is replayed: its refusals are [`RejectReason::Shed`].
 //!
 //! ```
 //! use std::time::Duration;
@@ -63,6 +64,8 @@ pub struct Replay {
     origin: Instant,
     /// Whether permits note when their call started (slow calls, the ramp's latency guard).
     timed: bool,
+    /// Adaptive throttling's counts, if the configuration throttles.
+    throttle: Option<crate::throttle::Throttle>,
     transitions: Vec<(Duration, State)>,
 }
 
@@ -102,8 +105,14 @@ impl Replay {
     pub fn new(config: Config) -> Replay {
         let origin = Instant::now();
         let clock = ClockSource::custom(Given(origin));
+        let throttle = config.throttling().map(|throttling| {
+            let throttle = crate::throttle::Throttle::default();
+            throttle.configure(Some(throttling));
+            throttle
+        });
         let machine = Machine::unpacked(Arc::new(config), &mut LazyNow::at(&clock, origin));
         Replay {
+            throttle,
             timed: machine.times_calls(),
             machine,
             clock,
@@ -115,8 +124,16 @@ impl Replay {
     /// Asks for a call starting at `at`, as [`Breaker::try_acquire`](crate::Breaker::try_acquire) does.
     #[inline]
     pub fn try_acquire(&mut self, at: Duration) -> Result<ReplayPermit, Refused> {
-        // CLOSED admits every call, and changes nothing.
+        // CLOSED admits every call but those throttling refuses, and changes nothing.
         if self.machine.state() == State::Closed {
+            if let Some(throttle) = &self.throttle {
+                if throttle.refuses(self.machine.generation(), Some(ticks(at))) {
+                    return Err(Refused {
+                        reason: RejectReason::Shed,
+                        retry_after: None,
+                    });
+                }
+            }
             return Ok(ReplayPermit {
                 generation: self.machine.generation(),
                 admission: Admission::Counted,
@@ -161,6 +178,14 @@ impl Replay {
             }
             Outcome::Ignored => return,
             _ => {
+                if let Some(throttle) = self
+                    .throttle
+                    .as_ref()
+                    .filter(|_| permit.admission == Admission::Counted)
+                {
+                    let accepted = outcome == Outcome::Success;
+                    throttle.record(permit.generation, accepted, Some(ticks(at)));
+                }
                 let recorded = self.machine.record(
                     permit.generation,
                     permit.admission,
@@ -241,6 +266,10 @@ impl Replay {
 /// The time `at` from the start, `instant`, as the machine reads it: the replay's start is
 /// the clock's origin, so its ticks are `at` in nanoseconds.
 fn given(clock: &ClockSource, instant: Instant, at: Duration) -> LazyNow<'_> {
-    let ticks = u64::try_from(at.as_nanos()).unwrap_or(u64::MAX);
-    LazyNow::given(clock, instant, ticks)
+    LazyNow::given(clock, instant, ticks(at))
+}
+
+/// The time `at` from the start in the clock's ticks.
+fn ticks(at: Duration) -> u64 {
+    u64::try_from(at.as_nanos()).unwrap_or(u64::MAX)
 }

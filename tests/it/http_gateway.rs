@@ -79,6 +79,7 @@ async fn breaker_opens_stops_calling_the_sick_upstream_falls_back_and_recovers()
             format!("circuitbreaker_calls_total{{{labels},result=\"rejected\",reason=\"throttled\"}} 0"),
             format!("circuitbreaker_calls_total{{{labels},result=\"rejected\",reason=\"bulkhead\"}} 0"),
             format!("circuitbreaker_calls_total{{{labels},result=\"rejected\",reason=\"fleet_open\"}} 0"),
+            format!("circuitbreaker_calls_total{{{labels},result=\"rejected\",reason=\"shed\"}} 0"),
             format!("circuitbreaker_failure_rate{{{labels}}} 0.5"),
             format!("circuitbreaker_failure_rate_threshold{{{labels}}} 0.5"),
             format!(
@@ -118,6 +119,7 @@ async fn breaker_opens_stops_calling_the_sick_upstream_falls_back_and_recovers()
             format!("circuitbreaker_calls_total{{{labels},result=\"rejected\",reason=\"throttled\"}} 0"),
             format!("circuitbreaker_calls_total{{{labels},result=\"rejected\",reason=\"bulkhead\"}} 0"),
             format!("circuitbreaker_calls_total{{{labels},result=\"rejected\",reason=\"fleet_open\"}} 0"),
+            format!("circuitbreaker_calls_total{{{labels},result=\"rejected\",reason=\"shed\"}} 0"),
             format!("circuitbreaker_failure_rate{{{labels}}} 0.0"),
             format!("circuitbreaker_failure_rate_threshold{{{labels}}} 0.5"),
             format!("circuitbreaker_state_transitions_total{{{labels},from_state=\"closed\",to_state=\"open\",reason=\"failure_rate\"}} 1"),

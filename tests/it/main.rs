@@ -16,6 +16,7 @@ mod alloc_free;
 mod attribute_hedge;
 mod attribute_open_cap;
 mod attribute_policy;
+mod attribute_throttle;
 mod axum_handler;
 mod call_events;
 mod call_events_fleet;

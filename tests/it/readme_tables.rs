@@ -45,6 +45,7 @@ fn config_default(key: &ConfigKey) -> String {
         Field::MinCalls => config.min_calls().to_string(),
         Field::FailureRate => config.failure_rate().to_string(),
         Field::SlowThreshold => off(config.slow_calls()),
+        Field::Throttle => off(config.throttling()),
         Field::OpenFor => span(config.open_for()),
         Field::Probes => config.probes().to_string(),
         Field::Successes => config.successes().to_string(),
@@ -62,6 +63,8 @@ fn config_default(key: &ConfigKey) -> String {
         Field::MaxOpenPercent => off(config.max_open_percent()),
         Field::Buckets
         | Field::SlowRate
+        | Field::ThrottleMax
+        | Field::ThrottleWindow
         | Field::RampStep
         | Field::RetryBackoff
         | Field::RetryBackoffMax

@@ -26,6 +26,10 @@ pub(super) fn builder(s: &Settings, p: &TokenStream) -> TokenStream {
         let rate = float(slow.rate);
         b = quote!(#b.slow_calls(#threshold, #rate));
     }
+    if let Some(k) = s.throttle {
+        let (k, max, window) = (float(k), float(s.throttle_max), duration(s.throttle_window));
+        b = quote!(#b.throttle(#k).throttle_max(#max).throttle_window(#window));
+    }
     let open = duration(s.open_for);
     let probes = s.probes;
     b = quote!(#b.open_for(#open).probes(#probes));

@@ -29,6 +29,9 @@ fn example(key: &str) -> &'static str {
         "retry_floor" => "3",
         "hedge" => "\"40ms\"",
         "hedges" => "2",
+        "throttle" => "2.0",
+        "throttle_max" => "0.5",
+        "throttle_window" => "\"30s\"",
         "max_concurrent" => "64",
         "probe_timeout" => "\"30s\"",
         "shadow" => "true",
@@ -91,7 +94,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
         );
         refused += 1;
     }
-    assert_eq!(refused, 12);
+    assert_eq!(refused, 14);
 }
 
 /// The errors of the rules, as `(span's first line and column, message)`.

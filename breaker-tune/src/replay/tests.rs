@@ -160,6 +160,7 @@ fn through_a_breaker(answers: &[Answer], schedule: &Schedule, config: Config) ->
     });
     let mut admitted = vec![0u64; answers.len().div_ceil(64)];
     let mut in_flight: Vec<Option<Permit<'_>>> = (0..schedule.width).map(|_| None).collect();
+    let mut shed = 0;
     for (k, step) in schedule.steps.iter().enumerate() {
         let i = (step.call & !END) as usize;
         at.store(k + 1, Ordering::Relaxed);
@@ -167,9 +168,14 @@ fn through_a_breaker(answers: &[Answer], schedule: &Schedule, config: Config) ->
             if let Some(permit) = in_flight[step.slot()].take() {
                 permit.record(answers[i].outcome);
             }
-        } else if let Ok(permit) = breaker.try_acquire() {
-            admitted[i / 64] |= 1 << (i % 64);
-            in_flight[step.slot()] = Some(permit);
+        } else {
+            match breaker.try_acquire() {
+                Ok(permit) => {
+                    admitted[i / 64] |= 1 << (i % 64);
+                    in_flight[step.slot()] = Some(permit);
+                }
+                Err(rejected) => shed += u64::from(rejected.reason() == RejectReason::Shed),
+            }
         }
     }
     drop(in_flight);
@@ -178,6 +184,7 @@ fn through_a_breaker(answers: &[Answer], schedule: &Schedule, config: Config) ->
     Run {
         admitted,
         transitions,
+        shed,
     }
 }
 
@@ -224,20 +231,22 @@ fn every_candidate_replays_as_a_real_breaker_decides() {
         (0.0, &mut fastrand::Rng::with_seed(6)),
     );
     let specs = grid(&health);
-    assert_eq!(specs.len(), 5400, "slow-call candidates too");
+    assert_eq!(specs.len(), 6750, "slow-call and throttled candidates too");
     for answers in [recorded, copy] {
         let schedule = Schedule::new(&answers);
-        let (mut opened, mut admitted) = (0, 0);
+        let (mut opened, mut admitted, mut shed) = (0, 0, 0);
         for spec in &specs {
             let run = replay(&answers, &schedule, spec.config());
             let real = through_a_breaker(&answers, &schedule, spec.config());
             assert_eq!(run, real, "{spec}");
             opened += run.transitions.len();
             admitted += run.admitted.iter().map(|w| w.count_ones()).sum::<u32>();
+            shed += run.shed;
         }
         // Not a replay that does nothing: the candidates open, probe and close.
         assert!(opened > specs.len() * 10, "{opened} state changes");
         assert!(admitted > 0);
+        assert!(shed > 0, "the throttled candidates refuse calls");
     }
 }
 

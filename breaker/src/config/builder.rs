@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use breakerbox_rules::{Settings, LEAST_MIN_CALLS};
 
-use super::{Backoff, Config, ConfigError, Policy, RampUp, SlowCalls, Window};
+use super::{Backoff, Config, ConfigError, Policy, RampUp, SlowCalls, Throttling, Window};
 
 /// Builds a [`Config`]; every setter is `const` and [`build`](ConfigBuilder::build) validates.
 ///
@@ -30,6 +30,9 @@ pub struct ConfigBuilder {
     pub(super) min_calls: Option<u32>,
     pub(super) failure_rate: f64,
     pub(super) slow_calls: Option<SlowCalls>,
+    pub(super) throttle: Option<f64>,
+    pub(super) throttle_max: f64,
+    pub(super) throttle_window: Duration,
     pub(super) open_for: Duration,
     pub(super) probes: u32,
     pub(super) successes: Option<u32>,
@@ -61,6 +64,9 @@ impl ConfigBuilder {
             min_calls: d.min_calls,
             failure_rate: d.failure_rate,
             slow_calls: d.slow_calls,
+            throttle: d.throttle,
+            throttle_max: d.throttle_max,
+            throttle_window: d.throttle_window,
             open_for: d.open_for,
             probes: d.probes,
             successes: d.successes,
@@ -115,6 +121,41 @@ impl ConfigBuilder {
     /// Count calls slower than `threshold` as slow, and open when `slow / calls >= rate`.
     pub const fn slow_calls(mut self, threshold: Duration, rate: f64) -> Self {
         self.slow_calls = Some(SlowCalls { threshold, rate });
+        self
+    }
+
+    /// Client-side adaptive throttling in CLOSED (the SRE book's "Handling Overload"): a
+    /// call is refused with probability `max(0, (requests - k * accepts) / (requests + 1))`,
+    /// at most [`throttle_max`](Self::throttle_max) (default 0.9), where `requests` are the
+    /// calls that reached the downstream in the last [`throttle_window`](Self::throttle_window)
+    /// (default 2 minutes) and `accepts` those that succeeded. `k` must be finite and at
+    /// least 1; the failure window still opens the breaker at its rate. A refused call is
+    /// rejected with [`RejectReason::Shed`](crate::RejectReason::Shed), and never enters the
+    /// window.
+    ///
+    /// ```
+    /// use breakerbox::Config;
+    ///
+    /// let err = Config::builder().throttle(0.5).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "throttle must be finite and at least 1, got 0.5");
+    /// let err = Config::builder().throttle(2.0).throttle_max(1.5).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "throttle_max must be in (0, 1], got 1.5");
+    /// # Ok::<(), breakerbox::config::ConfigError>(())
+    /// ```
+    pub const fn throttle(mut self, k: f64) -> Self {
+        self.throttle = Some(k);
+        self
+    }
+
+    /// The largest share of calls throttling refuses, in (0, 1] (default 0.9).
+    pub const fn throttle_max(mut self, max: f64) -> Self {
+        self.throttle_max = max;
+        self
+    }
+
+    /// The history throttling counts, in 10 buckets (default 2 minutes).
+    pub const fn throttle_window(mut self, span: Duration) -> Self {
+        self.throttle_window = span;
         self
     }
 
@@ -425,6 +466,9 @@ impl ConfigBuilder {
             min_calls: self.min_calls,
             failure_rate: self.failure_rate,
             slow_calls: self.slow_calls,
+            throttle: self.throttle,
+            throttle_max: self.throttle_max,
+            throttle_window: self.throttle_window,
             open_for: self.open_for,
             probes: self.probes,
             successes: self.successes,
@@ -457,6 +501,14 @@ impl ConfigBuilder {
             min_calls: self.effective_min_calls(),
             failure_rate: self.failure_rate,
             slow_calls: self.slow_calls,
+            throttle: match self.throttle {
+                Some(factor) => Some(Throttling {
+                    factor,
+                    max: self.throttle_max,
+                    window: self.throttle_window,
+                }),
+                None => None,
+            },
             open_for: self.open_for,
             probes: self.probes,
             successes: self.successes,

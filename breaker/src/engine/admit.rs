@@ -106,6 +106,10 @@ impl Breaker {
         match word.state() {
             State::Closed => {
                 let timed = closed_is_timed || word.is_timed();
+                // A throttled CLOSED is timed: an untimed one never reads the flag.
+                if timed && self.shared().flag(Flag::Throttle) {
+                    return self.admit_throttled(word);
+                }
                 Ticket::Admit {
                     // The word as read, but for `TIMED`: a timed call's result is recorded
                     // with its latency, never by the one swap that compares the two.
@@ -120,6 +124,35 @@ impl Breaker {
                 started: self.shared().observed().then(|| self.clock().now()),
             },
             _ => self.admit_locked(),
+        }
+    }
+
+    /// Admission in a throttled CLOSED (`throttle.rs`): a call the throttle refuses is
+    /// rejected as [`RejectReason::Shed`], counted and told as any rejection, and never
+    /// enters the window; a shadow admits it instead, counted as a shadow rejection.
+    #[cold]
+    #[inline(never)]
+    fn admit_throttled(&self, word: Word) -> Ticket {
+        let now = self.clock().now();
+        let refused = self.rare().is_some_and(|rare| {
+            rare.throttle
+                .refuses(word.generation(), self.clock().ticks_of(now))
+        });
+        if !refused {
+            return Ticket::Admit {
+                stamp: Stamp::untimed(word),
+                admission: Admission::Counted,
+                started: Some(now),
+            };
+        }
+        if self.shared().flag(Flag::Shadow) {
+            return self.admit_shadow(word.generation());
+        }
+        self.shared().count_rejection(RejectReason::Shed);
+        self.observe_rejection(RejectReason::Shed);
+        Ticket::Reject {
+            reason: RejectReason::Shed,
+            detail: retry_nanos(None),
         }
     }
 

@@ -217,11 +217,12 @@ impl Breaker {
             self.shared().set_owner_seen(self.shared().window().word());
         }
         self.shared().count_as(ending, owned);
-        // Only a call that noted its start is observed: the flag is read for those alone.
-        // Told before the breaker acts on it: a failure that opens it, then the transition.
+        // Only a call that noted its start is observed or throttled: the flags are read for
+        // those alone. Told before the breaker acts on it: a failure that opens it, then the
+        // transition.
         if let Some(started) = started {
-            if self.shared().observed() {
-                self.observe_end(started, ending, generation);
+            if self.shared().observed_or_throttled() {
+                self.end_seen(started, ending, generation, admission);
             }
         }
         if seat.guessing()
@@ -237,6 +238,27 @@ impl Breaker {
             Recorded::Done => {}
             Recorded::Tripped => self.open_tripped(generation),
             Recorded::Locked => self.record_locked(stamp, admission, ending.outcome(), started),
+        }
+    }
+
+    /// The end of a call that noted its start, of a breaker whose calls are observed or
+    /// throttled: told to its observers, and a CLOSED call's answer counted by the throttle.
+    #[cold]
+    #[inline(never)]
+    fn end_seen(&self, started: Instant, ending: Ending, generation: u64, admission: Admission) {
+        if self.shared().observed() {
+            self.observe_end(started, ending, generation);
+        }
+        let accepted = match ending {
+            Ending::Success => true,
+            Ending::Failure => false,
+            _ => return,
+        };
+        if admission == Admission::Counted && self.shared().flag(super::Flag::Throttle) {
+            if let Some(rare) = self.rare() {
+                rare.throttle
+                    .record(generation, accepted, self.clock().ticks());
+            }
         }
     }
 

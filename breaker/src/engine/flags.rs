@@ -1,5 +1,5 @@
 //! The named flags of a breaker: what an optional part (shadow mode, the fleet, the per-call
-//! listeners, the recording) tells the paths that take no lock, in one word of the
+//! listeners, the recording, adaptive throttling) tells the paths that take no lock, in one word of the
 //! published state. Each part asks for its flag by name; no part adds bits of its own.
 
 use crate::sync::{AtomicU32, Ordering};
@@ -17,6 +17,9 @@ pub(crate) enum Flag {
     Observed = 4,
     /// Calls are recorded (`Breaker::start_recording`): they are then observed too.
     Recording = 8,
+    /// The configuration throttles CLOSED (`throttle`, see `throttle.rs`): CLOSED calls are
+    /// timed, so that their admission and their results leave the fast paths for it.
+    Throttle = 16,
 }
 
 impl Flag {

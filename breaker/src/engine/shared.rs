@@ -186,6 +186,8 @@ impl Shared {
             hot.failure_rate
                 .store(threshold.failure_rate.to_bits(), Ordering::Relaxed);
             hot.flags.set(Flag::Shadow, m.config().shadow());
+            hot.flags
+                .set(Flag::Throttle, self.publish_throttle(m.config()));
             #[cfg(feature = "policy")]
             self.publish_policy(&m.config().policy());
             // Before the count is swapped below: see `engine/bulkhead.rs`.
@@ -207,15 +209,21 @@ impl Shared {
         // never while calls are observed, as an observed success must be told.
         let full_window = match m.packed_capacity() {
             Some(_)
-                if state == State::Closed && !limited && self.slots_free() && !self.observed() =>
+                if state == State::Closed
+                    && !limited
+                    && self.slots_free()
+                    && !self.observed()
+                    && !self.flag(Flag::Throttle) =>
             {
                 PackedWindow::full_of_successes(m.generation())
             }
             _ => PackedWindow::NEVER,
         };
         hot.full_window.store(full_window, Ordering::Relaxed);
-        // The flag read where it is used, not kept: a test of the word in memory each time.
-        let timed = m.times_calls() || self.observed();
+        // The flags read where they are used, not kept: a test of the word in memory each
+        // time. A throttled CLOSED is timed so that its calls leave the one-load admission.
+        let flags = hot.flags.read();
+        let timed = m.times_calls() || flags.has_either(Flag::Observed, Flag::Throttle);
         let word = Word::new(m.generation(), state, limited, timed);
         hot.word.store(word.bits(), Ordering::Release);
     }
@@ -236,6 +244,20 @@ impl Shared {
         self.hot.open_until.store(until, Ordering::Release);
         self.hot.coarse_from.store(coarse.from, Ordering::Release);
         self.hot.coarse_until.store(coarse.until, Ordering::Release);
+    }
+
+    /// Hands a new configuration's throttling to the throttle, and says whether it is on; a
+    /// breaker that never throttled makes no room for it while it does not.
+    #[cold]
+    fn publish_throttle(&self, config: &Config) -> bool {
+        let throttling = config.throttling();
+        let rare = match self.identity.rare() {
+            Some(rare) => rare,
+            None if throttling.is_none() => return false,
+            None => self.identity.rare_made(),
+        };
+        rare.throttle.configure(throttling);
+        throttling.is_some()
     }
 
     /// Publishes a new configuration's call policy; a breaker that never had one makes no
@@ -340,6 +362,16 @@ impl Shared {
         } else {
             RejectReason::Open
         })
+    }
+
+    /// Whether calls are observed or throttled: a call that noted its start must then be
+    /// told to its observers or counted by the throttle when it ends. One read of the flags.
+    #[inline(always)]
+    pub(crate) fn observed_or_throttled(&self) -> bool {
+        self.hot
+            .flags
+            .read()
+            .has_either(Flag::Observed, Flag::Throttle)
     }
 
     /// Whether calls are observed (a call listener, a recording): calls that noted their

@@ -40,12 +40,13 @@ pub(crate) enum RareEnding {
     /// then ends as any other, and is counted again by how.
     ShadowRejected,
     RejectedFleetOpen,
+    RejectedShed,
 }
 
 /// Counters of the owner's row: one per [`Ending`].
 const HOT: usize = 5;
 /// Counters of a stripe: the [`Ending`]s, then the [`RareEnding`] ones.
-const ENDINGS: usize = HOT + 6;
+const ENDINGS: usize = HOT + 7;
 
 impl Ending {
     /// The outcome the window sees: a cancelled call is not judged.
@@ -68,6 +69,7 @@ impl RareEnding {
             RejectReason::Throttled => Some(RareEnding::RejectedThrottled),
             RejectReason::Bulkhead => Some(RareEnding::RejectedBulkhead),
             RejectReason::FleetOpen => Some(RareEnding::RejectedFleetOpen),
+            RejectReason::Shed => Some(RareEnding::RejectedShed),
         }
     }
 }
@@ -144,7 +146,7 @@ impl CallTotals {
 
 /// The rejections of [`CallTotals`] by [`RejectReason`], a field per reason named as
 /// [`RejectReason::as_str`] names it: `open + half_open_full + forced_open + throttled +
-/// bulkhead + fleet_open` is `CallTotals::rejected`.
+/// bulkhead + fleet_open + shed` is `CallTotals::rejected`.
 ///
 /// ```
 /// use breakerbox::{Breaker, Config};
@@ -177,6 +179,8 @@ pub struct RejectedBy {
     pub bulkhead: u64,
     /// Rejected by a breaker open for its fleet ([`RejectReason::FleetOpen`]).
     pub fleet_open: u64,
+    /// Refused by adaptive throttling in CLOSED ([`RejectReason::Shed`]).
+    pub shed: u64,
 }
 
 impl RejectedBy {
@@ -190,6 +194,7 @@ impl RejectedBy {
             RejectReason::Throttled => self.throttled,
             RejectReason::Bulkhead => self.bulkhead,
             RejectReason::FleetOpen => self.fleet_open,
+            RejectReason::Shed => self.shed,
         }
     }
 
@@ -203,8 +208,9 @@ impl RejectedBy {
             throttled,
             bulkhead,
             fleet_open,
+            shed,
         } = *self;
-        open + half_open_full + forced_open + throttled + bulkhead + fleet_open
+        open + half_open_full + forced_open + throttled + bulkhead + fleet_open + shed
     }
 }
 
@@ -394,7 +400,7 @@ impl Tally {
                 *sum += counter.load(Ordering::Relaxed);
             }
         }
-        let [success, failure, ignored, cancelled, open, half_open_full, forced_open, throttled, bulkhead, shadow_rejected, fleet_open] =
+        let [success, failure, ignored, cancelled, open, half_open_full, forced_open, throttled, bulkhead, shadow_rejected, fleet_open, shed] =
             sums;
         let rejected_by = RejectedBy {
             open,
@@ -403,6 +409,7 @@ impl Tally {
             throttled,
             bulkhead,
             fleet_open,
+            shed,
         };
         CallTotals {
             success,

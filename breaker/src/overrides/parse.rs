@@ -25,6 +25,9 @@ pub(super) struct Override {
     rate: Option<(usize, f64)>,
     slow: Option<(usize, Duration)>,
     slow_rate: Option<(usize, f64)>,
+    throttle: Option<(usize, f64)>,
+    throttle_max: Option<(usize, f64)>,
+    throttle_window: Option<(usize, Duration)>,
     open: Option<(usize, Duration)>,
     probes: Option<(usize, u32)>,
     successes: Option<(usize, u32)>,
@@ -62,6 +65,9 @@ struct Raw {
     rate: Option<Spanned<f64>>,
     slow: Option<Spanned<String>>,
     slow_rate: Option<Spanned<f64>>,
+    throttle: Option<Spanned<f64>>,
+    throttle_max: Option<Spanned<f64>>,
+    throttle_window: Option<Spanned<String>>,
     open: Option<Spanned<String>>,
     probes: Option<Spanned<u32>>,
     successes: Option<Spanned<u32>>,
@@ -242,6 +248,9 @@ impl Override {
             rate: number(raw.rate),
             slow: duration(Field::SlowThreshold, raw.slow),
             slow_rate: number(raw.slow_rate),
+            throttle: number(raw.throttle),
+            throttle_max: number(raw.throttle_max),
+            throttle_window: duration(Field::ThrottleWindow, raw.throttle_window),
             open: duration(Field::OpenFor, raw.open),
             probes: plain(raw.probes),
             successes: plain(raw.successes),
@@ -304,6 +313,9 @@ impl Override {
             Field::FailureRate => self.rate.map(|v| v.0),
             Field::SlowThreshold => self.slow.map(|v| v.0),
             Field::SlowRate => self.slow_rate.map(|v| v.0),
+            Field::Throttle => self.throttle.map(|v| v.0),
+            Field::ThrottleMax => self.throttle_max.map(|v| v.0),
+            Field::ThrottleWindow => self.throttle_window.map(|v| v.0),
             Field::OpenFor => self.open.map(|v| v.0),
             Field::Probes => self.probes.map(|v| v.0),
             Field::Successes => self.successes.map(|v| v.0),
@@ -399,6 +411,25 @@ impl Override {
                 None => needs(Field::SlowRate),
             },
             (None, None) => {}
+        }
+        // `throttle_max` and `throttle_window` complete throttling: the breaker's, or this.
+        let throttled = self.throttle.is_some() || current.throttling().is_some();
+        if let Some((_, k)) = self.throttle {
+            b = b.throttle(k);
+        }
+        if let Some((_, max)) = self.throttle_max {
+            if throttled {
+                b = b.throttle_max(max);
+            } else {
+                needs(Field::ThrottleMax);
+            }
+        }
+        if let Some((_, span)) = self.throttle_window {
+            if throttled {
+                b = b.throttle_window(span);
+            } else {
+                needs(Field::ThrottleWindow);
+            }
         }
         if let Some((_, open)) = self.open {
             b = b.open_for(open);

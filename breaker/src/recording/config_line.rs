@@ -68,6 +68,11 @@ pub fn config_key_values(config: &Config) -> Vec<(&'static str, String)> {
         keys.push(("slow", quoted(slow.threshold)));
         keys.push(("slow_rate", format!("{:?}", slow.rate)));
     }
+    if let Some(throttling) = config.throttling() {
+        keys.push(("throttle", format!("{:?}", throttling.factor())));
+        keys.push(("throttle_max", format!("{:?}", throttling.max())));
+        keys.push(("throttle_window", quoted(throttling.window())));
+    }
     keys.push(("open", quoted(config.open_for())));
     keys.push(("probes", config.probes().to_string()));
     if config.successes() != config.probes() {
@@ -346,6 +351,17 @@ pub fn parse_config_keys(line: &str) -> Result<Config, ConfigLineError> {
         None if slow_rate.is_some() => return Err(needs(get(Field::SlowRate))),
         None => {}
     }
+    if let Some(e) = get(Field::Throttle) {
+        b = b.throttle(e.rate()?);
+    }
+    for field in [Field::ThrottleMax, Field::ThrottleWindow] {
+        match get(field) {
+            Some(e) if get(Field::Throttle).is_none() => return Err(needs(Some(e))),
+            Some(e) if field == Field::ThrottleMax => b = b.throttle_max(e.rate()?),
+            Some(e) => b = b.throttle_window(e.duration()?),
+            None => {}
+        }
+    }
     if let Some(e) = get(Field::OpenFor) {
         b = b.open_for(e.duration()?);
     }
@@ -468,6 +484,9 @@ mod tests {
             .min_calls(12)
             .failure_rate(0.35)
             .slow_calls(Duration::from_micros(1500), 0.8)
+            .throttle(1.5)
+            .throttle_max(0.8)
+            .throttle_window(Duration::from_secs(90))
             .open_for(Duration::from_millis(2500))
             .probes(3)
             .successes(2)
@@ -490,7 +509,8 @@ mod tests {
         assert_eq!(
             line,
             "window = \"30s\", buckets = 6, min = 12, rate = 0.35, slow = \"1500us\", \
-             slow_rate = 0.8, open = \"2500ms\", probes = 3, successes = 2, backoff = 2.0, \
+             slow_rate = 0.8, throttle = 1.5, throttle_max = 0.8, throttle_window = \"90s\", \
+             open = \"2500ms\", probes = 3, successes = 2, backoff = 2.0, \
              open_max = \"60s\", ramp = [25, 50, 100], ramp_step = \"4s\", ramp_guard = 3.0, \
              timeout = \"150ms\", retries = 2, retry_backoff = \"40ms\", retry_budget = 0.1, \
              retry_floor = 5, hedge = \"50ms\", hedges = 2, max_concurrent = 64, \

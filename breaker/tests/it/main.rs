@@ -23,6 +23,7 @@ mod reconfigure;
 mod recovery;
 mod rules;
 mod shadow;
+mod throttle;
 mod transition_reasons;
 // Beside the binary, not in it: the fuzz target includes the reference model by its path.
 #[path = "../support/mod.rs"]

@@ -26,6 +26,9 @@ fn example(key: &str) -> &'static str {
         "rate" => "0.25",
         "slow" => "\"2s\"",
         "slow_rate" => "0.75",
+        "throttle" => "3.0",
+        "throttle_max" => "0.5",
+        "throttle_window" => "\"30s\"",
         "open" => "\"20s\"",
         "probes" => "4",
         "successes" => "2",
@@ -63,6 +66,7 @@ fn every_key_of_the_table_is_read_and_changes_the_configuration() {
         .ramp_latency_guard(3.0)
         .retries(1)
         .hedge(Duration::from_millis(20))
+        .throttle(2.0)
         .fleet(true)
         .build()
         .unwrap();
@@ -88,7 +92,7 @@ fn every_needs_rule_of_the_table_refuses_the_key_alone() {
         assert_eq!(applied(&Config::default(), &text), Err(vec![(2, message)]));
         rules += 1;
     }
-    assert_eq!(rules, 12);
+    assert_eq!(rules, 14);
 }
 
 #[test]
@@ -124,6 +128,12 @@ fn keys_left_out_take_the_defaults_of_the_table() {
     fn hedges(c: &Config) -> KeyDefault {
         KeyDefault::Count(c.policy().hedges())
     }
+    fn throttle_max(c: &Config) -> KeyDefault {
+        KeyDefault::Rate(c.throttling().expect("throttle was written").max())
+    }
+    fn throttle_window(c: &Config) -> KeyDefault {
+        KeyDefault::Span(c.throttling().expect("throttle was written").window())
+    }
     let mut defaults = 0;
     for key in crate::config::KEYS {
         let Some(default) = key.default else { continue };
@@ -136,6 +146,8 @@ fn keys_left_out_take_the_defaults_of_the_table() {
             "retry_budget" => ("retries = 2", retry_budget),
             "retry_floor" => ("retries = 2", retry_floor),
             "hedges" => ("hedge = \"40ms\"", hedges),
+            "throttle_max" => ("throttle = 2.0", throttle_max),
+            "throttle_window" => ("throttle = 2.0", throttle_window),
             "fleet_quorum" => ("fleet = true", fleet_quorum),
             _ => panic!("no case for the default of `{}`: add one", key.name),
         };
@@ -144,7 +156,7 @@ fn keys_left_out_take_the_defaults_of_the_table() {
         assert_eq!(taken(&c), default, "{text}");
         defaults += 1;
     }
-    assert_eq!(defaults, 9);
+    assert_eq!(defaults, 11);
 }
 
 #[test]
@@ -366,5 +378,31 @@ fn a_rule_measured_against_a_broken_one_is_not_reported_again() {
             2,
             "window must be at least 1 call, got 0".to_owned()
         )])
+    );
+}
+
+#[test]
+fn throttle_overrides_follow_the_builder_rules_at_their_line() {
+    assert_refused([
+        (
+            "[\"a\"]\nthrottle = 0.5\n",
+            (2, "throttle must be finite and at least 1, got 0.5"),
+        ),
+        (
+            "[\"a\"]\nthrottle = 2.0\nthrottle_max = 0.0\n",
+            (3, "throttle_max must be in (0, 1], got 0"),
+        ),
+    ]);
+    let throttled = Config::builder().throttle(2.0).build().unwrap();
+    let c = applied(
+        &throttled,
+        "[\"a\"]\nthrottle_max = 0.5\nthrottle_window = \"30s\"\n",
+    )
+    .unwrap()
+    .unwrap();
+    let t = c.throttling().unwrap();
+    assert_eq!(
+        (t.factor(), t.max(), t.window()),
+        (2.0, 0.5, Duration::from_secs(30))
     );
 }

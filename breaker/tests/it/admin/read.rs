@@ -49,7 +49,7 @@ async fn the_list_shows_each_breaker_field_by_field() {
         json!({
             "success": 2, "failure": 2, "ignored": 0, "cancelled": 0, "rejected": 1,
             "rejected_by": {"open": 1, "half_open_full": 0, "forced_open": 0, "throttled": 0,
-                            "bulkhead": 0, "fleet_open": 0},
+                            "bulkhead": 0, "fleet_open": 0, "shed": 0},
             "shadow_rejected": 0, "retries": 0, "retry_budget_exhausted": 0
         })
     );
