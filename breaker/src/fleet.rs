@@ -26,7 +26,9 @@
 //! # Ok(()) }
 //! ```
 
+mod address;
 mod command;
+mod connection;
 mod health;
 mod layout;
 mod lease;
@@ -130,7 +132,9 @@ impl Fleet {
     /// A fleet on the Redis at `url`, with the defaults below: `redis://[user:password@]host:port[/db]`
     /// (an ACL user and its password, or the password alone of `requirepass`), or
     /// `redis+unix:///path`, or with the `fleet-tls` feature `rediss://...` (TLS, trusting the
-    /// system's roots, or the CA of [`tls_ca`](FleetBuilder::tls_ca)). A wrong password or
+    /// system's roots, or the CA of [`tls_ca`](FleetBuilder::tls_ca)); or the master that
+    /// sentinels name, `redis+sentinel://[user:password@]host[:port][,host[:port]...]/master[/db]`
+    /// (followed through failovers, `docs/fleet.md`). A wrong password or
     /// an untrusted certificate is a store failure like any other: a
     /// [`FleetEvent::Degraded`] saying so, and breakers that judge alone.
     ///
@@ -422,7 +426,7 @@ impl FleetBuilder {
                 None => return invalid("secret", "must not be empty".into()),
             },
         };
-        let client = self.client()?;
+        let store = self.store()?;
         let instance = match self.instance {
             Some(id) => id,
             None => default_instance(),
@@ -446,7 +450,7 @@ impl FleetBuilder {
             lead: self.timeout * 2,
         });
         let settings = Settings {
-            client,
+            store,
             prefix: self.prefix,
             ttl: self.ttl,
             snapshot_every: self.snapshot_every,
@@ -462,7 +466,19 @@ impl FleetBuilder {
 }
 
 impl FleetBuilder {
-    /// The Redis client of the URL, with TLS as the builder says.
+    /// The store of the URL: several hosts behind Sentinel or in a Cluster, or one node.
+    fn store(&self) -> Result<connection::Store, FleetError> {
+        match address::parse(&self.url).map_err(FleetError::Url)? {
+            Some(store) => {
+                #[cfg(feature = "fleet-tls")]
+                self.tls.client(&self.url, false)?;
+                Ok(store)
+            }
+            None => self.client().map(connection::Store::Node),
+        }
+    }
+
+    /// The Redis client of a URL of one node, with TLS as the builder says.
     fn client(&self) -> Result<redis::Client, FleetError> {
         let tls_url = self.url.starts_with("rediss://");
         #[cfg(feature = "fleet-tls")]

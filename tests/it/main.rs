@@ -41,6 +41,7 @@ mod fleet_overrides;
 mod fleet_probes;
 mod fleet_processes;
 mod fleet_restart;
+mod fleet_sentinel;
 mod fleet_store;
 mod fleet_trust;
 mod half_open_trial;

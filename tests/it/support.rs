@@ -5,5 +5,6 @@ pub mod heap;
 pub mod logs;
 pub mod markdown;
 pub mod process;
+pub mod sentinel;
 pub mod text_codec;
 pub mod webdriver;
