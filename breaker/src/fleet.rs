@@ -115,6 +115,8 @@ impl std::error::Error for FleetError {}
 #[derive(Clone, Debug)]
 pub struct FleetBuilder {
     url: String,
+    /// The nodes of [`Fleet::cluster_builder`], when given so rather than by a URL.
+    cluster_nodes: Option<Vec<String>>,
     instance: Option<String>,
     prefix: String,
     ttl: Duration,
@@ -156,6 +158,7 @@ impl Fleet {
     pub fn builder(url: impl Into<String>) -> FleetBuilder {
         FleetBuilder {
             url: url.into(),
+            cluster_nodes: None,
             instance: None,
             prefix: "breaker:fleet".into(),
             ttl: Duration::from_secs(5),
@@ -168,6 +171,30 @@ impl Fleet {
             tls: tls::Trust::default(),
             registry: None,
         }
+    }
+
+    /// A fleet on the Redis Cluster that `nodes` belong to, each a URL of one node
+    /// (`redis://[user:password@]host:port`); some nodes are enough, they tell of the others.
+    /// The same as the URL `redis+cluster://[user:password@]host:port,host:port,...`. Every
+    /// script touches the keys of one name, in one hash slot, and opinions travel over
+    /// sharded pub/sub (Redis 7), one channel per name (`docs/fleet.md`).
+    ///
+    /// ```
+    /// use breakerbox::fleet::Fleet;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let nodes = ["redis://10.0.0.1:6379", "redis://10.0.0.2:6379"];
+    /// let fleet = Fleet::cluster_builder(nodes).instance("web-7").start()?;
+    /// assert_eq!(fleet.instance(), "web-7");
+    /// let none = Fleet::cluster_builder(Vec::<String>::new()).start();
+    /// assert_eq!(none.err().unwrap().to_string(), "fleet: cluster nodes must name at least one node");
+    /// # Ok::<(), breakerbox::fleet::FleetError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn cluster_builder<S: Into<String>>(nodes: impl IntoIterator<Item = S>) -> FleetBuilder {
+        let mut builder = Fleet::builder("");
+        builder.cluster_nodes = Some(nodes.into_iter().map(Into::into).collect());
+        builder
     }
 
     /// This instance's id in the store.
@@ -468,6 +495,17 @@ impl FleetBuilder {
 impl FleetBuilder {
     /// The store of the URL: several hosts behind Sentinel or in a Cluster, or one node.
     fn store(&self) -> Result<connection::Store, FleetError> {
+        match &self.cluster_nodes {
+            Some(nodes) if nodes.is_empty() => {
+                let rule = "must name at least one node".into();
+                return Err(FleetError::Invalid {
+                    field: "cluster nodes",
+                    rule,
+                });
+            }
+            Some(nodes) => return address::nodes(nodes).map_err(FleetError::Url),
+            None => {}
+        }
         match address::parse(&self.url).map_err(FleetError::Url)? {
             Some(store) => {
                 #[cfg(feature = "fleet-tls")]

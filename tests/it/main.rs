@@ -31,6 +31,7 @@ mod fleet_adoption;
 mod fleet_adoption_log;
 mod fleet_attribute;
 mod fleet_bad_data;
+mod fleet_cluster;
 mod fleet_connect;
 mod fleet_health;
 mod fleet_lease;

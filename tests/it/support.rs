@@ -1,5 +1,6 @@
 //! What the tests share: the allocator, the log capture, the fleet's servers, the browser.
 
+pub mod cluster;
 pub mod fleet;
 pub mod heap;
 pub mod logs;

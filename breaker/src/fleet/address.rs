@@ -71,6 +71,20 @@ pub(crate) fn parse(url: &str) -> Result<Option<Store>, String> {
     }))
 }
 
+/// The cluster of [`Fleet::cluster_builder`](super::Fleet::cluster_builder): each node a
+/// URL of one node, as redis-rs reads it.
+pub(crate) fn nodes(urls: &[String]) -> Result<Store, String> {
+    let nodes = urls
+        .iter()
+        .map(|url| {
+            url.as_str()
+                .into_connection_info()
+                .map_err(|e| format!("{url}: {e}"))
+        })
+        .collect::<Result<Vec<ConnectionInfo>, _>>()?;
+    Ok(Store::Cluster(nodes))
+}
+
 /// `host:port`, the port `default` if `host` has none.
 fn with_port(host: &str, default: u16) -> Result<String, String> {
     if host.is_empty() {
