@@ -113,6 +113,27 @@ async fn quorums_form_across_nodes_and_the_fleet_heals_after_a_master_dies() {
         );
     }
 
+    // A resharding: the first name's slot, with its keys, moves to the second master. The
+    // instances follow it there, and its messages flow from there.
+    let key = format!("breaker:fleet:{{{}}}:live", names[0]);
+    tokio::task::block_in_place(|| cluster.move_slot(cluster.slot(&key), 0, 1));
+    assert_eq!(cluster.master_of(&key), 1);
+    assert_eq!(stored(&cluster, 1, &names[0]), ["a", "b"]);
+    let channel = |name: &str| format!("breaker:fleet:{{{name}}}:opinions");
+    eventually("the instances subscribe on the new owner", || {
+        let mut expected = vec![channel(&names[0]), channel(&names[1])];
+        expected.sort();
+        tokio::task::block_in_place(|| shard_channels(&cluster, 1)) == expected
+    })
+    .await;
+    assert_eq!(shard_channels(&cluster, 0), Vec::<String>::new());
+    breakers[0][0].reset();
+    eventually("c hears a close from the new owner", || {
+        fc.peers_open(&names[0]) == 1
+    })
+    .await;
+    assert_eq!(stored(&cluster, 1, &names[0]), ["b"]);
+
     // The master of the third name dies: the fleet degrades, every call still local.
     tokio::task::block_in_place(|| cluster.masters[2].kill());
     eventually("c finds the store failing", || fc.is_degraded()).await;

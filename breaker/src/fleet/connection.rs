@@ -46,6 +46,9 @@ pub(crate) enum Heard {
     Message(redis::Msg),
     /// A cluster node's connection dropped and was made again: messages may have been lost.
     Lost,
+    /// A cluster node unsubscribed this instance from a channel: asked to (the name was
+    /// forgotten), or because the channel's slot moved to another node (a resharding).
+    Unsubscribed(String),
     /// The sentinels named another master (`+switch-master`), or the one that told of it
     /// is gone: time to ask them again.
     Switched,
@@ -174,6 +177,12 @@ async fn cluster(
     .filter_map(|push| async move {
         match push.kind {
             PushKind::Disconnection => Some(Heard::Lost),
+            PushKind::SUnsubscribe => match push.data.first() {
+                Some(Value::BulkString(channel)) => Some(Heard::Unsubscribed(
+                    String::from_utf8_lossy(channel).into_owned(),
+                )),
+                _ => None,
+            },
             _ => redis::Msg::from_push_info(push).map(Heard::Message),
         }
     });

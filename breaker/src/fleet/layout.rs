@@ -44,6 +44,14 @@ pub(crate) fn name_channel(prefix: &str, name: &str) -> String {
     format!("{prefix}:{{{name}}}:opinions")
 }
 
+/// The name whose [`name_channel`] `channel` is.
+pub(crate) fn name_of_channel<'a>(prefix: &str, channel: &'a str) -> Option<&'a str> {
+    channel
+        .strip_prefix(prefix)?
+        .strip_prefix(":{")?
+        .strip_suffix("}:opinions")
+}
+
 /// The command that publishes on `channel`/`name_channel`: `PUBLISH` on one node,
 /// `SPUBLISH` (sharded pub/sub, Redis 7) on a cluster.
 pub(crate) fn publish(sharded: bool) -> &'static str {
@@ -368,6 +376,18 @@ mod tests {
             Err(Malformed("empty instance or name"))
         );
         assert_eq!(Message::parse(""), Err(Malformed("version")));
+    }
+
+    #[test]
+    fn a_names_channel_names_it_back() {
+        let channel = name_channel("breaker:fleet", "pay{x}");
+        assert_eq!(channel, "breaker:fleet:{pay{x}}:opinions");
+        assert_eq!(name_of_channel("breaker:fleet", &channel), Some("pay{x}"));
+        assert_eq!(name_of_channel("other", &channel), None);
+        assert_eq!(
+            name_of_channel("breaker:fleet", "breaker:fleet:opinions"),
+            None
+        );
     }
 
     #[test]

@@ -170,6 +170,7 @@ impl Task {
                     Some(Heard::Message(message)) => self.on_message(&message),
                     // A node's messages were lost while its connection was made again.
                     Some(Heard::Lost) => self.snapshot(&mut conn, None).await?,
+                    Some(Heard::Unsubscribed(channel)) => self.resubscribe(&mut conn, &channel).await?,
                     Some(Heard::Switched) => {
                         return Err("the sentinels named another master, or one of them was lost".into())
                     }
@@ -239,6 +240,28 @@ impl Task {
                 tracing::warn!(text = %text, "fleet message ignored: too many instances for one name");
             }
         }
+    }
+
+    /// A node dropped this instance's subscription to `channel`: if its name is still
+    /// tracked, its slot moved (a resharding), and the name is subscribed to again, on the
+    /// node that holds it now, and read anew.
+    async fn resubscribe(&mut self, conn: &mut Conn, channel: &str) -> Result<(), Failure> {
+        let prefix = &self.settings.prefix;
+        let Some(name) = layout::name_of_channel(prefix, channel) else {
+            return Ok(());
+        };
+        let Some(name) = self
+            .inner
+            .view
+            .lock()
+            .names()
+            .find(|n| ***n == *name)
+            .cloned()
+        else {
+            return Ok(());
+        };
+        conn.listen(prefix, &name, self.settings.timeout).await?;
+        self.snapshot(conn, Some(&name)).await
     }
 
     /// A command while connected.

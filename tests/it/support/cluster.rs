@@ -67,31 +67,86 @@ impl Cluster {
 
     /// The master that holds `key`'s slot, by its index.
     pub fn master_of(&self, key: &str) -> usize {
-        let slot: u16 = redis::cmd("CLUSTER")
+        let slot = i64::from(self.slot(key));
+        let ranges: Vec<Vec<redis::Value>> = redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query(&mut self.node(0))
+            .unwrap();
+        let number = |v: &redis::Value| match v {
+            redis::Value::Int(n) => *n,
+            other => panic!("not a number: {other:?}"),
+        };
+        let owner = ranges
+            .iter()
+            .find(|range| (number(&range[0])..=number(&range[1])).contains(&slot))
+            .map(|range| match &range[2] {
+                redis::Value::Array(node) => number(&node[1]),
+                other => panic!("not a node: {other:?}"),
+            })
+            .expect("a master holds every slot");
+        (0..self.masters.len())
+            .find(|&i| i64::from(port(&self.masters[i])) == owner)
+            .expect("the owner is one of the masters")
+    }
+
+    /// The slot of `key`.
+    pub fn slot(&self, key: &str) -> u16 {
+        redis::cmd("CLUSTER")
             .arg("KEYSLOT")
             .arg(key)
             .query(&mut self.node(0))
-            .unwrap();
-        (0..self.masters.len())
-            .find(|&i| {
-                let owns: Vec<Vec<redis::Value>> = redis::cmd("CLUSTER")
-                    .arg("SLOTS")
-                    .query(&mut self.node(i))
-                    .unwrap();
-                owns.iter().any(|range| {
-                    let number = |v: &redis::Value| match v {
-                        redis::Value::Int(n) => *n,
-                        other => panic!("not a number: {other:?}"),
-                    };
-                    let node_port = match &range[2] {
-                        redis::Value::Array(node) => number(&node[1]),
-                        other => panic!("not a node: {other:?}"),
-                    };
-                    (number(&range[0])..=number(&range[1])).contains(&i64::from(slot))
-                        && node_port == i64::from(port(&self.masters[i]))
-                })
-            })
-            .expect("a master holds every slot")
+            .unwrap()
+    }
+
+    /// Moves `slot` with its keys from master `from` to master `to`, as `redis-cli --cluster
+    /// reshard` does: importing, migrating, `MIGRATE` of its keys, then the slot's new owner
+    /// told to every master.
+    pub fn move_slot(&self, slot: u16, from: usize, to: usize) {
+        let id = |i: usize| -> String {
+            redis::cmd("CLUSTER")
+                .arg("MYID")
+                .query(&mut self.node(i))
+                .unwrap()
+        };
+        let (from_id, to_id) = (id(from), id(to));
+        let setslot = |i: usize, how: &str, node: &str| {
+            let _: () = redis::cmd("CLUSTER")
+                .arg("SETSLOT")
+                .arg(slot)
+                .arg(how)
+                .arg(node)
+                .query(&mut self.node(i))
+                .unwrap();
+        };
+        setslot(to, "IMPORTING", &from_id);
+        setslot(from, "MIGRATING", &to_id);
+        loop {
+            let keys: Vec<String> = redis::cmd("CLUSTER")
+                .arg("GETKEYSINSLOT")
+                .arg(slot)
+                .arg(100)
+                .query(&mut self.node(from))
+                .unwrap();
+            if keys.is_empty() {
+                break;
+            }
+            let _: () = redis::cmd("MIGRATE")
+                .arg("127.0.0.1")
+                .arg(port(&self.masters[to]))
+                .arg("")
+                .arg(0)
+                .arg(5000)
+                .arg("KEYS")
+                .arg(&keys)
+                .query(&mut self.node(from))
+                .unwrap();
+        }
+        for i in [to, from] {
+            setslot(i, "NODE", &to_id);
+        }
+        for i in (0..self.masters.len()).filter(|i| ![to, from].contains(i)) {
+            setslot(i, "NODE", &to_id);
+        }
     }
 
     /// Blocks until every running master says the cluster is ok.
