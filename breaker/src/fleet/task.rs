@@ -250,16 +250,10 @@ impl Task {
         let Some(name) = layout::name_of_channel(prefix, channel) else {
             return Ok(());
         };
-        let Some(name) = self
-            .inner
-            .view
-            .lock()
-            .names()
-            .find(|n| ***n == *name)
-            .cloned()
-        else {
+        if !self.inner.view.lock().tracks(name) {
             return Ok(());
-        };
+        }
+        let name: Arc<str> = name.into();
         conn.listen(prefix, &name, self.settings.timeout).await?;
         self.snapshot(conn, Some(&name)).await
     }
