@@ -26,7 +26,9 @@
 //! # Ok(()) }
 //! ```
 
+mod address;
 mod command;
+mod connection;
 mod health;
 mod layout;
 mod lease;
@@ -113,6 +115,8 @@ impl std::error::Error for FleetError {}
 #[derive(Clone, Debug)]
 pub struct FleetBuilder {
     url: String,
+    /// The nodes of [`Fleet::cluster_builder`], when given so rather than by a URL.
+    cluster_nodes: Option<Vec<String>>,
     instance: Option<String>,
     prefix: String,
     ttl: Duration,
@@ -130,7 +134,9 @@ impl Fleet {
     /// A fleet on the Redis at `url`, with the defaults below: `redis://[user:password@]host:port[/db]`
     /// (an ACL user and its password, or the password alone of `requirepass`), or
     /// `redis+unix:///path`, or with the `fleet-tls` feature `rediss://...` (TLS, trusting the
-    /// system's roots, or the CA of [`tls_ca`](FleetBuilder::tls_ca)). A wrong password or
+    /// system's roots, or the CA of [`tls_ca`](FleetBuilder::tls_ca)); or the master that
+    /// sentinels name, `redis+sentinel://[user:password@]host[:port][,host[:port]...]/master[/db]`
+    /// (followed through failovers, `docs/fleet.md`). A wrong password or
     /// an untrusted certificate is a store failure like any other: a
     /// [`FleetEvent::Degraded`] saying so, and breakers that judge alone.
     ///
@@ -152,6 +158,7 @@ impl Fleet {
     pub fn builder(url: impl Into<String>) -> FleetBuilder {
         FleetBuilder {
             url: url.into(),
+            cluster_nodes: None,
             instance: None,
             prefix: "breaker:fleet".into(),
             ttl: Duration::from_secs(5),
@@ -164,6 +171,30 @@ impl Fleet {
             tls: tls::Trust::default(),
             registry: None,
         }
+    }
+
+    /// A fleet on the Redis Cluster that `nodes` belong to, each a URL of one node
+    /// (`redis://[user:password@]host:port`); some nodes are enough, they tell of the others.
+    /// The same as the URL `redis+cluster://[user:password@]host:port,host:port,...`. Every
+    /// script touches the keys of one name, in one hash slot, and opinions travel over
+    /// sharded pub/sub (Redis 7), one channel per name (`docs/fleet.md`).
+    ///
+    /// ```
+    /// use breakerbox::fleet::Fleet;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let nodes = ["redis://10.0.0.1:6379", "redis://10.0.0.2:6379"];
+    /// let fleet = Fleet::cluster_builder(nodes).instance("web-7").start()?;
+    /// assert_eq!(fleet.instance(), "web-7");
+    /// let none = Fleet::cluster_builder(Vec::<String>::new()).start();
+    /// assert_eq!(none.err().unwrap().to_string(), "fleet: cluster nodes must name at least one node");
+    /// # Ok::<(), breakerbox::fleet::FleetError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn cluster_builder<S: Into<String>>(nodes: impl IntoIterator<Item = S>) -> FleetBuilder {
+        let mut builder = Fleet::builder("");
+        builder.cluster_nodes = Some(nodes.into_iter().map(Into::into).collect());
+        builder
     }
 
     /// This instance's id in the store.
@@ -422,7 +453,7 @@ impl FleetBuilder {
                 None => return invalid("secret", "must not be empty".into()),
             },
         };
-        let client = self.client()?;
+        let store = self.store()?;
         let instance = match self.instance {
             Some(id) => id,
             None => default_instance(),
@@ -446,7 +477,7 @@ impl FleetBuilder {
             lead: self.timeout * 2,
         });
         let settings = Settings {
-            client,
+            store,
             prefix: self.prefix,
             ttl: self.ttl,
             snapshot_every: self.snapshot_every,
@@ -462,7 +493,30 @@ impl FleetBuilder {
 }
 
 impl FleetBuilder {
-    /// The Redis client of the URL, with TLS as the builder says.
+    /// The store of the URL: several hosts behind Sentinel or in a Cluster, or one node.
+    fn store(&self) -> Result<connection::Store, FleetError> {
+        match &self.cluster_nodes {
+            Some(nodes) if nodes.is_empty() => {
+                let rule = "must name at least one node".into();
+                return Err(FleetError::Invalid {
+                    field: "cluster nodes",
+                    rule,
+                });
+            }
+            Some(nodes) => return address::nodes(nodes).map_err(FleetError::Url),
+            None => {}
+        }
+        match address::parse(&self.url).map_err(FleetError::Url)? {
+            Some(store) => {
+                #[cfg(feature = "fleet-tls")]
+                self.tls.client(&self.url, false)?;
+                Ok(store)
+            }
+            None => self.client().map(connection::Store::Node),
+        }
+    }
+
+    /// The Redis client of a URL of one node, with TLS as the builder says.
     fn client(&self) -> Result<redis::Client, FleetError> {
         let tls_url = self.url.starts_with("rediss://");
         #[cfg(feature = "fleet-tls")]

@@ -5,8 +5,7 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use redis::Client;
-
+use super::connection::Store;
 use super::sign::Signer;
 use crate::Breaker;
 
@@ -34,7 +33,7 @@ pub(crate) enum Command {
 
 /// The task's settings, checked by the builder.
 pub(crate) struct Settings {
-    pub(crate) client: Client,
+    pub(crate) store: Store,
     pub(crate) prefix: String,
     pub(crate) ttl: Duration,
     pub(crate) snapshot_every: Duration,

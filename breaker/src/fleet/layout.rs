@@ -32,9 +32,34 @@ impl Keys {
     }
 }
 
-/// The channel every instance of a prefix publishes its opinions on.
+/// The channel every instance of a prefix publishes its opinions on, on one node.
 pub(crate) fn channel(prefix: &str) -> String {
     format!("{prefix}:opinions")
+}
+
+/// The channel of one name's opinions on a cluster, in the hash slot of the name's keys:
+/// published with `SPUBLISH` by the scripts on those keys, heard by the instances that track
+/// the name only, from the node that holds them.
+pub(crate) fn name_channel(prefix: &str, name: &str) -> String {
+    format!("{prefix}:{{{name}}}:opinions")
+}
+
+/// The name whose [`name_channel`] `channel` is.
+pub(crate) fn name_of_channel<'a>(prefix: &str, channel: &'a str) -> Option<&'a str> {
+    channel
+        .strip_prefix(prefix)?
+        .strip_prefix(":{")?
+        .strip_suffix("}:opinions")
+}
+
+/// The command that publishes on `channel`/`name_channel`: `PUBLISH` on one node,
+/// `SPUBLISH` (sharded pub/sub, Redis 7) on a cluster.
+pub(crate) fn publish(sharded: bool) -> &'static str {
+    if sharded {
+        "SPUBLISH"
+    } else {
+        "PUBLISH"
+    }
 }
 
 /// The server's time in ms, in the scripts below.
@@ -44,7 +69,8 @@ const NOW: &str = "local t = redis.call('TIME')\nlocal now = tonumber(t[1]) * 10
 const SWEEP: &str = "local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)\nfor _, id in ipairs(dead) do redis.call('HDEL', KEYS[2], id) end\nredis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n";
 
 /// `KEYS`: live, until. `ARGV`: instance, what the row keeps after the end (`seq`, or with a
-/// secret `seq left tag`), ms until the OPEN ends, ttl ms, channel, the message. Writes (or
+/// secret `seq left tag`), ms until the OPEN ends, ttl ms, channel, the message, the publish
+/// command (see [`publish`]). Writes (or
 /// renews) the instance's OPEN opinion and publishes the message (made by
 /// [`Message::text`], whose times left are those written here), atomically; returns the ms
 /// until it stops counting.
@@ -59,19 +85,19 @@ local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 local keep = math.floor(tonumber(last[2]) - now) + 1000
 redis.call('PEXPIRE', KEYS[1], keep)
 redis.call('PEXPIRE', KEYS[2], keep)
-redis.call('PUBLISH', ARGV[5], ARGV[6])
+redis.call(ARGV[7], ARGV[5], ARGV[6])
 return expires - now
 "
     ))
 });
 
-/// `KEYS`: live, until. `ARGV`: instance, channel, the message. Withdraws the instance's OPEN
+/// `KEYS`: live, until. `ARGV`: instance, channel, the message, the publish command. Withdraws the instance's OPEN
 /// opinion (it closed, or its OPEN was not its own any more) and publishes that.
 pub(crate) static WITHDRAW: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('PUBLISH', ARGV[2], ARGV[3])
+redis.call(ARGV[4], ARGV[2], ARGV[3])
 return 1
 ",
     )
@@ -160,12 +186,12 @@ return 1
     ))
 });
 
-/// `KEYS`: lease. `ARGV`: instance, channel, the message. Gives the instance's probe lease
+/// `KEYS`: lease. `ARGV`: instance, channel, the message, the publish command. Gives the instance's probe lease
 /// back and tells the waiters.
 pub(crate) static RELEASE_LEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
-  redis.call('PUBLISH', ARGV[2], ARGV[3])
+  redis.call(ARGV[4], ARGV[2], ARGV[3])
 end
 return 1
 ",
@@ -350,6 +376,18 @@ mod tests {
             Err(Malformed("empty instance or name"))
         );
         assert_eq!(Message::parse(""), Err(Malformed("version")));
+    }
+
+    #[test]
+    fn a_names_channel_names_it_back() {
+        let channel = name_channel("breaker:fleet", "pay{x}");
+        assert_eq!(channel, "breaker:fleet:{pay{x}}:opinions");
+        assert_eq!(name_of_channel("breaker:fleet", &channel), Some("pay{x}"));
+        assert_eq!(name_of_channel("other", &channel), None);
+        assert_eq!(
+            name_of_channel("breaker:fleet", "breaker:fleet:opinions"),
+            None
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use redis::aio::ConnectionManager;
+use super::connection::Conn;
 use tokio::time::Instant;
 
 use super::command::Settings;
@@ -79,7 +79,7 @@ impl Members {
     pub(crate) async fn on_deadline(
         &mut self,
         inner: &Inner,
-        mut store: Option<(&mut ConnectionManager, &Settings)>,
+        mut store: Option<(&mut Conn, &Settings)>,
         now: Instant,
     ) -> Vec<Arc<str>> {
         let mut idle = Vec::new();
@@ -191,7 +191,7 @@ impl Members {
     pub(crate) async fn renew_leases(
         &mut self,
         inner: &Inner,
-        conn: &mut ConnectionManager,
+        conn: &mut Conn,
         settings: &Settings,
     ) -> Result<(), Failure> {
         for (name, slots) in &mut self.by_name {

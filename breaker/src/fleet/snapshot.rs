@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
-use redis::aio::ConnectionManager;
+use futures_util::StreamExt;
 use tokio::time::Instant;
+
+use super::connection::Conn;
 
 use super::layout::{self, Keys};
 use super::sign;
@@ -16,23 +18,44 @@ impl Task {
     /// Reads the live opinions of `only`, or of every name tracked, into the view.
     pub(super) async fn snapshot(
         &mut self,
-        conn: &mut ConnectionManager,
+        conn: &mut Conn,
         only: Option<&Arc<str>>,
     ) -> Result<(), Failure> {
         let names: Vec<Arc<str>> = match only {
             Some(name) => vec![Arc::clone(name)],
             None => self.inner.view.lock().names().cloned().collect(),
         };
-        for chunk in names.chunks(64) {
-            let asked = Instant::now();
+        // One node reads 64 names per script; a cluster one name per script, since the keys
+        // of two names may live on two nodes, and up to 64 scripts in flight at once.
+        let (per_script, in_flight) = match self.settings.store.sharded() {
+            false => (64, 1),
+            true => (1, 64),
+        };
+        let (prefix, wait) = (&self.settings.prefix, self.settings.timeout);
+        let max_instances = self.inner.max_instances;
+        let asked = Instant::now();
+        // Collected before the stream is built, each call owning what it needs: with the
+        // closure inside the stream, rustc cannot prove the task's future `Send`.
+        let mut calls = Vec::new();
+        for chunk in names.chunks(per_script) {
+            let mut conn = conn.clone();
             let mut script = layout::SNAPSHOT.prepare_invoke();
             for name in chunk {
-                let keys = Keys::new(&self.settings.prefix, name);
+                let keys = Keys::new(prefix, name);
                 script.key(keys.live).key(keys.until);
             }
-            script.arg(self.inner.max_instances);
-            let reply: Vec<Vec<String>> =
-                bounded(self.settings.timeout, script.invoke_async(conn)).await?;
+            script.arg(max_instances);
+            calls.push(async move {
+                let reply: Vec<Vec<String>> = bounded(wait, script.invoke_async(&mut conn)).await?;
+                Ok::<_, Failure>(reply)
+            });
+        }
+        let replies = futures_util::stream::iter(calls)
+            .buffered(in_flight)
+            .collect::<Vec<_>>()
+            .await;
+        for (chunk, replied) in names.chunks(per_script).zip(replies) {
+            let reply = replied?;
             let now = Instant::now();
             for (name, row) in chunk.iter().zip(&reply) {
                 let read = match parse_rows(row) {

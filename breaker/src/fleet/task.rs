@@ -9,11 +9,11 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSubStream};
 use tokio::sync::mpsc::{UnboundedReceiver, WeakUnboundedSender};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::command::{Command, Settings};
+use super::connection::{Conn, Heard, Messages, Waits};
 use super::layout::{self, Keys, Kind, Message};
 use super::members::{Joined, Left, Members};
 use super::sign;
@@ -52,6 +52,8 @@ pub(crate) struct Task {
     gone: Vec<Arc<str>>,
     /// Names whose probe lease a member that no longer uses it held: to be given back.
     leases_gone: Vec<Arc<str>>,
+    /// Names forgotten whose channel (on a cluster) is still to be unsubscribed from.
+    deaf: Vec<Arc<str>>,
 }
 
 impl Task {
@@ -74,6 +76,7 @@ impl Task {
             epoch: None,
             gone: Vec::new(),
             leases_gone: Vec::new(),
+            deaf: Vec::new(),
         }
     }
 
@@ -113,30 +116,31 @@ impl Task {
         }
     }
 
-    async fn connect(&self) -> Result<(ConnectionManager, PubSubStream), Failure> {
+    async fn connect(&mut self) -> Result<(Conn, Messages), Failure> {
         let wait = self.settings.timeout;
         // A connection, with its TLS handshake, may take longer than an answer: it is on no
         // caller's path.
-        let connecting = (wait * 4).max(CONNECT_AT_LEAST);
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(connecting))
-            .set_response_timeout(Some(wait))
-            .set_number_of_retries(0);
-        let client = self.settings.client.clone();
-        let manager = client.get_connection_manager_with_config(config);
-        let conn = bounded(connecting, manager).await?;
-        let pubsub = self.settings.client.get_async_pubsub();
-        let mut pubsub = bounded(connecting, pubsub).await?;
-        bounded(wait, pubsub.subscribe(&self.channel)).await?;
-        Ok((conn, pubsub.into_on_message()))
+        let waits = Waits {
+            wait,
+            connecting: (wait * 4).max(CONNECT_AT_LEAST),
+        };
+        // Subscribed again after every reconnection: the channels of the names tracked now.
+        self.deaf.clear();
+        let channels = match self.settings.store.sharded() {
+            false => vec![self.channel.clone()],
+            true => {
+                let view = self.inner.view.lock();
+                let prefix = &self.settings.prefix;
+                view.names()
+                    .map(|name| layout::name_channel(prefix, name))
+                    .collect()
+            }
+        };
+        self.settings.store.connect(&channels, &waits).await
     }
 
     /// Serves one connection until it fails (`Err`) or every handle is gone (`Ok`).
-    async fn serve(
-        &mut self,
-        mut conn: ConnectionManager,
-        mut stream: PubSubStream,
-    ) -> Result<(), Failure> {
+    async fn serve(&mut self, mut conn: Conn, mut stream: Messages) -> Result<(), Failure> {
         if self.epoch.is_none() {
             let (secs, micros): (u64, u64) = bounded(
                 self.settings.timeout,
@@ -163,7 +167,13 @@ impl Task {
             tokio::select! {
                 message = stream.next() => match message {
                     None => return Err("the subscription was closed".into()),
-                    Some(message) => self.on_message(&message),
+                    Some(Heard::Message(message)) => self.on_message(&message),
+                    // A node's messages were lost while its connection was made again.
+                    Some(Heard::Lost) => self.snapshot(&mut conn, None).await?,
+                    Some(Heard::Unsubscribed(channel)) => self.resubscribe(&mut conn, &channel).await?,
+                    Some(Heard::Switched) => {
+                        return Err("the sentinels named another master, or one of them was lost".into())
+                    }
                 },
                 command = self.commands.recv() => match command {
                     None => {
@@ -232,15 +242,29 @@ impl Task {
         }
     }
 
+    /// A node dropped this instance's subscription to `channel`: if its name is still
+    /// tracked, its slot moved (a resharding), and the name is subscribed to again, on the
+    /// node that holds it now, and read anew.
+    async fn resubscribe(&mut self, conn: &mut Conn, channel: &str) -> Result<(), Failure> {
+        let prefix = &self.settings.prefix;
+        let Some(name) = layout::name_of_channel(prefix, channel) else {
+            return Ok(());
+        };
+        if !self.inner.view.lock().tracks(name) {
+            return Ok(());
+        }
+        let name: Arc<str> = name.into();
+        conn.listen(prefix, &name, self.settings.timeout).await?;
+        self.snapshot(conn, Some(&name)).await
+    }
+
     /// A command while connected.
-    async fn online(
-        &mut self,
-        conn: &mut ConnectionManager,
-        command: Command,
-    ) -> Result<(), Failure> {
+    async fn online(&mut self, conn: &mut Conn, command: Command) -> Result<(), Failure> {
         match command {
             Command::Join { breaker, quorum } => {
                 if let Some((name, own_open)) = self.join(&breaker, quorum) {
+                    let (prefix, wait) = (&self.settings.prefix, self.settings.timeout);
+                    conn.listen(prefix, &name, wait).await?;
                     if own_open {
                         self.write(conn, &name).await?;
                     }
@@ -358,6 +382,9 @@ impl Task {
         let pruned = self.members.prune(&self.inner, only);
         self.leases_gone.extend(pruned.leases);
         for name in pruned.forgotten {
+            if self.settings.store.sharded() {
+                self.deaf.push(Arc::clone(&name));
+            }
             if self.own.remove(&name).is_some() {
                 self.gone.push(name);
             }
@@ -365,12 +392,19 @@ impl Task {
     }
 
     /// Withdraws the own opinions of the names forgotten.
-    async fn withdraw_gone(&mut self, conn: &mut ConnectionManager) -> Result<(), Failure> {
+    async fn withdraw_gone(&mut self, conn: &mut Conn) -> Result<(), Failure> {
         while let Some(name) = self.gone.pop() {
             self.withdraw(conn, &name).await?;
         }
         while let Some(name) = self.leases_gone.pop() {
             self.release_lease(conn, &name).await?;
+        }
+        while let Some(name) = self.deaf.pop() {
+            // Tracked again meanwhile: still heard.
+            if !self.inner.view.lock().tracks(&name) {
+                let (prefix, wait) = (&self.settings.prefix, self.settings.timeout);
+                conn.unlisten(prefix, &name, wait).await?;
+            }
         }
         Ok(())
     }
@@ -389,6 +423,16 @@ impl Task {
         message.text(self.settings.signer.as_ref())
     }
 
+    /// The channel the opinions of `name` are published on, and the command that does it.
+    fn channel_of(&self, name: &str) -> (String, &'static str) {
+        let sharded = self.settings.store.sharded();
+        let channel = match sharded {
+            false => self.channel.clone(),
+            true => layout::name_channel(&self.settings.prefix, name),
+        };
+        (channel, layout::publish(sharded))
+    }
+
     /// The sequence number `seq` of this process as its messages carry it.
     fn wire(&self, seq: u64) -> u64 {
         self.epoch.unwrap_or(0).saturating_add(seq)
@@ -405,33 +449,27 @@ impl Task {
     }
 
     /// Withdraws this instance's opinion of `name`, and publishes that.
-    async fn withdraw(
-        &mut self,
-        conn: &mut ConnectionManager,
-        name: &Arc<str>,
-    ) -> Result<(), Failure> {
+    async fn withdraw(&mut self, conn: &mut Conn, name: &Arc<str>) -> Result<(), Failure> {
         self.own.remove(name);
         self.seq += 1;
         let keys = Keys::new(&self.settings.prefix, name);
         let message = self.message(Kind::Closed, self.wire(self.seq), 0, 0, name);
+        let (channel, publish) = self.channel_of(name);
         let mut script = layout::WITHDRAW.prepare_invoke();
         script
             .key(&keys.live)
             .key(&keys.until)
             .arg(&*self.inner.instance)
-            .arg(&self.channel)
-            .arg(message);
+            .arg(channel)
+            .arg(message)
+            .arg(publish);
         let wait = self.settings.timeout;
         bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
         Ok(())
     }
 
     /// Gives the probe lease of `name` back, and publishes that, so that waiters ask now.
-    async fn release_lease(
-        &mut self,
-        conn: &mut ConnectionManager,
-        name: &Arc<str>,
-    ) -> Result<(), Failure> {
+    async fn release_lease(&mut self, conn: &mut Conn, name: &Arc<str>) -> Result<(), Failure> {
         self.release_lease_as(conn, name, Kind::Free).await
     }
 
@@ -439,30 +477,28 @@ impl Task {
     /// the trial passed and the waiters half-open.
     async fn release_lease_as(
         &mut self,
-        conn: &mut ConnectionManager,
+        conn: &mut Conn,
         name: &Arc<str>,
         kind: Kind,
     ) -> Result<(), Failure> {
         self.seq += 1;
         let keys = Keys::new(&self.settings.prefix, name);
         let message = self.message(kind, self.wire(self.seq), 0, 0, name);
+        let (channel, publish) = self.channel_of(name);
         let mut script = layout::RELEASE_LEASE.prepare_invoke();
         script
             .key(&keys.lease)
             .arg(&*self.inner.instance)
-            .arg(&self.channel)
-            .arg(message);
+            .arg(channel)
+            .arg(message)
+            .arg(publish);
         let wait = self.settings.timeout;
         bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
         Ok(())
     }
 
     /// Writes (renews) this instance's opinion of `name` and publishes it.
-    async fn write(
-        &mut self,
-        conn: &mut ConnectionManager,
-        name: &Arc<str>,
-    ) -> Result<(), Failure> {
+    async fn write(&mut self, conn: &mut Conn, name: &Arc<str>) -> Result<(), Failure> {
         let Some(own) = self.own.get(name) else {
             return Ok(());
         };
@@ -484,6 +520,7 @@ impl Task {
             }
         };
         let message = self.message(Kind::Open, seq, left, left.min(ttl), name);
+        let (channel, publish) = self.channel_of(name);
         let mut script = layout::OPINE.prepare_invoke();
         script
             .key(&keys.live)
@@ -492,15 +529,16 @@ impl Task {
             .arg(row)
             .arg(left)
             .arg(ttl)
-            .arg(&self.channel)
-            .arg(message);
+            .arg(channel)
+            .arg(message)
+            .arg(publish);
         let wait = self.settings.timeout;
         bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
         Ok(())
     }
 
     /// Renews every opinion of this instance's that still holds.
-    async fn renew(&mut self, conn: &mut ConnectionManager) -> Result<(), Failure> {
+    async fn renew(&mut self, conn: &mut Conn) -> Result<(), Failure> {
         let now = Instant::now();
         self.own.retain(|_, own| own.until > now);
         let names: Vec<Arc<str>> = self.own.keys().cloned().collect();
@@ -512,7 +550,7 @@ impl Task {
 
     /// On the way out: the opinions of an instance that stops stop counting now, not at the
     /// end of their time-to-live.
-    async fn withdraw_all(&mut self, conn: &mut ConnectionManager) {
+    async fn withdraw_all(&mut self, conn: &mut Conn) {
         let names: Vec<Arc<str>> = self.own.keys().cloned().collect();
         for name in names {
             let _ = self.online(conn, Command::Withdraw { name }).await;
