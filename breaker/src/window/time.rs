@@ -127,10 +127,18 @@ impl TimeWindow {
     /// Pairs the newest bucket with the coarse clock, once a bucket: `period` tells the
     /// bucket, `[start, end)` in ticks, in the coarse clock's nanoseconds (`None` for a
     /// clock without a coarse twin).
+    #[inline]
     pub(crate) fn pair(&mut self, period: impl FnOnce(u64, u64) -> Option<CoarsePeriod>) {
-        if self.paired == Some(self.current) {
-            return;
+        if self.paired != Some(self.current) {
+            self.pair_anew(period);
         }
+    }
+
+    /// [`pair`](Self::pair) for a bucket not paired yet: once a bucket, out of the line of
+    /// every call.
+    #[cold]
+    #[inline(never)]
+    fn pair_anew(&mut self, period: impl FnOnce(u64, u64) -> Option<CoarsePeriod>) {
         self.paired = Some(self.current);
         let start = self.current.saturating_mul(self.width_nanos);
         let ticks = |since: u64| self.origin.checked_add(since);
