@@ -296,7 +296,8 @@ pub fn tune_with(recording: &Recording, current: &Config, options: Options) -> T
 /// (a pick fitted to one outage's length wins the recorded trace by a duration that its
 /// copies do not share), the `n / 4` of least cost that the bound's background failures
 /// would not open ([`Noise::quiet`]: the cheapest on a clean trace may all open on them),
-/// then the first `n / 3` of the front.
+/// then the first `n / 3` of the front; and apart from those, the `n / 4` throttled
+/// candidates of least cost.
 fn candidates(
     specs: &[Spec],
     scores: &[Scores],
@@ -304,11 +305,18 @@ fn candidates(
     noise: &Noise,
     n: usize,
 ) -> Vec<usize> {
-    let mut eligible: Vec<usize> = (0..scores.len())
-        .filter(|&i| scores[i].false_opens == 0 && scores[i].missed == 0)
-        .collect();
-    eligible.sort_by_key(|&i| (scores[i].cost(), scores[i].flaps, i));
-    eligible.dedup_by_key(|&mut i| scores[i]);
+    let sorted = |throttled: bool| {
+        let mut eligible: Vec<usize> = (0..scores.len())
+            .filter(|&i| specs[i].throttle.is_some() == throttled)
+            .filter(|&i| scores[i].false_opens == 0 && scores[i].missed == 0)
+            .collect();
+        eligible.sort_by_key(|&i| (scores[i].cost(), scores[i].flaps, i));
+        eligible.dedup_by_key(|&mut i| scores[i]);
+        eligible
+    };
+    // The throttled candidates are chosen apart, `n / 4` of least cost, so that the twins of
+    // the plain ones (alike but for the calls they shed) crowd none of those out.
+    let eligible = sorted(false);
     let mut picked: Vec<usize> = eligible.iter().copied().take(n).collect();
     let mut opens: Vec<u64> = specs.iter().map(|s| s.open_secs).collect();
     opens.sort_unstable();
@@ -319,7 +327,13 @@ fn candidates(
     }
     let quiet = eligible.iter().filter(|&&i| noise.quiet(&specs[i]));
     picked.extend(quiet.take(n / 4));
-    picked.extend(front.iter().take(n / 3));
+    picked.extend(
+        front
+            .iter()
+            .filter(|&&i| specs[i].throttle.is_none())
+            .take(n / 3),
+    );
+    picked.extend(sorted(true).into_iter().take(n / 4));
     let mut seen = std::collections::HashSet::new();
     picked.retain(|i| seen.insert(*i));
     picked
