@@ -13,7 +13,12 @@ use tower::ServiceExt;
 
 #[test]
 fn a_locked_router_says_so_and_each_action_names_its_operator() {
-    let (captured, _guard) = logs::capture();
+    let Some((captured, _guard)) = logs::capture(concat!(
+        module_path!(),
+        "::a_locked_router_says_so_and_each_action_names_its_operator"
+    )) else {
+        return;
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -1,5 +1,5 @@
 //! An OPEN adopted from the fleet is logged as opened for its peers, with the quorum, not as
-//! an opening by its own window (whose rates say nothing then). Alone in its binary, as every
+//! an opening by its own window (whose rates say nothing then). Alone in its process, as every
 //! test that reads the logs (see `support/logs.rs`); the fleet's tasks run on this test's
 //! thread.
 
@@ -14,10 +14,15 @@ use fleet::{breaker, eventually, instance, trip};
 
 #[tokio::test]
 async fn an_adopted_open_is_logged_as_opened_for_its_peers_with_the_quorum() {
+    let Some((captured, _guard)) = logs::capture(concat!(
+        module_path!(),
+        "::an_adopted_open_is_logged_as_opened_for_its_peers_with_the_quorum"
+    )) else {
+        return;
+    };
     let Some(server) = RedisServer::start_or_skip("fleet_adoption_log::an_adopted_open") else {
         return;
     };
-    let (captured, _guard) = logs::capture();
     let fleets: Vec<_> = ["a", "b", "c"]
         .iter()
         .map(|id| instance(&server, id, Duration::from_millis(400)))

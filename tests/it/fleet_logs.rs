@@ -1,5 +1,5 @@
 //! The fleet's log lines: the view degraded when the store stops answering, recovered when it
-//! answers again, and a malformed message ignored. Alone in its binary, as every test that
+//! answers again, and a malformed message ignored. Alone in its process, as every test that
 //! reads the logs (see `support/logs.rs`); the fleet's task runs on this test's thread.
 
 use crate::support::fleet;
@@ -12,10 +12,15 @@ use fleet::{breaker, eventually, instance, store};
 
 #[tokio::test]
 async fn the_store_failing_and_recovering_and_junk_are_logged() {
+    let Some((captured, _guard)) = logs::capture(concat!(
+        module_path!(),
+        "::the_store_failing_and_recovering_and_junk_are_logged"
+    )) else {
+        return;
+    };
     let Some(server) = RedisServer::start_or_skip("fleet_logs::the_store_failing") else {
         return;
     };
-    let (captured, _guard) = logs::capture();
     let me = instance(&server, "me", Duration::from_millis(400));
     let b = breaker("db", Duration::from_secs(30));
     me.join(&b, 2);

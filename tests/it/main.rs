@@ -3,8 +3,9 @@
 //!
 //! Every test runs beside the others in this process, on threads of its own. What is
 //! process-wide is shared with care: the allocator keeps each thread's books apart
-//! (`support/heap.rs`), tests that read logs take turns (`support/logs.rs`), and a test
-//! that reads the registry looks only at its own breakers' names. The one test that needs
+//! (`support/heap.rs`), a test that reads logs runs in a process of its own
+//! (`support/logs.rs`), and a test that reads the registry looks only at its own breakers'
+//! names. The one test that needs
 //! the process to itself, the registry's first access, is `tests/shared_name_warning.rs`.
 //!
 //! `cargo test -p breaker-tests --test it fleet_` runs one subject's tests; `modules`

@@ -1,5 +1,5 @@
 //! How the ramp is logged: a line per step and a warning when the latency guard holds one
-//! (alone in its test binary, as `support/logs.rs` says why).
+//! (alone in its process, as `support/logs.rs` says why).
 
 use crate::support::logs;
 
@@ -51,7 +51,12 @@ async fn logged_calls(n: usize, latency_ms: u64) {
 
 #[tokio::test(start_paused = true)]
 async fn each_ramp_step_is_logged_and_a_held_step_warns() {
-    let (captured, _guard) = logs::capture();
+    let Some((captured, _guard)) = logs::capture(concat!(
+        module_path!(),
+        "::each_ramp_step_is_logged_and_a_held_step_warns"
+    )) else {
+        return;
+    };
 
     logged_calls(10, 10).await; // the baseline: 10 ms
     logged(0, false).await.unwrap_err(); // 1 of 2 failed: open

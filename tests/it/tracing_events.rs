@@ -40,7 +40,12 @@ async fn fetch(host: &str, up: bool) -> Result<(), Failed> {
 
 #[tokio::test(start_paused = true)]
 async fn transitions_are_logged_with_name_key_and_rate() {
-    let (captured, _guard) = logs::capture();
+    let Some((captured, _guard)) = logs::capture(concat!(
+        module_path!(),
+        "::transitions_are_logged_with_name_key_and_rate"
+    )) else {
+        return;
+    };
 
     for up in [true, false, false, false] {
         let _ = fetch("10.0.0.1:7000", up).await;
