@@ -31,6 +31,8 @@
 //!   `admitted`, `in_flight`, `succeeded`);
 //! - `thresholds`: `failure_rate`, `slow_call_rate` (`null` without slow calls);
 //! - `open_left_ms`: the open period left, `null` unless OPEN;
+//! - `shed_probability`: for a breaker with adaptive throttling (`throttle`), the probability
+//!   that it refuses the next call in CLOSED (0 outside CLOSED), `null` without throttling;
 //! - `fleet`: `member` (`fleet = true`), `open_for_fleet`, `degraded` and `peers_open`
 //!   (`null` with no fleet running);
 //! - `last_transition`: the last `state_transition` record, `null` before one;

@@ -17,6 +17,7 @@
 //! | `circuitbreaker_slow_call_rate` | gauge | slow calls / calls in the window, once `min_calls` completed |
 //! | `circuitbreaker_failure_rate_threshold` | gauge | the configured failure rate at or above which the breaker opens |
 //! | `circuitbreaker_slow_call_rate_threshold` | gauge | for a breaker with slow calls: the configured slow-call rate at or above which it opens |
+//! | `circuitbreaker_shed_probability` | gauge | for a breaker with adaptive throttling (`throttle`): the probability its CLOSED admission refuses the next call ([`Breaker::shed_probability`]), 0 while the downstream answers as well as it is asked, and outside CLOSED |
 //! | `circuitbreaker_call_duration_seconds{result}` | histogram | for a breaker whose calls are timed: how long calls took, from admission to result, by `result`: `success`, `failure`, `ignored`, `cancelled` (rejected calls did not run); buckets [`CALL_DURATION_BUCKETS`], 1 ms to 10 s |
 //! | `circuitbreaker_half_open_probes{probes}` | gauge | while a half-open trial runs ([`Snapshot::trial`](crate::snapshot::Snapshot::trial)): its probes `admitted`, `in_flight` and `succeeded` |
 //! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since the breaker joined the registry (its creation, for a `#[circuit_breaker]` function's), whether or not a collector existed then, by why ([`TransitionReason::as_str`](crate::events::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
@@ -340,6 +341,20 @@ impl Collector for BreakerCollector {
             }
         }
 
+        let help = "The probability that adaptive throttling refuses the next call in CLOSED; \
+                    for breakers with throttle.";
+        let mut family = encoder.encode_descriptor(
+            "circuitbreaker_shed_probability",
+            help,
+            None,
+            MetricType::Gauge,
+        )?;
+        for s in &series {
+            if let Some(probability) = s.shed_probability {
+                ConstGauge::new(probability).encode(family.encode_family(&s.labels(&[]))?)?;
+            }
+        }
+
         let help = "How long calls took, from admission to result, by how they ended; \
                     for breakers whose calls are timed.";
         let mut family = encoder.encode_descriptor(
@@ -503,6 +518,8 @@ struct Series {
     slow_call_rate: Option<f64>,
     /// The configuration's failure rate and slow-call rate.
     thresholds: (f64, Option<f64>),
+    /// For a breaker with adaptive throttling: the probability it refuses the next call.
+    shed_probability: Option<f64>,
     trial: Option<Trial>,
     /// Calls holding a bulkhead slot, for a breaker with a bulkhead.
     in_flight: Option<u32>,
@@ -534,6 +551,7 @@ impl Series {
                 .unwrap_or_else(|| f64::from(s.failures) / f64::from(s.calls.max(1))),
             slow_call_rate: s.slow_call_rate,
             thresholds: (config.failure_rate(), config.slow_calls().map(|c| c.rate)),
+            shed_probability: config.throttling().map(|_| breaker.shed_probability()),
             trial: s.trial,
             in_flight,
             retries,

@@ -99,6 +99,8 @@ fn the_dashboard_shows_what_it_promises_with_its_variables() {
             "Transitions by reason",
             "Fleet: store reached per instance",
             "Retries and retry budget exhausted",
+            "Adaptive throttling: shed probability",
+            "Keyed families: members out of the pool, trips the cap refused",
         ]
     );
     // Every breaker panel follows both variables.

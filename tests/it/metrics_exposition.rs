@@ -181,6 +181,7 @@ fn descriptors_have_the_documented_names_and_types() {
         "# TYPE circuitbreaker_slow_call_rate gauge",
         "# TYPE circuitbreaker_failure_rate_threshold gauge",
         "# TYPE circuitbreaker_slow_call_rate_threshold gauge",
+        "# TYPE circuitbreaker_shed_probability gauge",
         "# TYPE circuitbreaker_state_transitions counter",
         "# TYPE circuitbreaker_keys_evicted counter",
     ] {
@@ -480,5 +481,47 @@ fn the_rates_thresholds_are_exported_beside_the_rates() {
             "circuitbreaker_failure_rate_threshold{name=\"metrics::slow\"} 0.25",
             "circuitbreaker_slow_call_rate_threshold{name=\"metrics::slow\"} 0.75",
         ]
+    );
+}
+
+#[test]
+fn a_throttled_breaker_exports_its_shed_probability() {
+    let own: &'static breakerbox::registry::Registry = Box::leak(Box::default());
+    let clock = ManualClock::new();
+    let throttled = Config::builder()
+        .throttle(2.0)
+        .min_calls(10)
+        .build()
+        .unwrap();
+    let b = own.register(Arc::new(Breaker::with_clock(
+        "metrics::throttled",
+        throttled,
+        clock.clone(),
+    )));
+    own.register(Arc::new(Breaker::new(
+        "metrics::unthrottled",
+        Config::default(),
+    )));
+    let probability = || {
+        let text = breakerbox::metrics::text_of(breakerbox::metrics::BreakerCollector::of(own));
+        samples(&text, "circuitbreaker_shed_probability{")
+    };
+    assert_eq!(
+        probability(),
+        ["circuitbreaker_shed_probability{name=\"metrics::throttled\"} 0.0"]
+    );
+    // Seven calls asked, one answered well: (7 - 2 * 1) / (7 + 1).
+    let mut calls: Vec<_> = (0..7).map(|_| b.try_acquire().unwrap()).collect();
+    calls.pop().unwrap().success();
+    calls.into_iter().for_each(|call| call.failure());
+    assert_eq!(
+        probability(),
+        ["circuitbreaker_shed_probability{name=\"metrics::throttled\"} 0.625"]
+    );
+    // OPEN sheds nothing: it rejects.
+    b.force_open();
+    assert_eq!(
+        probability(),
+        ["circuitbreaker_shed_probability{name=\"metrics::throttled\"} 0.0"]
     );
 }

@@ -20,6 +20,9 @@ pub(crate) struct BreakerView {
     pub(crate) snapshot: Snapshot,
     pub(crate) thresholds: Thresholds,
     pub(crate) open_left_ms: Option<u64>,
+    /// For a breaker with adaptive throttling: the probability it refuses the next call
+    /// ([`Breaker::shed_probability`]); `null` without throttling.
+    pub(crate) shed_probability: Option<f64>,
     pub(crate) fleet: FleetStatus,
     pub(crate) last_transition: Option<Record>,
     pub(crate) recent: Vec<Record>,
@@ -93,6 +96,7 @@ impl BreakerView {
                 slow_call_rate: config.slow_calls().map(|s| s.rate),
             },
             open_left_ms: breaker.open_left().map(|d| d.as_millis() as u64),
+            shed_probability: config.throttling().map(|_| breaker.shed_probability()),
             fleet: fleet_status(registry, breaker, config.fleet()),
             last_transition,
             recent,

@@ -59,6 +59,7 @@ async fn the_list_shows_each_breaker_field_by_field() {
         json!({"failure_rate": 0.5, "slow_call_rate": null})
     );
     assert_eq!(stock["open_left_ms"], 3000);
+    assert_eq!(stock["shed_probability"], json!(null));
     assert_eq!(
         stock["fleet"],
         json!({"member": false, "open_for_fleet": false, "degraded": null, "peers_open": null})
@@ -237,4 +238,27 @@ async fn an_unknown_name_answers_404_with_the_nearest_names() {
         json!({"error": "no breaker is registered as \"svc::stok\"",
                "did_you_mean": ["svc::stock", "svc::stack"]})
     );
+}
+
+#[tokio::test]
+async fn a_throttled_breaker_shows_the_probability_it_sheds_a_call() {
+    let registry = own_registry();
+    let config = breakerbox::Config::builder()
+        .throttle(2.0)
+        .min_calls(10)
+        .build()
+        .unwrap();
+    let b = registry.register(std::sync::Arc::new(breakerbox::Breaker::with_clock(
+        "svc::throttled",
+        config,
+        breakerbox::clock::ManualClock::new(),
+    )));
+    let app = admin::router_of(registry);
+    let shed = |json: serde_json::Value| json["breakers"][0]["shed_probability"].clone();
+    assert_eq!(shed(get(&app, "/").await.1), json!(0.0));
+    // Seven calls asked, one answered well: (7 - 2 * 1) / (7 + 1).
+    let mut calls: Vec<_> = (0..7).map(|_| b.try_acquire().unwrap()).collect();
+    calls.pop().unwrap().success();
+    calls.into_iter().for_each(|call| call.failure());
+    assert_eq!(shed(get(&app, "/").await.1), json!(0.625));
 }
