@@ -33,6 +33,8 @@ mod health;
 mod layout;
 mod lease;
 mod members;
+mod nodes;
+mod sentinels;
 mod sign;
 mod snapshot;
 mod store;
@@ -495,7 +497,7 @@ impl FleetBuilder {
 impl FleetBuilder {
     /// The store of the URL: several hosts behind Sentinel or in a Cluster, or one node.
     fn store(&self) -> Result<connection::Store, FleetError> {
-        match &self.cluster_nodes {
+        let store = match &self.cluster_nodes {
             Some(nodes) if nodes.is_empty() => {
                 let rule = "must name at least one node".into();
                 return Err(FleetError::Invalid {
@@ -503,16 +505,44 @@ impl FleetBuilder {
                     rule,
                 });
             }
-            Some(nodes) => return address::nodes(nodes).map_err(FleetError::Url),
-            None => {}
+            Some(nodes) => address::nodes(nodes)?,
+            None => match address::parse(&self.url)? {
+                Some(store) => store,
+                None => return self.client().map(connection::Store::Node),
+            },
+        };
+        self.trusted(store)
+    }
+
+    /// A store of several hosts with the builder's TLS: its CA and client certificate for
+    /// TLS hosts, and an error for either of them with plain ones.
+    fn trusted(&self, store: connection::Store) -> Result<connection::Store, FleetError> {
+        let tls = match &store {
+            connection::Store::Sentinel(sentinels) => sentinels.tls,
+            connection::Store::Cluster(nodes) => nodes.tls(),
+            connection::Store::Node(_) => false,
+        };
+        #[cfg(feature = "fleet-tls")]
+        {
+            let certificates = self.tls.certificates(tls)?;
+            Ok(match store {
+                connection::Store::Sentinel(mut sentinels) => {
+                    sentinels.certificates = certificates;
+                    connection::Store::Sentinel(sentinels)
+                }
+                connection::Store::Cluster(mut nodes) => {
+                    nodes.certificates = certificates;
+                    connection::Store::Cluster(nodes)
+                }
+                node => node,
+            })
         }
-        match address::parse(&self.url).map_err(FleetError::Url)? {
-            Some(store) => {
-                #[cfg(feature = "fleet-tls")]
-                self.tls.client(&self.url, false)?;
-                Ok(store)
-            }
-            None => self.client().map(connection::Store::Node),
+        #[cfg(not(feature = "fleet-tls"))]
+        match tls {
+            true => Err(FleetError::Url(
+                "a rediss+sentinel://, rediss+cluster:// or rediss:// node URL needs TLS: enable the `fleet-tls` feature of breaker".into(),
+            )),
+            false => Ok(store),
         }
     }
 

@@ -37,6 +37,21 @@ impl Trust {
         url: &str,
         tls_url: bool,
     ) -> Result<Option<redis::Client>, FleetError> {
+        match self.certificates(tls_url)? {
+            None => Ok(None),
+            Some(certificates) => redis::Client::build_with_tls(url, certificates)
+                .map(Some)
+                .map_err(|e| FleetError::Url(e.to_string())),
+        }
+    }
+
+    /// The CA and client certificate to hand redis-rs for a store of TLS URLs (`tls_url`),
+    /// checked; `None` where the system's roots and no client certificate will do, or the
+    /// URLs are plain. Given with plain URLs, either is an error naming it.
+    pub(super) fn certificates(
+        &self,
+        tls_url: bool,
+    ) -> Result<Option<TlsCertificates>, FleetError> {
         if !tls_url {
             if self.ca.is_some() || self.client.is_some() {
                 let field = if self.ca.is_some() {
@@ -67,7 +82,7 @@ impl Trust {
                 });
             }
         }
-        let certificates = TlsCertificates {
+        Ok(Some(TlsCertificates {
             client_tls: self
                 .client
                 .clone()
@@ -76,10 +91,7 @@ impl Trust {
                     client_key,
                 }),
             root_cert: self.ca.clone(),
-        };
-        redis::Client::build_with_tls(url, certificates)
-            .map(Some)
-            .map_err(|e| FleetError::Url(e.to_string()))
+        }))
     }
 }
 
