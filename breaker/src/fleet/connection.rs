@@ -80,8 +80,12 @@ impl Store {
             Self::Sentinel(sentinels) => {
                 let master = &sentinels.master;
                 let mut sentinel = sentinels.client().map_err(|e| e.to_string())?;
-                // Told of the next failover first, so that none goes unheard.
-                let switches = switches(&mut sentinel, master, waits).await?;
+                // Told of the next failover first, so that none goes unheard. Its failure is
+                // the sentinels' (unreachable, a wrong password): said so, since a wrong
+                // password of the master's reads the same.
+                let switches = switches(&mut sentinel, master, waits)
+                    .await
+                    .map_err(|e| format!("the sentinels: {e}"))?;
                 let client = bounded(waits.connecting, sentinel.async_get_client()).await?;
                 let (mut conn, messages) = node(client, channels, waits).await?;
                 let messages = Box::pin(futures_util::stream::select(messages, switches));
