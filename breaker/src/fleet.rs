@@ -133,18 +133,27 @@ pub struct FleetBuilder {
 }
 
 impl Fleet {
-    /// A fleet on the Redis at `url`, with the defaults below: `redis://[user:password@]host:port[/db]`
-    /// (an ACL user and its password, or the password alone of `requirepass`), or
-    /// `redis+unix:///path`, or with the `fleet-tls` feature `rediss://...` (TLS, trusting the
-    /// system's roots, or the CA of [`tls_ca`](FleetBuilder::tls_ca)); or the master that
-    /// sentinels name, `redis+sentinel://[user:password@]host[:port][,host[:port]...]/master[/db]`
-    /// (followed through failovers, `docs/fleet.md`). A wrong password or
-    /// an untrusted certificate is a store failure like any other: a
-    /// [`FleetEvent::Degraded`] saying so, and breakers that judge alone.
+    /// A fleet on the Redis at `url`, with the defaults below:
+    ///
+    /// - one node: `redis://[user:password@]host:port[/db]` (an ACL user and its password, or
+    ///   the password alone of `requirepass`), `redis+unix:///path`, or with the `fleet-tls`
+    ///   feature `rediss://...` (TLS, trusting the system's roots, or the CA of
+    ///   [`tls_ca`](FleetBuilder::tls_ca));
+    /// - the master that sentinels name (followed through failovers):
+    ///   `redis+sentinel://[user:password@]host[:port][,host[:port]...]/master[/db]`, the
+    ///   userinfo the master's credentials, and the sentinels' own, for a sentinel with a
+    ///   password, in the query: `?sentinel_password=...` (and `&sentinel_username=...`),
+    ///   percent-encoded; `rediss+sentinel://` over TLS to both;
+    /// - a Redis Cluster: `redis+cluster://[user:password@]host[:port][,host[:port]...]`, some
+    ///   of its nodes, or `rediss+cluster://` over TLS to every node (and see
+    ///   [`cluster_builder`](Fleet::cluster_builder)).
+    ///
+    /// A wrong password or an untrusted certificate is a store failure like any other: a
+    /// [`FleetEvent::Degraded`] saying so, and breakers that judge alone (`docs/fleet.md`).
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breakerbox::fleet::Fleet;
+    /// use breakerbox::fleet::{Fleet, FleetError};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let fleet = Fleet::builder("redis://127.0.0.1:6379")
@@ -154,7 +163,13 @@ impl Fleet {
     /// assert_eq!(fleet.instance(), "web-7");
     /// let bad = Fleet::builder("redis://127.0.0.1:6379").ttl(Duration::from_millis(10)).start();
     /// assert_eq!(bad.err().unwrap().to_string(), "fleet: ttl must be at least 100ms, got 10ms");
-    /// # Ok::<(), breakerbox::fleet::FleetError>(())
+    ///
+    /// // The master's ACL user, and the sentinels' password `watch&see`.
+    /// let url = "redis+sentinel://fleet:secret@10.0.0.1,10.0.0.2/cache?sentinel_password=watch%26see";
+    /// Fleet::builder(url).instance("web-8").start()?;
+    /// let empty = Fleet::builder("redis+sentinel://10.0.0.1/cache?sentinel_password=").start();
+    /// assert!(matches!(empty, Err(FleetError::Invalid { field: "sentinel_password", .. })));
+    /// # Ok::<(), FleetError>(())
     /// # }).unwrap();
     /// ```
     pub fn builder(url: impl Into<String>) -> FleetBuilder {
@@ -176,10 +191,12 @@ impl Fleet {
     }
 
     /// A fleet on the Redis Cluster that `nodes` belong to, each a URL of one node
-    /// (`redis://[user:password@]host:port`); some nodes are enough, they tell of the others.
-    /// The same as the URL `redis+cluster://[user:password@]host:port,host:port,...`. Every
-    /// script touches the keys of one name, in one hash slot, and opinions travel over
-    /// sharded pub/sub (Redis 7), one channel per name (`docs/fleet.md`).
+    /// (`redis://[user:password@]host:port`, or `rediss://` over TLS with the `fleet-tls`
+    /// feature); some nodes are enough, they tell of the others. The same as the URL
+    /// `redis+cluster://[user:password@]host:port,host:port,...` (`rediss+cluster://`). The
+    /// nodes are all TLS or all plain. Every script touches the keys of one name, in one hash
+    /// slot, and opinions travel over sharded pub/sub (Redis 7), one channel per name
+    /// (`docs/fleet.md`).
     ///
     /// ```
     /// use breakerbox::fleet::Fleet;
@@ -190,6 +207,11 @@ impl Fleet {
     /// assert_eq!(fleet.instance(), "web-7");
     /// let none = Fleet::cluster_builder(Vec::<String>::new()).start();
     /// assert_eq!(none.err().unwrap().to_string(), "fleet: cluster nodes must name at least one node");
+    /// let mixed = Fleet::cluster_builder(["rediss://10.0.0.1:6379", "redis://10.0.0.2:6379"]).start();
+    /// assert_eq!(
+    ///     mixed.err().unwrap().to_string(),
+    ///     "fleet: cluster nodes must all be rediss:// (TLS) or all plain: node 1 is rediss:// (TLS), node 2 is plain"
+    /// );
     /// # Ok::<(), breakerbox::fleet::FleetError>(())
     /// # }).unwrap();
     /// ```
