@@ -38,6 +38,9 @@ pub(crate) fn parse(url: &str) -> Result<Option<Store>, FleetError> {
         "rediss+cluster" => (false, true),
         _ => return Ok(None),
     };
+    if tls {
+        tls_available(scheme)?;
+    }
     let bad = |why: String| Err(FleetError::Url(why));
     let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
     let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
@@ -138,6 +141,19 @@ fn sentinel_auth(scheme: &str, query: &str) -> Result<Auth, FleetError> {
     Ok(auth)
 }
 
+/// Without the `fleet-tls` feature, a TLS URL is refused, saying which feature it needs.
+fn tls_available(scheme: &str) -> Result<(), FleetError> {
+    #[cfg(not(feature = "fleet-tls"))]
+    return Err(FleetError::Url(format!(
+        "a {scheme}:// URL needs TLS: enable the `fleet-tls` feature of breaker"
+    )));
+    #[cfg(feature = "fleet-tls")]
+    {
+        let _ = scheme;
+        Ok(())
+    }
+}
+
 /// The keys of a query, never its values (a password may be one).
 fn keys(query: &str) -> String {
     query
@@ -150,6 +166,9 @@ fn keys(query: &str) -> String {
 /// The cluster of [`Fleet::cluster_builder`](super::Fleet::cluster_builder): each node a
 /// URL of one node, as redis-rs reads it, all of them TLS (`rediss://`) or none.
 pub(crate) fn nodes(urls: &[String]) -> Result<Store, FleetError> {
+    if urls.iter().any(|url| url.starts_with("rediss://")) {
+        tls_available("rediss")?;
+    }
     let nodes = urls
         .iter()
         .map(|url| {
@@ -259,6 +278,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "fleet-tls")]
     fn rediss_sentinel_speaks_tls_to_the_sentinels_and_the_master() {
         let s = sentinels("rediss+sentinel://h1,h2:5000/cache");
         assert!(s.tls);
@@ -282,6 +302,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "fleet-tls")]
     fn rediss_cluster_speaks_tls_to_every_node_with_the_credentials() {
         let nodes = cluster("rediss+cluster://fleet:pw@h1:7000,h2");
         assert!(nodes.tls());
@@ -293,6 +314,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "fleet-tls")]
     fn cluster_builder_nodes_are_all_tls_or_all_plain() {
         let urls = |list: &[&str]| list.iter().map(|u| u.to_string()).collect::<Vec<_>>();
         let Ok(Store::Cluster(tls)) = nodes(&urls(&["rediss://h1:7000", "rediss://h2:7000"]))
@@ -308,12 +330,31 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(feature = "fleet-tls"))]
+    fn without_the_tls_feature_a_tls_url_names_the_feature() {
+        assert_eq!(
+            err("rediss+cluster://h1"),
+            "fleet: the store's URL is not valid: a rediss+cluster:// URL needs TLS: enable the `fleet-tls` feature of breaker"
+        );
+        assert_eq!(
+            err("rediss+sentinel://h1/m"),
+            "fleet: the store's URL is not valid: a rediss+sentinel:// URL needs TLS: enable the `fleet-tls` feature of breaker"
+        );
+        let tls_nodes = nodes(&["rediss://h1".to_string()]);
+        assert_eq!(
+            tls_nodes.err().unwrap().to_string(),
+            "fleet: the store's URL is not valid: a rediss:// URL needs TLS: enable the `fleet-tls` feature of breaker"
+        );
+    }
+
+    #[test]
     fn bad_urls_of_several_hosts_say_what_is_wrong() {
         let url = "fleet: the store's URL is not valid: ";
         assert_eq!(
             err("redis+sentinel://h1:26379"),
             format!("{url}a redis+sentinel:// URL names its master after the hosts: redis+sentinel://host:26379/mymaster")
         );
+        #[cfg(feature = "fleet-tls")]
         assert_eq!(
             err("rediss+sentinel://h1:26379"),
             format!("{url}a rediss+sentinel:// URL names its master after the hosts: rediss+sentinel://host:26379/mymaster")
@@ -323,7 +364,7 @@ mod tests {
             format!("{url}a host of the list is empty")
         );
         assert_eq!(
-            err("rediss+cluster://h1:x"),
+            err("redis+cluster://h1:x"),
             format!("{url}the port of \"h1:x\" is not a number")
         );
         assert_eq!(
@@ -339,8 +380,8 @@ mod tests {
     fn bad_query_parameters_name_the_parameter_and_never_show_a_value() {
         let url = "fleet: the store's URL is not valid: ";
         assert_eq!(
-            err("rediss+cluster://h1?sentinel_password=secret"),
-            format!("{url}a rediss+cluster:// URL takes no parameters, got sentinel_password")
+            err("redis+cluster://h1?sentinel_password=secret"),
+            format!("{url}a redis+cluster:// URL takes no parameters, got sentinel_password")
         );
         assert_eq!(
             err("redis+sentinel://h1/m?password=secret"),

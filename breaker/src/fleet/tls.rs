@@ -143,6 +143,12 @@ impl FleetBuilder {
     ///     plain.err().unwrap().to_string(),
     ///     "fleet: tls_ca needs a TLS URL (rediss://, rediss+sentinel://, rediss+cluster://), got a plain one"
     /// );
+    /// // A cluster's nodes are all TLS or all plain.
+    /// let mixed = Fleet::cluster_builder(["rediss://10.0.0.1:6380", "redis://10.0.0.2:6379"]).start();
+    /// assert_eq!(
+    ///     mixed.err().unwrap().to_string(),
+    ///     "fleet: cluster nodes must all be rediss:// (TLS) or all plain: node 1 is rediss:// (TLS), node 2 is plain"
+    /// );
     /// # });
     /// ```
     pub fn tls_ca(mut self, pem: impl Into<Vec<u8>>) -> Self {
