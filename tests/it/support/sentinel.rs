@@ -212,7 +212,9 @@ impl GuardedSentinel {
             return None;
         }
         if !RedisServer::installed() {
-            return RedisServer::start_or_skip(what).map(|_| unreachable!("not installed"));
+            // Says loudly that `what` is skipped (a failure with `CI=true`).
+            let _ = RedisServer::start_or_skip(what);
+            return None;
         }
         let tls = pki.server_args(false);
         let master_args: Vec<&str> = tls.iter().chain(master_extra).map(String::as_str).collect();
