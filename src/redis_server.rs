@@ -23,6 +23,8 @@ pub struct RedisServer {
     dir: PathBuf,
     /// More configuration, as `redis-server` takes it on its command line.
     extra: Vec<String>,
+    /// Whether the port is a TLS port, and the server has no plain one (`--port 0`).
+    tls_only: bool,
 }
 
 /// Why no server runs.
@@ -54,6 +56,17 @@ impl RedisServer {
     /// The server still answers a plain `PING` on its port without a password, which tells
     /// that it is up: an `-NOAUTH` reply counts as an answer.
     pub fn start_with(extra: &[&str]) -> Result<Self, Unavailable> {
+        Self::start_on_port(extra, false)
+    }
+
+    /// A server that speaks TLS only, on a free port (`--port 0 --tls-port PORT`), as a
+    /// managed Redis in cluster mode does; `extra` names its certificates (`--tls-cert-file`,
+    /// ...). It is up once it takes connections on that port.
+    pub fn start_tls_only(extra: &[&str]) -> Result<Self, Unavailable> {
+        Self::start_on_port(extra, true)
+    }
+
+    fn start_on_port(extra: &[&str], tls_only: bool) -> Result<Self, Unavailable> {
         if !Self::installed() {
             return Err(Unavailable::Missing);
         }
@@ -65,6 +78,7 @@ impl RedisServer {
             port,
             dir,
             extra: extra.iter().map(|arg| arg.to_string()).collect(),
+            tls_only,
         };
         server.spawn()?;
         Ok(server)
@@ -99,9 +113,14 @@ impl RedisServer {
     }
 
     fn spawn(&mut self) -> Result<(), Unavailable> {
+        let port = self.port.to_string();
+        let ports = match self.tls_only {
+            true => vec!["--port", "0", "--tls-port", &port],
+            false => vec!["--port", &port],
+        };
         let child = Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--port"])
-            .arg(self.port.to_string())
+            .args(["--bind", "127.0.0.1"])
+            .args(ports)
             .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
             .arg("--dir")
             .arg(&self.dir)
@@ -126,8 +145,12 @@ impl RedisServer {
         )))
     }
 
-    /// Whether the server answers `PING` within half a second.
+    /// Whether the server answers `PING` within half a second; a server that speaks TLS
+    /// only, whether it takes connections.
     pub fn ping(&self) -> bool {
+        if self.tls_only {
+            return TcpStream::connect(("127.0.0.1", self.port)).is_ok();
+        }
         let answer = || -> std::io::Result<bool> {
             let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
             stream.set_read_timeout(Some(Duration::from_millis(500)))?;
@@ -139,9 +162,15 @@ impl RedisServer {
         answer().unwrap_or(false)
     }
 
-    /// `redis://127.0.0.1:PORT`.
+    /// `redis://127.0.0.1:PORT`, or `rediss://` for a server that speaks TLS only.
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        let scheme = if self.tls_only { "rediss" } else { "redis" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
+    }
+
+    /// The server's port (its TLS port, for a server that speaks TLS only).
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// The directory the server runs in, removed when it stops.

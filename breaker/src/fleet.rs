@@ -33,6 +33,8 @@ mod health;
 mod layout;
 mod lease;
 mod members;
+mod nodes;
+mod sentinels;
 mod sign;
 mod snapshot;
 mod store;
@@ -131,18 +133,27 @@ pub struct FleetBuilder {
 }
 
 impl Fleet {
-    /// A fleet on the Redis at `url`, with the defaults below: `redis://[user:password@]host:port[/db]`
-    /// (an ACL user and its password, or the password alone of `requirepass`), or
-    /// `redis+unix:///path`, or with the `fleet-tls` feature `rediss://...` (TLS, trusting the
-    /// system's roots, or the CA of [`tls_ca`](FleetBuilder::tls_ca)); or the master that
-    /// sentinels name, `redis+sentinel://[user:password@]host[:port][,host[:port]...]/master[/db]`
-    /// (followed through failovers, `docs/fleet.md`). A wrong password or
-    /// an untrusted certificate is a store failure like any other: a
-    /// [`FleetEvent::Degraded`] saying so, and breakers that judge alone.
+    /// A fleet on the Redis at `url`, with the defaults below:
+    ///
+    /// - one node: `redis://[user:password@]host:port[/db]` (an ACL user and its password, or
+    ///   the password alone of `requirepass`), `redis+unix:///path`, or with the `fleet-tls`
+    ///   feature `rediss://...` (TLS, trusting the system's roots, or the CA of
+    ///   [`tls_ca`](FleetBuilder::tls_ca));
+    /// - the master that sentinels name (followed through failovers):
+    ///   `redis+sentinel://[user:password@]host[:port][,host[:port]...]/master[/db]`, the
+    ///   userinfo the master's credentials, and the sentinels' own, for a sentinel with a
+    ///   password, in the query: `?sentinel_password=...` (and `&sentinel_username=...`),
+    ///   percent-encoded; `rediss+sentinel://` over TLS to both;
+    /// - a Redis Cluster: `redis+cluster://[user:password@]host[:port][,host[:port]...]`, some
+    ///   of its nodes, or `rediss+cluster://` over TLS to every node (and see
+    ///   [`cluster_builder`](Fleet::cluster_builder)).
+    ///
+    /// A wrong password or an untrusted certificate is a store failure like any other: a
+    /// [`FleetEvent::Degraded`] saying so, and breakers that judge alone (`docs/fleet.md`).
     ///
     /// ```
     /// use std::time::Duration;
-    /// use breakerbox::fleet::Fleet;
+    /// use breakerbox::fleet::{Fleet, FleetError};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let fleet = Fleet::builder("redis://127.0.0.1:6379")
@@ -152,7 +163,13 @@ impl Fleet {
     /// assert_eq!(fleet.instance(), "web-7");
     /// let bad = Fleet::builder("redis://127.0.0.1:6379").ttl(Duration::from_millis(10)).start();
     /// assert_eq!(bad.err().unwrap().to_string(), "fleet: ttl must be at least 100ms, got 10ms");
-    /// # Ok::<(), breakerbox::fleet::FleetError>(())
+    ///
+    /// // The master's ACL user, and the sentinels' password `watch&see`.
+    /// let url = "redis+sentinel://fleet:secret@10.0.0.1,10.0.0.2/cache?sentinel_password=watch%26see";
+    /// Fleet::builder(url).instance("web-8").start()?;
+    /// let empty = Fleet::builder("redis+sentinel://10.0.0.1/cache?sentinel_password=").start();
+    /// assert!(matches!(empty, Err(FleetError::Invalid { field: "sentinel_password", .. })));
+    /// # Ok::<(), FleetError>(())
     /// # }).unwrap();
     /// ```
     pub fn builder(url: impl Into<String>) -> FleetBuilder {
@@ -174,10 +191,12 @@ impl Fleet {
     }
 
     /// A fleet on the Redis Cluster that `nodes` belong to, each a URL of one node
-    /// (`redis://[user:password@]host:port`); some nodes are enough, they tell of the others.
-    /// The same as the URL `redis+cluster://[user:password@]host:port,host:port,...`. Every
-    /// script touches the keys of one name, in one hash slot, and opinions travel over
-    /// sharded pub/sub (Redis 7), one channel per name (`docs/fleet.md`).
+    /// (`redis://[user:password@]host:port`, or `rediss://` over TLS with the `fleet-tls`
+    /// feature); some nodes are enough, they tell of the others. The same as the URL
+    /// `redis+cluster://[user:password@]host:port,host:port,...` (`rediss+cluster://`). The
+    /// nodes are all TLS or all plain (see [`tls_ca`](FleetBuilder::tls_ca)). Every script touches the keys of one name, in one hash
+    /// slot, and opinions travel over sharded pub/sub (Redis 7), one channel per name
+    /// (`docs/fleet.md`).
     ///
     /// ```
     /// use breakerbox::fleet::Fleet;
@@ -495,7 +514,7 @@ impl FleetBuilder {
 impl FleetBuilder {
     /// The store of the URL: several hosts behind Sentinel or in a Cluster, or one node.
     fn store(&self) -> Result<connection::Store, FleetError> {
-        match &self.cluster_nodes {
+        let store = match &self.cluster_nodes {
             Some(nodes) if nodes.is_empty() => {
                 let rule = "must name at least one node".into();
                 return Err(FleetError::Invalid {
@@ -503,16 +522,43 @@ impl FleetBuilder {
                     rule,
                 });
             }
-            Some(nodes) => return address::nodes(nodes).map_err(FleetError::Url),
-            None => {}
+            Some(nodes) => address::nodes(nodes)?,
+            None => match address::parse(&self.url)? {
+                Some(store) => store,
+                None => return self.client().map(connection::Store::Node),
+            },
+        };
+        self.trusted(store)
+    }
+
+    /// A store of several hosts with the builder's TLS: its CA and client certificate for
+    /// TLS hosts, and an error for either of them with plain ones.
+    fn trusted(&self, store: connection::Store) -> Result<connection::Store, FleetError> {
+        let tls = match &store {
+            connection::Store::Sentinel(sentinels) => sentinels.tls,
+            connection::Store::Cluster(nodes) => nodes.tls(),
+            connection::Store::Node(_) => false,
+        };
+        #[cfg(feature = "fleet-tls")]
+        {
+            let certificates = self.tls.certificates(tls)?;
+            Ok(match store {
+                connection::Store::Sentinel(mut sentinels) => {
+                    sentinels.certificates = certificates;
+                    connection::Store::Sentinel(sentinels)
+                }
+                connection::Store::Cluster(mut nodes) => {
+                    nodes.certificates = certificates;
+                    connection::Store::Cluster(nodes)
+                }
+                node => node,
+            })
         }
-        match address::parse(&self.url).map_err(FleetError::Url)? {
-            Some(store) => {
-                #[cfg(feature = "fleet-tls")]
-                self.tls.client(&self.url, false)?;
-                Ok(store)
-            }
-            None => self.client().map(connection::Store::Node),
+        // Without the feature, the URLs of TLS were refused as they were read.
+        #[cfg(not(feature = "fleet-tls"))]
+        {
+            let _ = tls;
+            Ok(store)
         }
     }
 

@@ -4,22 +4,18 @@
 //! A store the fleet cannot enter (an untrusted certificate, a wrong password) is a degraded
 //! fleet, never a panic, and every call goes on by local judgement.
 //!
-//! The certificates are made here, for this run only: a throwaway CA, a server certificate
-//! for `127.0.0.1`, and a client certificate.
+//! The certificates are made for this run only (`support::pki`): a throwaway CA, a server
+//! certificate for `127.0.0.1`, and a client certificate.
 
 use crate::support::fleet as support;
+use crate::support::pki::Pki;
 use crate::support::process;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use breaker_workspace::redis_server::{free_port, RedisServer, Unavailable};
+use breaker_workspace::redis_server::RedisServer;
 use breakerbox::fleet::{Fleet, FleetBuilder, FleetError, FleetEvent};
 use breakerbox::{RejectReason, State};
-use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
-    KeyPair, KeyUsagePurpose,
-};
 use support::{breaker, events, eventually, trip, TTL};
 
 /// A fleet's settings for these tests (short time-to-live, 100 ms to answer), on `url`.
@@ -40,127 +36,6 @@ fn tls_settings(url: &str, id: &str, ca: &str) -> FleetBuilder {
         .timeout(Duration::from_millis(900))
         .snapshot_every(Duration::from_secs(1))
         .tls_ca(ca)
-}
-
-/// A CA, and the certificates it signed, in PEM; the server's files written to a directory
-/// removed when this is dropped.
-struct Pki {
-    dir: PathBuf,
-    ca: String,
-    client_cert: String,
-    client_key: String,
-}
-
-impl Pki {
-    fn new(tag: &str) -> Self {
-        let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca.distinguished_name
-            .push(DnType::CommonName, "breaker fleet test CA");
-        ca.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
-        let leaf = |names: &[&str], usage| {
-            let key = KeyPair::generate().unwrap();
-            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-            let mut params = CertificateParams::new(names).unwrap();
-            params.extended_key_usages = vec![usage];
-            let cert = params.signed_by(&key, &ca).unwrap();
-            (cert.pem(), key.serialize_pem())
-        };
-        let (server_cert, server_key) = leaf(
-            &["127.0.0.1", "localhost"],
-            ExtendedKeyUsagePurpose::ServerAuth,
-        );
-        let (client_cert, client_key) =
-            leaf(&["fleet-instance"], ExtendedKeyUsagePurpose::ClientAuth);
-        let dir =
-            std::env::temp_dir().join(format!("breaker-fleet-tls-{}-{tag}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        for (file, pem) in [
-            ("ca.pem", ca.pem()),
-            ("server.pem", server_cert),
-            ("server.key", server_key),
-        ] {
-            std::fs::write(dir.join(file), pem).unwrap();
-        }
-        Self {
-            dir,
-            ca: ca.pem(),
-            client_cert,
-            client_key,
-        }
-    }
-
-    fn file(&self, name: &str) -> String {
-        self.dir.join(name).display().to_string()
-    }
-
-    /// A server that speaks TLS on a port of its own (`rediss://127.0.0.1:PORT`, returned),
-    /// checking clients' certificates or not.
-    fn server(&self, what: &str, check_clients: bool) -> Option<(RedisServer, String)> {
-        // The TLS port is free when chosen, and may not be when the server binds it (the
-        // plain port chosen after it, or another process, may take it): a few tries.
-        let mut tries = 3;
-        loop {
-            tries -= 1;
-            match self.try_server(what, check_clients) {
-                Err(why) if tries > 0 => {
-                    eprintln!("redis-server with TLS did not start ({why}): again")
-                }
-                Err(why) => panic!(
-                    "redis-server did not start with TLS ({why}): these tests need a build with \
-                     TLS (BUILD_TLS=yes), as Debian's and Homebrew's are"
-                ),
-                Ok(started) => return started,
-            }
-        }
-    }
-
-    fn try_server(
-        &self,
-        what: &str,
-        check_clients: bool,
-    ) -> Result<Option<(RedisServer, String)>, String> {
-        let port = free_port().to_string();
-        let (cert, key, ca) = (
-            self.file("server.pem"),
-            self.file("server.key"),
-            self.file("ca.pem"),
-        );
-        let clients = if check_clients { "yes" } else { "no" };
-        let args = [
-            "--tls-port",
-            &port,
-            "--tls-cert-file",
-            &cert,
-            "--tls-key-file",
-            &key,
-            "--tls-ca-cert-file",
-            &ca,
-            "--tls-auth-clients",
-            clients,
-        ];
-        let server = match RedisServer::start_with(&args) {
-            Ok(server) => server,
-            // Skipped loudly, or failed under CI, as every fleet test does.
-            Err(Unavailable::Missing) => match RedisServer::start_or_skip_with(what, &args) {
-                Some(server) => server,
-                None => return Ok(None),
-            },
-            Err(Unavailable::NotReady(why)) => return Err(why),
-        };
-        Ok(Some((server, format!("rediss://127.0.0.1:{port}"))))
-    }
-}
-
-impl Drop for Pki {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -271,34 +146,17 @@ async fn a_certificate_no_root_trusts_degrades_the_fleet_and_calls_go_on() {
     assert_eq!(b.try_acquire().unwrap_err().reason(), RejectReason::Open);
 }
 
-/// An ACL user that may do what the fleet does and no more (`docs/fleet.md`), as
-/// `redis-server --user ...` takes it.
-const ACL_USER: [&str; 15] = [
-    "--user",
-    "fleet",
-    "on",
-    ">s3cret",
-    "resetchannels",
-    "&breaker:fleet:*",
-    "resetkeys",
-    "~breaker:fleet:*",
-    "-@all",
-    "+@scripting",
-    "+@pubsub",
-    "+@sortedset",
-    "+@hash",
-    "+pexpire",
-    "+time",
-];
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_acl_user_in_the_url_gets_in_and_a_wrong_password_degrades_until_the_store_takes_it() {
-    let Some(server) = RedisServer::start_or_skip_with("fleet_connect::acl_user", &ACL_USER) else {
+    // The ACL user of `docs/fleet.md`, password `secret`.
+    let acl = support::documented_acl_user(support::AclFor::OneNode);
+    let acl: Vec<&str> = acl.iter().map(String::as_str).collect();
+    let Some(server) = RedisServer::start_or_skip_with("fleet_connect::acl_user", &acl) else {
         return;
     };
     let port = server.url().rsplit(':').next().unwrap().to_string();
     let url = |password: &str| format!("redis://fleet:{password}@127.0.0.1:{port}");
-    let me = settings(&url("s3cret"), "me").start().unwrap();
+    let me = settings(&url("secret"), "me").start().unwrap();
     let mine = breaker("acl::inventory", Duration::from_secs(30));
     me.join(&mine, 2);
     let wrong = settings(&url("guess"), "wrong").start().unwrap();
@@ -308,7 +166,7 @@ async fn an_acl_user_in_the_url_gets_in_and_a_wrong_password_degrades_until_the_
 
     let mut kept = Vec::new();
     for id in ["a", "b"] {
-        let peer = settings(&url("s3cret"), id).start().unwrap();
+        let peer = settings(&url("secret"), id).start().unwrap();
         let theirs = breaker("acl::inventory", Duration::from_secs(30));
         peer.join(&theirs, 9);
         peer.flush().await;

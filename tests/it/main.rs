@@ -44,6 +44,7 @@ mod fleet_names;
 mod fleet_overrides;
 mod fleet_probes;
 mod fleet_processes;
+mod fleet_production;
 mod fleet_restart;
 mod fleet_sentinel;
 mod fleet_store;

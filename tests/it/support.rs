@@ -5,6 +5,7 @@ pub mod fleet;
 pub mod heap;
 pub mod logs;
 pub mod markdown;
+pub mod pki;
 pub mod process;
 pub mod sentinel;
 pub mod text_codec;

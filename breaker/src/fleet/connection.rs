@@ -10,12 +10,13 @@ use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
-use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
-use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
-use redis::{Client, Cmd, ConnectionInfo, Pipeline, PushInfo, PushKind, RedisFuture, Value};
+use redis::sentinel::SentinelClient;
+use redis::{Client, Cmd, Pipeline, PushInfo, PushKind, RedisFuture, Value};
 
 use super::layout;
+use super::nodes::Nodes;
+use super::sentinels::Sentinels;
 use super::store::{bounded, Failure};
 
 /// Where the store is.
@@ -23,14 +24,11 @@ use super::store::{bounded, Failure};
 pub(crate) enum Store {
     /// One node: `redis://`, `rediss://`, `redis+unix://`.
     Node(Client),
-    /// The master the sentinels name: `redis+sentinel://`.
-    Sentinel {
-        sentinels: Vec<ConnectionInfo>,
-        master: String,
-        node: SentinelNodeConnectionInfo,
-    },
-    /// A Redis Cluster, found from any of these nodes: `redis+cluster://`.
-    Cluster(Vec<ConnectionInfo>),
+    /// The master the sentinels name: `redis+sentinel://`, `rediss+sentinel://`.
+    Sentinel(Sentinels),
+    /// A Redis Cluster, found from any of these nodes: `redis+cluster://`,
+    /// `rediss+cluster://`.
+    Cluster(Nodes),
 }
 
 /// The connection to the store: commands and scripts go through it.
@@ -79,20 +77,15 @@ impl Store {
     ) -> Result<(Conn, Messages), Failure> {
         match self {
             Self::Node(client) => node(client.clone(), channels, waits).await,
-            Self::Sentinel {
-                sentinels,
-                master,
-                node: info,
-            } => {
-                let mut sentinel = SentinelClient::build(
-                    sentinels.clone(),
-                    master.clone(),
-                    Some(info.clone()),
-                    SentinelServerType::Master,
-                )
-                .map_err(|e| e.to_string())?;
-                // Told of the next failover first, so that none goes unheard.
-                let switches = switches(&mut sentinel, master, waits).await?;
+            Self::Sentinel(sentinels) => {
+                let master = &sentinels.master;
+                let mut sentinel = sentinels.client().map_err(|e| e.to_string())?;
+                // Told of the next failover first, so that none goes unheard. Its failure is
+                // the sentinels' (unreachable, a wrong password): said so, since a wrong
+                // password of the master's reads the same.
+                let switches = switches(&mut sentinel, master, waits)
+                    .await
+                    .map_err(|e| format!("the sentinels: {e}"))?;
                 let client = bounded(waits.connecting, sentinel.async_get_client()).await?;
                 let (mut conn, messages) = node(client, channels, waits).await?;
                 let messages = Box::pin(futures_util::stream::select(messages, switches));
@@ -153,12 +146,13 @@ async fn switches(
 
 /// A cluster's connection, speaking RESP3, its pushes (the sharded messages) on a channel.
 async fn cluster(
-    nodes: &[ConnectionInfo],
+    nodes: &Nodes,
     channels: &[String],
     waits: &Waits,
 ) -> Result<(Conn, Messages), Failure> {
     let (sender, receiver) = tokio::sync::mpsc::unbounded_channel::<PushInfo>();
-    let client = ClusterClientBuilder::new(nodes.to_vec())
+    let client = nodes
+        .builder()
         .use_protocol(redis::ProtocolVersion::RESP3)
         .push_sender(sender)
         .connection_timeout(waits.connecting)

@@ -37,6 +37,21 @@ impl Trust {
         url: &str,
         tls_url: bool,
     ) -> Result<Option<redis::Client>, FleetError> {
+        match self.certificates(tls_url)? {
+            None => Ok(None),
+            Some(certificates) => redis::Client::build_with_tls(url, certificates)
+                .map(Some)
+                .map_err(|e| FleetError::Url(e.to_string())),
+        }
+    }
+
+    /// The CA and client certificate to hand redis-rs for a store of TLS URLs (`tls_url`),
+    /// checked; `None` where the system's roots and no client certificate will do, or the
+    /// URLs are plain. Given with plain URLs, either is an error naming it.
+    pub(super) fn certificates(
+        &self,
+        tls_url: bool,
+    ) -> Result<Option<TlsCertificates>, FleetError> {
         if !tls_url {
             if self.ca.is_some() || self.client.is_some() {
                 let field = if self.ca.is_some() {
@@ -46,7 +61,7 @@ impl Trust {
                 };
                 return Err(FleetError::Invalid {
                     field,
-                    rule: "needs a rediss:// URL (TLS), got another scheme".into(),
+                    rule: "needs a TLS URL (rediss://, rediss+sentinel://, rediss+cluster://), got a plain one".into(),
                 });
             }
             return Ok(None);
@@ -67,7 +82,7 @@ impl Trust {
                 });
             }
         }
-        let certificates = TlsCertificates {
+        Ok(Some(TlsCertificates {
             client_tls: self
                 .client
                 .clone()
@@ -76,10 +91,7 @@ impl Trust {
                     client_key,
                 }),
             root_cert: self.ca.clone(),
-        };
-        redis::Client::build_with_tls(url, certificates)
-            .map(Some)
-            .map_err(|e| FleetError::Url(e.to_string()))
+        }))
     }
 }
 
@@ -111,8 +123,11 @@ fn install_provider() {
 
 impl FleetBuilder {
     /// Trusts the certificate authorities in `pem` (one or more PEM certificates) for the
-    /// store's certificate of a `rediss://` URL, instead of the system's roots: a private
-    /// CA, as most Redis deployments with TLS have. Feature `fleet-tls`.
+    /// store's certificates, instead of the system's roots: a private CA, as most
+    /// self-hosted Redis deployments with TLS have. It serves every TLS URL: `rediss://`,
+    /// the sentinels and the master of `rediss+sentinel://`, every node of
+    /// `rediss+cluster://` or of [`Fleet::cluster_builder`](super::Fleet::cluster_builder)'s
+    /// `rediss://` nodes. Feature `fleet-tls`.
     ///
     /// ```
     /// use breakerbox::fleet::Fleet;
@@ -123,10 +138,16 @@ impl FleetBuilder {
     ///     not_pem.err().unwrap().to_string(),
     ///     "fleet: tls_ca must hold at least one PEM certificate, found none"
     /// );
-    /// let plain = Fleet::builder("redis://127.0.0.1:6379").tls_ca("...").start();
+    /// let plain = Fleet::builder("redis+cluster://127.0.0.1:7000").tls_ca("...").start();
     /// assert_eq!(
     ///     plain.err().unwrap().to_string(),
-    ///     "fleet: tls_ca needs a rediss:// URL (TLS), got another scheme"
+    ///     "fleet: tls_ca needs a TLS URL (rediss://, rediss+sentinel://, rediss+cluster://), got a plain one"
+    /// );
+    /// // A cluster's nodes are all TLS or all plain.
+    /// let mixed = Fleet::cluster_builder(["rediss://10.0.0.1:6380", "redis://10.0.0.2:6379"]).start();
+    /// assert_eq!(
+    ///     mixed.err().unwrap().to_string(),
+    ///     "fleet: cluster nodes must all be rediss:// (TLS) or all plain: node 1 is rediss:// (TLS), node 2 is plain"
     /// );
     /// # });
     /// ```
@@ -136,7 +157,27 @@ impl FleetBuilder {
     }
 
     /// This instance's certificate chain and private key, in PEM, for a store that checks
-    /// its clients' certificates (Redis's `tls-auth-clients yes`). Feature `fleet-tls`.
+    /// its clients' certificates (Redis's `tls-auth-clients yes`): one node, the sentinels
+    /// and the master, or every node of a cluster, as [`tls_ca`](Self::tls_ca). Feature
+    /// `fleet-tls`.
+    ///
+    /// ```no_run
+    /// use breakerbox::fleet::Fleet;
+    ///
+    /// # async fn start() -> Result<(), Box<dyn std::error::Error>> {
+    /// let (ca, chain, key) = (
+    ///     std::fs::read("/etc/fleet/ca.pem")?,
+    ///     std::fs::read("/etc/fleet/client.pem")?,
+    ///     std::fs::read("/etc/fleet/client.key")?,
+    /// );
+    /// let fleet = Fleet::builder("rediss+cluster://fleet:secret@10.0.0.1:6380,10.0.0.2:6380")
+    ///     .tls_ca(ca)
+    ///     .tls_client(chain, key)
+    ///     .start()?;
+    /// # let _ = fleet;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn tls_client(mut self, chain: impl Into<Vec<u8>>, key: impl Into<Vec<u8>>) -> Self {
         self.tls.client = Some((chain.into(), key.into()));
         self

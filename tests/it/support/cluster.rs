@@ -1,38 +1,84 @@
 //! A Redis Cluster of three masters, real servers on loopback started with
 //! `--cluster-enabled yes` and joined with `redis-cli --cluster create`; each is killed when
 //! the cluster is dropped. A master killed and restarted keeps its node id and its slots
-//! (its `nodes.conf` stays in its directory).
+//! (its `nodes.conf` stays in its directory). Or the same over TLS only, as a managed Redis in
+//! cluster mode runs: `--port 0`, `--tls-port`, the bus on TLS too (`--tls-cluster yes`).
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use breaker_workspace::redis_server::RedisServer;
+use breaker_workspace::redis_server::{free_port, RedisServer};
 
+use super::pki::Pki;
 use super::sentinel::port;
 
 pub struct Cluster {
     pub masters: Vec<RedisServer>,
+    /// `redis-cli`'s options to reach the nodes over TLS; none for plain ones.
+    cli: Vec<String>,
 }
 
-/// The configuration of a node: a node that stops answering for 1.5 s is failing.
-const NODE: &[&str] = &[
-    "--cluster-enabled",
-    "yes",
-    "--cluster-config-file",
-    "nodes.conf",
-    "--cluster-node-timeout",
-    "1500",
-];
+/// The configuration of a node, with `more`: a node that stops answering for 1.5 s is
+/// failing. Its bus has a free port of its own: the default, its port + 10000, is past 65535
+/// for a port the kernel may hand out.
+fn node_args(more: &[&str]) -> Vec<String> {
+    let mut node = [
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--cluster-node-timeout",
+        "1500",
+    ]
+    .map(String::from)
+    .to_vec();
+    node.extend(["--cluster-port".into(), free_port().to_string()]);
+    node.extend(more.iter().map(|arg| arg.to_string()));
+    node
+}
+
+fn args(owned: &[String]) -> Vec<&str> {
+    owned.iter().map(String::as_str).collect()
+}
 
 impl Cluster {
     /// Starts and joins the three masters, or `None` after a loud notice when
     /// `redis-server` is missing (a failure with `CI=true`).
     pub fn start_or_skip(what: &str) -> Option<Self> {
-        let mut masters = vec![RedisServer::start_or_skip_with(what, NODE)?];
+        let first = node_args(&[]);
+        let mut masters = vec![RedisServer::start_or_skip_with(what, &args(&first))?];
         for _ in 0..2 {
-            masters.push(RedisServer::start_with(NODE).expect("a cluster node"));
+            let node = node_args(&[]);
+            masters.push(RedisServer::start_with(&args(&node)).expect("a cluster node"));
         }
+        Some(Self::create(masters, Vec::new()))
+    }
+
+    /// Three masters that speak TLS only, among themselves too, with the certificates of
+    /// `pki` (checking their clients') and `extra` configuration (an ACL user), or `None`
+    /// after a loud notice when `redis-server` is missing (a failure with `CI=true`).
+    pub fn start_tls_or_skip(what: &str, pki: &Pki, extra: &[&str]) -> Option<Self> {
+        if !RedisServer::installed() {
+            // Says loudly that `what` is skipped (a failure with `CI=true`).
+            let _ = RedisServer::start_or_skip(what);
+            return None;
+        }
+        let mut tls = pki.server_args(true);
+        tls.extend(["--tls-cluster", "yes"].map(String::from));
+        tls.extend(extra.iter().map(|arg| arg.to_string()));
+        let masters = (0..3)
+            .map(|_| {
+                let node = node_args(&args(&tls));
+                RedisServer::start_tls_only(&args(&node)).expect("a cluster node over TLS")
+            })
+            .collect();
+        Some(Self::create(masters, pki.cli_args()))
+    }
+
+    /// Joins `masters` into a cluster, `redis-cli` reaching them with the options `cli`.
+    fn create(masters: Vec<RedisServer>, cli: Vec<String>) -> Self {
         let created = Command::new("redis-cli")
+            .args(&cli)
             .arg("--cluster")
             .arg("create")
             .args(masters.iter().map(|m| format!("127.0.0.1:{}", port(m))))
@@ -43,9 +89,9 @@ impl Cluster {
             .status()
             .expect("redis-cli runs");
         assert!(created.success(), "redis-cli --cluster create failed");
-        let cluster = Self { masters };
+        let cluster = Self { masters, cli };
         cluster.wait_ok();
-        Some(cluster)
+        cluster
     }
 
     /// `redis+cluster://` naming the first two masters: they tell of the third.
@@ -67,6 +113,9 @@ impl Cluster {
 
     /// The master that holds `key`'s slot, by its index.
     pub fn master_of(&self, key: &str) -> usize {
+        if !self.cli.is_empty() {
+            return self.master_of_by_cli(key);
+        }
         let slot = i64::from(self.slot(key));
         let ranges: Vec<Vec<redis::Value>> = redis::cmd("CLUSTER")
             .arg("SLOTS")
@@ -153,11 +202,9 @@ impl Cluster {
     pub fn wait_ok(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let ok = self.masters.iter().all(|m| {
-                let info = redis::Client::open(m.url())
-                    .and_then(|c| c.get_connection())
-                    .and_then(|mut c| redis::cmd("CLUSTER").arg("INFO").query::<String>(&mut c));
-                info.is_ok_and(|info| info.contains("cluster_state:ok"))
+            let ok = (0..self.masters.len()).all(|i| {
+                self.cluster_info(i)
+                    .is_some_and(|info| info.contains("cluster_state:ok"))
             });
             if ok {
                 return;
@@ -165,5 +212,57 @@ impl Cluster {
             assert!(Instant::now() < deadline, "the cluster never said ok");
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// `CLUSTER INFO` of master `i`, over TLS with `redis-cli` when the nodes speak TLS.
+    fn cluster_info(&self, i: usize) -> Option<String> {
+        if self.cli.is_empty() {
+            let client = redis::Client::open(self.masters[i].url()).ok()?;
+            let mut conn = client.get_connection().ok()?;
+            return redis::cmd("CLUSTER").arg("INFO").query(&mut conn).ok();
+        }
+        Some(self.cli(i, &["CLUSTER", "INFO"]))
+    }
+
+    /// [`master_of`](Self::master_of) over TLS: `CLUSTER KEYSLOT`, and the slots of each
+    /// master in `CLUSTER NODES` (`id ip:port@bus flags master ... connected 0-5460`).
+    fn master_of_by_cli(&self, key: &str) -> usize {
+        let slot: u16 = self
+            .cli(0, &["CLUSTER", "KEYSLOT", key])
+            .trim()
+            .parse()
+            .unwrap();
+        let nodes = self.cli(0, &["CLUSTER", "NODES"]);
+        let holds = |range: &str| {
+            let (from, to) = range.split_once('-').unwrap_or((range, range));
+            matches!(
+                (from.parse::<u16>(), to.parse::<u16>()),
+                (Ok(from), Ok(to)) if (from..=to).contains(&slot)
+            )
+        };
+        let owner = nodes
+            .lines()
+            .map(|line| line.split(' ').collect::<Vec<&str>>())
+            .find(|fields| fields.iter().skip(8).any(|range| holds(range)))
+            .and_then(|fields| {
+                let address = fields[1].split('@').next()?;
+                address.rsplit(':').next()?.parse::<u16>().ok()
+            })
+            .expect("a master holds every slot");
+        (0..self.masters.len())
+            .find(|&i| port(&self.masters[i]) == owner)
+            .expect("the owner is one of the masters")
+    }
+
+    /// `redis-cli`'s answer to `args` from master `i`, over TLS.
+    fn cli(&self, i: usize, args: &[&str]) -> String {
+        let out = Command::new("redis-cli")
+            .args(&self.cli)
+            .args(["-p", &self.masters[i].port().to_string()])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("redis-cli runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 }

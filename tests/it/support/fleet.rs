@@ -120,3 +120,34 @@ pub async fn plant(
         .await
         .unwrap();
 }
+
+/// The kinds of store `docs/fleet.md` gives an ACL user for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AclFor {
+    OneNode,
+    Cluster,
+    Sentinel,
+}
+
+/// The ACL user `docs/fleet.md` gives for `store` (its `ACL SETUSER` line in "Running it in
+/// production", password `secret`), as `redis-server --user ...` takes it: the tests run the
+/// documented line itself, so that a rule missing from it fails them.
+pub fn documented_acl_user(store: AclFor) -> Vec<String> {
+    let doc = super::markdown::workspace_file("docs/fleet.md");
+    let section = super::markdown::section(&doc, "## Running it in production");
+    let line = section
+        .lines()
+        .filter(|line| line.starts_with("ACL SETUSER fleet "))
+        .find(|line| {
+            let kind = match (line.contains("+cluster|slots"), line.contains("+role")) {
+                (true, false) => AclFor::Cluster,
+                (false, true) => AclFor::Sentinel,
+                _ => AclFor::OneNode,
+            };
+            kind == store
+        })
+        .unwrap_or_else(|| panic!("docs/fleet.md gives no ACL user for {store:?}"));
+    let mut args = vec!["--user".to_string()];
+    args.extend(line["ACL SETUSER ".len()..].split(' ').map(String::from));
+    args
+}

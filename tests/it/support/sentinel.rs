@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use breaker_workspace::redis_server::{free_port, RedisServer};
 
+use super::pki::Pki;
+
 /// The master's name the sentinel knows it by.
 pub const MASTER: &str = "fleetmaster";
 
@@ -25,7 +27,30 @@ pub struct SentinelSet {
     dir: std::path::PathBuf,
 }
 
-/// The port of a server's `redis://127.0.0.1:PORT` URL.
+/// Whether `redis-sentinel` can be run here; if not, says loudly that `what` is skipped
+/// (a failure with `CI=true`).
+fn sentinel_installed(what: &str) -> bool {
+    let installed = Command::new("redis-sentinel")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !installed {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI=true and `redis-sentinel` is not on the PATH: apt-get install redis-sentinel"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n*** SKIPPED {what}: `redis-sentinel` is not on the PATH; apt-get install redis-sentinel ***\n"
+        );
+    }
+    installed
+}
+
+/// The port of a server's `redis://127.0.0.1:PORT` (or `rediss://`) URL.
 pub fn port(server: &RedisServer) -> u16 {
     server.url().rsplit(':').next().unwrap().parse().unwrap()
 }
@@ -34,22 +59,7 @@ impl SentinelSet {
     /// Starts the set, or `None` after a loud notice when `redis-sentinel` is missing (a
     /// failure with `CI=true`).
     pub fn start_or_skip(what: &str) -> Option<Self> {
-        let installed = Command::new("redis-sentinel")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !installed {
-            assert_ne!(
-                std::env::var("CI").as_deref(),
-                Ok("true"),
-                "CI=true and `redis-sentinel` is not on the PATH: apt-get install redis-sentinel"
-            );
-            let _ = writeln!(
-                std::io::stderr(),
-                "\n*** SKIPPED {what}: `redis-sentinel` is not on the PATH; apt-get install redis-sentinel ***\n"
-            );
+        if !sentinel_installed(what) {
             return None;
         }
         let master = RedisServer::start_or_skip(what)?;
@@ -173,6 +183,113 @@ impl SentinelSet {
 }
 
 impl Drop for SentinelSet {
+    fn drop(&mut self) {
+        let _ = self.sentinel.kill();
+        let _ = self.sentinel.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The password of [`GuardedSentinel`]'s sentinel (`requirepass`).
+pub const SENTINEL_PASSWORD: &str = "watch&see";
+
+/// A master and one sentinel as production guards them: both speak TLS only (their
+/// clients' certificates unchecked), the sentinel asks for a password, the master has the
+/// configuration it is given (an ACL user). No replica: nothing fails over here.
+pub struct GuardedSentinel {
+    pub master: RedisServer,
+    sentinel: Child,
+    pub sentinel_port: u16,
+    cli: Vec<String>,
+    dir: std::path::PathBuf,
+}
+
+impl GuardedSentinel {
+    /// Starts the pair with the certificates of `pki`, or `None` after a loud notice when
+    /// `redis-server` or `redis-sentinel` is missing (a failure with `CI=true`).
+    pub fn start_or_skip(what: &str, pki: &Pki, master_extra: &[String]) -> Option<Self> {
+        if !sentinel_installed(what) {
+            return None;
+        }
+        if !RedisServer::installed() {
+            // Says loudly that `what` is skipped (a failure with `CI=true`).
+            let _ = RedisServer::start_or_skip(what);
+            return None;
+        }
+        let tls = pki.server_args(false);
+        let master_args: Vec<&str> = tls.iter().chain(master_extra).map(String::as_str).collect();
+        let master = RedisServer::start_tls_only(&master_args).expect("a master over TLS");
+        let sentinel_port = free_port();
+        let dir = std::env::temp_dir().join(format!(
+            "breaker-guarded-sentinel-{}-{sentinel_port}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        // `--tls-cert-file PATH` as the configuration file's `tls-cert-file PATH`.
+        let tls_lines: String = tls
+            .chunks(2)
+            .map(|pair| format!("{} {}\n", pair[0].trim_start_matches("--"), pair[1]))
+            .collect();
+        let config = dir.join("sentinel.conf");
+        std::fs::write(
+            &config,
+            format!(
+                "port 0\ntls-port {sentinel_port}\nbind 127.0.0.1\ndir {dir}\n{tls_lines}\
+                 tls-replication yes\nrequirepass \"{SENTINEL_PASSWORD}\"\n\
+                 sentinel monitor {MASTER} 127.0.0.1 {master_port} 1\n",
+                dir = dir.display(),
+                master_port = master.port(),
+            ),
+        )
+        .unwrap();
+        let sentinel = Command::new("redis-sentinel")
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-sentinel starts");
+        let mut cli = pki.cli_args();
+        cli.extend(["--pass", SENTINEL_PASSWORD, "--no-auth-warning"].map(String::from));
+        let set = Self {
+            master,
+            sentinel,
+            sentinel_port,
+            cli,
+            dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while set.master_port() != Some(set.master.port()) {
+            assert!(Instant::now() < deadline, "redis-sentinel never answered");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Some(set)
+    }
+
+    /// `rediss+sentinel://` with the master's credentials `master_auth` (`user:password`)
+    /// and the sentinels' password `sentinel_password`, percent-encoded.
+    pub fn url(&self, master_auth: &str, sentinel_password: &str) -> String {
+        format!(
+            "rediss+sentinel://{master_auth}@127.0.0.1:{}/{MASTER}?sentinel_password={sentinel_password}",
+            self.sentinel_port
+        )
+    }
+
+    /// The port of the master the sentinel names, asked over TLS with the password.
+    fn master_port(&self) -> Option<u16> {
+        let out = Command::new("redis-cli")
+            .args(&self.cli)
+            .args(["-p", &self.sentinel_port.to_string()])
+            .args(["SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER])
+            .stdin(Stdio::null())
+            .output()
+            .ok()?;
+        let out = String::from_utf8_lossy(&out.stdout);
+        out.lines().nth(1)?.trim().parse().ok()
+    }
+}
+
+impl Drop for GuardedSentinel {
     fn drop(&mut self) {
         let _ = self.sentinel.kill();
         let _ = self.sentinel.wait();
