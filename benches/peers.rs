@@ -39,6 +39,7 @@ use common::{
 const OPEN_LONG: Duration = Duration::from_secs(3600);
 
 /// Polls `future` to completion on this thread; nothing here waits.
+#[inline(always)]
 fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let mut cx = Context::from_waker(Waker::noop());
