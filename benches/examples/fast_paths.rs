@@ -27,7 +27,7 @@ use breakerbox::{circuit_breaker, Breaker, Config};
 use common::{call_ours, Down, Mix, MIN_CALLS, OPEN, PROBES, RATE, WINDOW};
 
 /// Every path the gate counts, with what it runs once per call.
-const PATHS: [(&str, &str); 10] = [
+const PATHS: [(&str, &str); 12] = [
     ("closed_success", "CLOSED, a success"),
     ("closed_mixed", "CLOSED, one failure in ten"),
     ("open_rejection", "OPEN, a rejection"),
@@ -49,6 +49,14 @@ const PATHS: [(&str, &str); 10] = [
         "an annotated async fn, CLOSED, its future ready at once",
     ),
     (
+        "policy_run",
+        "Breaker::run with a timeout and 2 retries, CLOSED, its attempt ready at once",
+    ),
+    (
+        "policy_attribute",
+        "an async fn under #[circuit_breaker(timeout, retries = 2)], its attempt ready at once",
+    ),
+    (
         "closed_throttled_success",
         "CLOSED with adaptive throttling (throttle = 2.0), a success",
     ),
@@ -58,7 +66,9 @@ const PATHS: [(&str, &str); 10] = [
     ),
 ];
 
-/// Polls `future` to completion on this thread; nothing here waits.
+/// Polls `future` to completion on this thread; nothing here waits. Inlined, as in the
+/// criterion benchmarks, so that no future is copied into a function of its own.
+#[inline(always)]
 fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let mut cx = Context::from_waker(Waker::noop());
@@ -73,6 +83,59 @@ fn block_on<F: Future>(future: F) -> F::Output {
 #[circuit_breaker(window = 20, min = 10, rate = 0.5, open = "5s", probes = 3)]
 async fn annotated(n: u64) -> Result<u64, Down> {
     Ok(black_box(n) + 1)
+}
+
+/// The downstream's error for the attribute with a timeout, which needs `From<TimedOut>`.
+#[derive(Debug)]
+struct PolicyDown;
+
+impl breakerbox::Classify for PolicyDown {
+    fn classify(&self) -> breakerbox::Outcome {
+        breakerbox::Outcome::Failure
+    }
+}
+
+impl From<breakerbox::Rejected> for PolicyDown {
+    fn from(_: breakerbox::Rejected) -> Self {
+        PolicyDown
+    }
+}
+
+impl From<breakerbox::policy::TimedOut> for PolicyDown {
+    fn from(_: breakerbox::policy::TimedOut) -> Self {
+        PolicyDown
+    }
+}
+
+/// The call policy in the attribute, on the default clock (tokio's, with the benchmarks'
+/// `test-util`), which only the retry budget reads on this path.
+#[circuit_breaker(
+    window = 20,
+    min = 10,
+    rate = 0.5,
+    open = "5s",
+    probes = 3,
+    timeout = "800ms",
+    retries = 2
+)]
+async fn annotated_policy(n: u64) -> Result<u64, PolicyDown> {
+    Ok(black_box(n) + 1)
+}
+
+/// The count window's breaker under a call policy: a timeout of 800ms on each attempt, up
+/// to 2 retries (with the defaults of the rest: backoff, budget).
+fn policy(clock: &ManualClock) -> Breaker {
+    let config = Config::builder()
+        .timeout(Duration::from_millis(800))
+        .retries(2)
+        .count_window(WINDOW)
+        .min_calls(MIN_CALLS)
+        .failure_rate(RATE)
+        .open_for(OPEN)
+        .probes(PROBES)
+        .build()
+        .expect("a valid configuration");
+    Breaker::with_clock("fast_paths", config, clock.clone())
 }
 
 fn count_window(clock: &ManualClock) -> Breaker {
@@ -187,6 +250,7 @@ fn run(path: &str, calls: u64) -> Result<(), String> {
                 }
             }
         }
+        "policy_run" | "policy_attribute" => run_policy(path, calls),
         _ => {
             let names: Vec<_> = PATHS.iter().map(|(name, _)| *name).collect();
             return Err(format!(
@@ -196,6 +260,27 @@ fn run(path: &str, calls: u64) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The call policy's two paths, in a function of their own (not inlined into `run`, whose
+/// loops stay as they were).
+#[inline(never)]
+fn run_policy(path: &str, calls: u64) {
+    if path == "policy_run" {
+        let b = policy(&ManualClock::new());
+        for i in 0..calls {
+            let attempt = || async move { Ok::<_, Down>(black_box(i) + 1) };
+            if let Ok(Ok(v)) = block_on(b.run(attempt)) {
+                black_box(v);
+            }
+        }
+    } else {
+        for i in 0..calls {
+            if let Ok(v) = block_on(annotated_policy(i)) {
+                black_box(v);
+            }
+        }
+    }
 }
 
 fn main() -> ExitCode {
