@@ -659,9 +659,10 @@ impl From<breakerbox::policy::TimedOut> for PolicyDown {
     }
 }
 
-/// The same policy written in the attribute. Its breaker is on the default clock, which is
-/// tokio's in this build (`test-util`): the retry budget's reading of it takes tokio's clock
-/// lock, which production builds do not.
+/// The same policy written in the attribute. Its breaker is on the default clock, the
+/// production one: this package leaves `test-util` out, under which the default would be
+/// tokio's clock, read under a lock that no production build takes (and seatbelt's clock,
+/// tick's system clock, never takes either).
 #[circuit_breaker(
     window = 20,
     min = 10,
