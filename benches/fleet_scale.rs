@@ -18,6 +18,13 @@ use breakerbox::{Breaker, Config, State};
 use redis::aio::MultiplexedConnection;
 use tokio::time::Instant;
 
+/// Records `n` failures through `b`, which admits them.
+fn fail_n(b: &Breaker, n: usize) {
+    for _ in 0..n {
+        b.try_acquire().expect("a closed breaker admits").failure();
+    }
+}
+
 // dhat's allocator counts the bytes the process holds while its profiler runs (the snapshot
 // part only); otherwise it is the system's.
 #[global_allocator]
@@ -309,7 +316,7 @@ async fn fleet_at_scale(instances: usize, names: usize) {
         // Opened before they join, so that every instance holds the tenth OPEN by its own
         // judgement and renews it (the most the store serves at rest), none adopted.
         for b in &own[..open_at_rest] {
-            breakerbox::testing::fail_n(b, 2);
+            fail_n(b, 2);
         }
         for b in &own {
             fleet.join(b, 2);
@@ -365,9 +372,9 @@ async fn fleet_at_scale(instances: usize, names: usize) {
     // A quorum forms: instances 0 and 1 open a name; every other instance adopts it.
     let mut adoption = Vec::new();
     for n in timed {
-        breakerbox::testing::fail_n(&breakers[0][n], 2);
+        fail_n(&breakers[0][n], 2);
         tokio::time::sleep(Duration::from_millis(50)).await;
-        breakerbox::testing::fail_n(&breakers[1][n], 2);
+        fail_n(&breakers[1][n], 2);
         let all = &breakers;
         let took = time_until(Duration::from_secs(20), || {
             all[2..].iter().all(|own| own[n].state() == State::Open)
@@ -405,7 +412,7 @@ async fn fleet_at_scale(instances: usize, names: usize) {
     for own in &breakers {
         for b in &own[mass.clone()] {
             if b.state() != State::Open {
-                breakerbox::testing::fail_n(b, 2);
+                fail_n(b, 2);
             }
         }
     }

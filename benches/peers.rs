@@ -39,6 +39,7 @@ use common::{
 const OPEN_LONG: Duration = Duration::from_secs(3600);
 
 /// Polls `future` to completion on this thread; nothing here waits.
+#[inline(always)]
 fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let mut cx = Context::from_waker(Waker::noop());
@@ -658,9 +659,10 @@ impl From<breakerbox::policy::TimedOut> for PolicyDown {
     }
 }
 
-/// The same policy written in the attribute. Its breaker is on the default clock, which is
-/// tokio's in this build (`test-util`): the retry budget's reading of it takes tokio's clock
-/// lock, which production builds do not.
+/// The same policy written in the attribute. Its breaker is on the default clock, the
+/// production one: this package leaves `test-util` out, under which the default would be
+/// tokio's clock, read under a lock that no production build takes (and seatbelt's clock,
+/// tick's system clock, never takes either).
 #[circuit_breaker(
     window = 20,
     min = 10,

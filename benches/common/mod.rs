@@ -61,8 +61,8 @@ impl Mix {
 
 // ---- the breakers both benchmarks measure ----
 
-/// Ours, on the production clock. (`Breaker::new` would use tokio's clock here: this
-/// package's dev-dependencies turn on `test-util`, which makes it the default.)
+/// Ours, on the production clock, named (it is also the default clock: this package leaves
+/// `test-util` out).
 pub fn ours(open: Duration) -> Breaker {
     let config = Config::builder()
         .count_window(WINDOW)

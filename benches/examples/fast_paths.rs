@@ -7,9 +7,12 @@
 //! valgrind --tool=callgrind target/release/examples/fast_paths closed_success 200000
 //! ```
 //!
-//! Every breaker runs on a `ManualClock`: the production clock reads the kernel's coarse clock
-//! through the vDSO, which valgrind cannot follow. The loop and the downstream (with its mix of
-//! failures) are counted with the breaker, as in the criterion benchmarks.
+//! Every breaker made here runs on a `ManualClock`: the production clock's OPEN reads the
+//! kernel's coarse clock through the vDSO, which valgrind cannot follow. The annotated
+//! functions run on their default clock, the production one, which only the call policy's
+//! retry budget reads (its time-stamp counter); its calibration, once per process, is left out
+//! of the count. The loop and the downstream (with its mix of failures) are counted with the
+//! breaker, as in the criterion benchmarks.
 
 #[path = "../common/mod.rs"]
 #[allow(dead_code)]
@@ -22,12 +25,12 @@ use std::process::ExitCode;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breakerbox::clock::ManualClock;
+use breakerbox::clock::{Clock, ManualClock, MonotonicClock};
 use breakerbox::{circuit_breaker, Breaker, Config};
 use common::{call_ours, Down, Mix, MIN_CALLS, OPEN, PROBES, RATE, WINDOW};
 
 /// Every path the gate counts, with what it runs once per call.
-const PATHS: [(&str, &str); 10] = [
+const PATHS: [(&str, &str); 12] = [
     ("closed_success", "CLOSED, a success"),
     ("closed_mixed", "CLOSED, one failure in ten"),
     ("open_rejection", "OPEN, a rejection"),
@@ -49,6 +52,14 @@ const PATHS: [(&str, &str); 10] = [
         "an annotated async fn, CLOSED, its future ready at once",
     ),
     (
+        "policy_run",
+        "Breaker::run with a timeout and 2 retries, CLOSED, its attempt ready at once",
+    ),
+    (
+        "policy_attribute",
+        "an async fn under #[circuit_breaker(timeout, retries = 2)], its attempt ready at once",
+    ),
+    (
         "closed_throttled_success",
         "CLOSED with adaptive throttling (throttle = 2.0), a success",
     ),
@@ -58,7 +69,9 @@ const PATHS: [(&str, &str); 10] = [
     ),
 ];
 
-/// Polls `future` to completion on this thread; nothing here waits.
+/// Polls `future` to completion on this thread; nothing here waits. Inlined, as in the
+/// criterion benchmarks, so that no future is copied into a function of its own.
+#[inline(always)]
 fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let mut cx = Context::from_waker(Waker::noop());
@@ -73,6 +86,59 @@ fn block_on<F: Future>(future: F) -> F::Output {
 #[circuit_breaker(window = 20, min = 10, rate = 0.5, open = "5s", probes = 3)]
 async fn annotated(n: u64) -> Result<u64, Down> {
     Ok(black_box(n) + 1)
+}
+
+/// The downstream's error for the attribute with a timeout, which needs `From<TimedOut>`.
+#[derive(Debug)]
+struct PolicyDown;
+
+impl breakerbox::Classify for PolicyDown {
+    fn classify(&self) -> breakerbox::Outcome {
+        breakerbox::Outcome::Failure
+    }
+}
+
+impl From<breakerbox::Rejected> for PolicyDown {
+    fn from(_: breakerbox::Rejected) -> Self {
+        PolicyDown
+    }
+}
+
+impl From<breakerbox::policy::TimedOut> for PolicyDown {
+    fn from(_: breakerbox::policy::TimedOut) -> Self {
+        PolicyDown
+    }
+}
+
+/// The call policy in the attribute, on the default clock, the production one (this package
+/// leaves `test-util` out), which only the retry budget reads on this path.
+#[circuit_breaker(
+    window = 20,
+    min = 10,
+    rate = 0.5,
+    open = "5s",
+    probes = 3,
+    timeout = "800ms",
+    retries = 2
+)]
+async fn annotated_policy(n: u64) -> Result<u64, PolicyDown> {
+    Ok(black_box(n) + 1)
+}
+
+/// The count window's breaker under a call policy: a timeout of 800ms on each attempt, up
+/// to 2 retries (with the defaults of the rest: backoff, budget).
+fn policy(clock: &ManualClock) -> Breaker {
+    let config = Config::builder()
+        .timeout(Duration::from_millis(800))
+        .retries(2)
+        .count_window(WINDOW)
+        .min_calls(MIN_CALLS)
+        .failure_rate(RATE)
+        .open_for(OPEN)
+        .probes(PROBES)
+        .build()
+        .expect("a valid configuration");
+    Breaker::with_clock("fast_paths", config, clock.clone())
 }
 
 fn count_window(clock: &ManualClock) -> Breaker {
@@ -187,6 +253,7 @@ fn run(path: &str, calls: u64) -> Result<(), String> {
                 }
             }
         }
+        "policy_run" | "policy_attribute" => run_policy(path, calls),
         _ => {
             let names: Vec<_> = PATHS.iter().map(|(name, _)| *name).collect();
             return Err(format!(
@@ -196,6 +263,35 @@ fn run(path: &str, calls: u64) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The call policy's two paths, in a function of their own (not inlined into `run`, whose
+/// loops stay as they were).
+#[inline(never)]
+fn run_policy(path: &str, calls: u64) {
+    if path == "policy_run" {
+        let b = policy(&ManualClock::new());
+        for i in 0..calls {
+            let attempt = || async move { Ok::<_, Down>(black_box(i) + 1) };
+            if let Ok(Ok(v)) = block_on(b.run(attempt)) {
+                black_box(v);
+            }
+        }
+    } else {
+        for i in 0..calls {
+            if let Ok(v) = block_on(annotated_policy(i)) {
+                black_box(v);
+            }
+        }
+    }
+}
+
+/// [`run`] after the production clock's one-time calibration, which `.ci/fast-paths` leaves
+/// out of its count (it counts inside `run` only): the calibration takes as long as it takes,
+/// a varying number of instructions, where every path must count the same each time.
+fn warmed(path: &str, calls: u64) -> Result<(), String> {
+    black_box(MonotonicClock.now());
+    run(path, calls)
 }
 
 fn main() -> ExitCode {
@@ -208,7 +304,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         [path, calls] => match calls.parse::<u64>() {
-            Ok(calls) => match run(path, calls) {
+            Ok(calls) => match warmed(path, calls) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");

@@ -108,10 +108,13 @@ impl<'a> Attempt<'a> {
         }
     }
 
-    /// Reports the attempt's result through its permit.
-    pub(crate) fn report(mut self, report: impl FnOnce(crate::Permit<'a>)) {
-        if let Some(permit) = self.permit.take() {
-            as_attempt(self.number, || report(permit));
+    /// Reports the attempt's result through its permit. The permit leaves the attempt
+    /// first, so the attempt's `Drop` has nothing left to do and is not run.
+    #[inline]
+    pub(crate) fn report(self, report: impl FnOnce(crate::Permit<'a>)) {
+        let mut this = std::mem::ManuallyDrop::new(self);
+        if let Some(permit) = this.permit.take() {
+            as_attempt(this.number, || report(permit));
         }
     }
 }

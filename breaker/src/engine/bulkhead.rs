@@ -72,6 +72,7 @@ impl CallSlot<'_> {
     /// Admission for an attempt of the call holding this.
     // Held across a call's attempts by the call policy.
     #[cfg_attr(not(feature = "policy"), allow(dead_code))]
+    #[inline]
     pub(crate) fn admit<'b>(&self, breaker: &'b Breaker) -> Result<Permit<'b>, Rejected> {
         match self {
             CallSlot::Shadowed => {

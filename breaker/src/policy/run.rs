@@ -132,6 +132,7 @@ pub(super) async fn timed<Fut: Future>(future: Fut, timeout: u64) -> Result<Fut:
 
 /// Records how an attempt ended through its permit, judged by `judge`: past its timeout, a
 /// failure.
+#[inline(always)]
 pub(super) fn settle<T>(
     permit: Attempt<'_>,
     ended: Result<T, u64>,
@@ -225,10 +226,18 @@ impl Breaker {
                 number = last;
                 ended
             } else {
-                self::attempt(permit, number, attempt(), plan.timeout, &mut judge).await
+                // `attempt`'s steps written out: one future the fewer to keep the permit in.
+                let permit = Attempt::new(permit, number);
+                let ended = self::timed(attempt(), plan.timeout).await;
+                settle(permit, ended, &mut judge)
             };
-            let Some((withdrawal, pushback)) = self.retry_of(&ended, state, &plan, shadowed, retry)
-            else {
+            // A success ends the call here, without asking the budget.
+            let retried = if ended.failed() {
+                self.retry_of(&ended, state, &plan, shadowed, retry)
+            } else {
+                None
+            };
+            let Some((withdrawal, pushback)) = retried else {
                 return ended.into_result(self);
             };
             drop(ended);
