@@ -132,6 +132,10 @@ impl Throttle {
 
 impl Counts {
     /// `max(0, (requests - K * accepts) / (requests + 1))`, at most `throttle_max`.
+    ///
+    /// Inlined into [`Throttle::refuses`], on every CLOSED admission: with a second caller (the
+    /// operators' read, `Breaker::shed_probability`) the compiler would call it instead.
+    #[inline]
     fn probability(&mut self, now: Option<u64>) -> f64 {
         let totals = self.window.totals(now);
         let requests = f64::from(totals.calls);
