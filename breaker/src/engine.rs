@@ -80,6 +80,7 @@ mod admit;
 mod bulkhead;
 mod complete;
 mod flags;
+mod lane;
 mod packed;
 mod packed_owner;
 mod shared;
@@ -90,6 +91,7 @@ pub(crate) use admit::shadowed;
 #[cfg(feature = "policy")]
 pub(crate) use bulkhead::CallSlot;
 pub(crate) use flags::Flag;
+pub(crate) use lane::{LaneBucket, TimeLane};
 pub(crate) use packed::{Packed, PackedCalls, Threshold, MAX_PACKED};
 pub(crate) use shared::Shared;
 pub(crate) use tally::Ending;

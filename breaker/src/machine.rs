@@ -27,6 +27,7 @@ pub(crate) use self::packed_write::PackedWrite;
 use self::probes::Probes;
 use crate::rule::{judged, trips};
 
+mod lane;
 mod packed_write;
 mod probes;
 mod reconfigure;

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::{Mark, Totals};
 use crate::clock::{ClockSource, CoarsePeriod};
+use crate::engine::LaneBucket;
 
 /// Outcomes of the last `span`, at a granularity of `span / buckets`.
 ///
@@ -145,6 +146,31 @@ impl TimeWindow {
         if let (Some(start), Some(end)) = (ticks(start), ticks(self.current_end)) {
             self.coarse = period(start, end);
         }
+    }
+
+    /// The counts the window holds, as they stand: not moved on to the present.
+    pub(crate) fn held(&self) -> Totals {
+        self.totals.narrow()
+    }
+
+    /// Where the newest bucket ends: on the coarse clock if paired with it, and in ticks;
+    /// `None` when its end is past what ticks can tell.
+    pub(crate) fn lane_bucket(&self) -> Option<LaneBucket> {
+        Some(LaneBucket {
+            coarse: self.coarse,
+            end: self.origin.checked_add(self.current_end)?,
+        })
+    }
+
+    /// Adds `n` successes to the newest bucket, as `n` calls of
+    /// [`record_current`](Self::record_current) would.
+    pub(crate) fn add_successes(&mut self, n: u64) {
+        let more = |counts: Wide| Wide {
+            calls: counts.calls + n,
+            ..counts
+        };
+        self.buckets[self.slot] = more(self.buckets[self.slot]);
+        self.totals = more(self.totals);
     }
 
     pub(crate) fn totals(&mut self, now: Option<u64>) -> Totals {

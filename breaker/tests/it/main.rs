@@ -24,6 +24,7 @@ mod recovery;
 mod rules;
 mod shadow;
 mod throttle;
+mod time_lane;
 mod transition_reasons;
 // Beside the binary, not in it: the fuzz target includes the reference model by its path.
 #[path = "../support/mod.rs"]
