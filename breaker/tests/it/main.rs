@@ -3,7 +3,7 @@
 //! runs one subject's tests.
 //!
 //! The loom models are binaries of their own (`tests/loom.rs`, `tests/loom_open_period.rs`,
-//! `tests/loom_open_cap.rs`):
+//! `tests/loom_open_cap.rs`, `tests/loom_time_lane.rs`):
 //! they compile only under `--cfg loom`, where the runtime's atomics are loom's.
 
 #[cfg(feature = "admin")]
