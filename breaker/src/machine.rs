@@ -130,6 +130,8 @@ pub(crate) struct Machine {
     /// Set by a new configuration until its owner publishes it (see
     /// [`take_configured`](Self::take_configured)).
     configured: bool,
+    /// Whether the time window's lane was opened and not closed since (see `lane.rs`).
+    lane_open: bool,
     /// What the operation under way asks of the packed window's word, taken by its owner
     /// (see [`take_packed_write`](Self::take_packed_write)).
     packed_write: Option<PackedWrite>,
@@ -164,6 +166,7 @@ impl Machine {
             generation: 0,
             transition: None,
             configured: true,
+            lane_open: false,
             packed_write: None,
             seat: None,
         };

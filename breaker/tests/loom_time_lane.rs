@@ -93,7 +93,11 @@ fn a_lane_success_racing_the_failure_that_trips_is_judged_before_it_or_discarded
             (State::Open, calls, failures) => assert_eq!((calls, failures), (6, 3)),
             other => panic!("{other:?}"),
         }
-        assert_eq!(b.snapshot().totals.success, 4, "every end is a lifetime total");
+        assert_eq!(
+            b.snapshot().totals.success,
+            4,
+            "every end is a lifetime total"
+        );
     });
 }
 

@@ -165,7 +165,7 @@ impl Shared {
     pub(crate) fn inspect<R>(&self, read: impl FnOnce(&mut Machine) -> R) -> R {
         let mut m = self.lock();
         let out = read(&mut m);
-        self.open_lane(&m);
+        self.open_lane(&mut m);
         out
     }
 
@@ -176,13 +176,17 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, Machine> {
         // No user code runs under this lock: listeners are called after it is released.
         let mut m = self.machine.lock();
-        if let Some(lane) = self.lane() {
-            let successes = lane.close();
-            if successes != 0 {
-                m.count_lane(successes);
-            }
+        if m.lane_open() {
+            self.close_lane(&mut m);
         }
         m
+    }
+
+    /// Closes the open lane, counting what it counted into the machine's window.
+    #[inline]
+    fn close_lane(&self, m: &mut Machine) {
+        let successes = self.lane().map_or(0, TimeLane::close);
+        m.lane_closed(successes);
     }
 
     /// The time window's lane, once it was first opened.
@@ -194,9 +198,10 @@ impl Shared {
     /// Under the lock, last: opens the lane if the machine says no success can trip its
     /// window (`Machine::lane`).
     #[inline(always)]
-    fn open_lane(&self, m: &Machine) {
+    fn open_lane(&self, m: &mut Machine) {
         if let Some(bucket) = m.lane() {
             self.identity.rare_made().lane.open(bucket);
+            m.lane_opened();
         }
     }
 
@@ -257,7 +262,9 @@ impl Shared {
         let word = Word::new(m.generation(), state, limited, timed);
         hot.word.store(word.bits(), Ordering::Release);
         // After the word: a success that reads the opened lane finds its generation.
-        self.open_lane(m);
+        if state == State::Closed {
+            self.open_lane(m);
+        }
     }
 
     /// Stores the period of OPEN that rejection without the lock reads, in the clock's

@@ -13,9 +13,10 @@ impl Machine {
     /// the failure rate, so none can trip the window. `None` otherwise.
     #[inline]
     pub(crate) fn lane(&self) -> Option<LaneBucket> {
-        let (Phase::Closed, OutcomeWindow::Locked(LockedWindow::Time(window))) =
-            (&self.phase, &self.window)
-        else {
+        if !matches!(self.phase, Phase::Closed) {
+            return None;
+        }
+        let OutcomeWindow::Locked(LockedWindow::Time(window)) = &self.window else {
             return None;
         };
         if self.times_calls() {
@@ -28,11 +29,28 @@ impl Machine {
         window.lane_bucket()
     }
 
-    /// Counts `successes` the lane counted into the bucket it was opened for, which is
-    /// still the newest: only the lock moves the window, and it closes the lane first.
+    /// Whether the lane is open: opened ([`lane_opened`](Self::lane_opened)) and not closed
+    /// since ([`lane_closed`](Self::lane_closed)).
+    #[inline(always)]
+    pub(crate) fn lane_open(&self) -> bool {
+        self.lane_open
+    }
+
+    /// The lane was opened for the bucket [`lane`](Self::lane) told.
     #[inline]
-    pub(crate) fn count_lane(&mut self, successes: u64) {
-        if let OutcomeWindow::Locked(LockedWindow::Time(window)) = &mut self.window {
+    pub(crate) fn lane_opened(&mut self) {
+        self.lane_open = true;
+    }
+
+    /// The lane was closed, having counted `successes` into the bucket it was opened for,
+    /// which is still the newest: only the lock moves the window, and it closes the lane
+    /// first. They are counted there.
+    #[inline]
+    pub(crate) fn lane_closed(&mut self, successes: u64) {
+        self.lane_open = false;
+        if let (OutcomeWindow::Locked(LockedWindow::Time(window)), 1..) =
+            (&mut self.window, successes)
+        {
             window.add_successes(successes);
         }
     }
