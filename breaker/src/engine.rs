@@ -3,7 +3,8 @@
 //! What the engine owns: the admission word and the stamps permits carry (`word.rs`),
 //! the words published from the machine for the paths that take no lock (`shared.rs`),
 //! admission (`admit.rs`), the bulkhead (`bulkhead.rs`), how a result settles (`complete.rs`),
-//! the packed window (`packed.rs`) and its owner under the lock (`packed_owner.rs`), and the
+//! the packed window (`packed.rs`) and its owner under the lock (`packed_owner.rs`), the time
+//! window's lane of successes counted without the lock (`lane.rs`), and the
 //! lifetime totals with their owner's seat (`tally.rs`), and the named flags (`flags.rs`).
 //!
 //! The rest of the crate reaches it through four doors:

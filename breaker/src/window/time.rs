@@ -15,7 +15,10 @@ use crate::engine::LaneBucket;
 /// Within the newest bucket, recording compares the time with the bucket's end and divides
 /// nothing. On the production clock the newest bucket is also kept on the kernel's coarse
 /// clock (see `clock::coarse`): while that clock proves the bucket has not ended, recording
-/// needs no reading of the precise clock, and the bucket ends exactly when it did.
+/// needs no reading of the precise clock, and the bucket ends exactly when it did. A success
+/// that cannot trip the window is counted beside it, in the breaker's lane
+/// (`engine/lane.rs`), and added to the newest bucket under the lock
+/// ([`add_successes`](Self::add_successes)).
 #[derive(Debug)]
 pub(crate) struct TimeWindow {
     buckets: Box<[Wide]>,
