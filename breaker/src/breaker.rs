@@ -137,6 +137,9 @@ pub(crate) struct Rare {
     pub(crate) policy: crate::policy::PolicyState,
     /// Adaptive throttling's counts: made when a configuration first sets `throttle`.
     pub(crate) throttle: crate::throttle::Throttle,
+    /// The time window's lane of successes counted without the lock: made when it first
+    /// opens (see `engine/lane.rs`).
+    pub(crate) lane: crate::engine::TimeLane,
     /// Made when the breaker first records its calls.
     #[cfg(feature = "recording")]
     pub(crate) recorder: recorder::Recorder,

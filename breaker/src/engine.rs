@@ -3,7 +3,8 @@
 //! What the engine owns: the admission word and the stamps permits carry (`word.rs`),
 //! the words published from the machine for the paths that take no lock (`shared.rs`),
 //! admission (`admit.rs`), the bulkhead (`bulkhead.rs`), how a result settles (`complete.rs`),
-//! the packed window (`packed.rs`) and its owner under the lock (`packed_owner.rs`), and the
+//! the packed window (`packed.rs`) and its owner under the lock (`packed_owner.rs`), the time
+//! window's lane of successes counted without the lock (`lane.rs`), and the
 //! lifetime totals with their owner's seat (`tally.rs`), and the named flags (`flags.rs`).
 //!
 //! The rest of the crate reaches it through four doors:
@@ -80,6 +81,7 @@ mod admit;
 mod bulkhead;
 mod complete;
 mod flags;
+mod lane;
 mod packed;
 mod packed_owner;
 mod shared;
@@ -90,6 +92,7 @@ pub(crate) use admit::shadowed;
 #[cfg(feature = "policy")]
 pub(crate) use bulkhead::CallSlot;
 pub(crate) use flags::Flag;
+pub(crate) use lane::{LaneBucket, TimeLane};
 pub(crate) use packed::{Packed, PackedCalls, Threshold, MAX_PACKED};
 pub(crate) use shared::Shared;
 pub(crate) use tally::Ending;

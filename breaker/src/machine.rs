@@ -27,6 +27,7 @@ pub(crate) use self::packed_write::PackedWrite;
 use self::probes::Probes;
 use crate::rule::{judged, trips};
 
+mod lane;
 mod packed_write;
 mod probes;
 mod reconfigure;
@@ -129,6 +130,8 @@ pub(crate) struct Machine {
     /// Set by a new configuration until its owner publishes it (see
     /// [`take_configured`](Self::take_configured)).
     configured: bool,
+    /// Whether the time window's lane was opened and not closed since (see `lane.rs`).
+    lane_open: bool,
     /// What the operation under way asks of the packed window's word, taken by its owner
     /// (see [`take_packed_write`](Self::take_packed_write)).
     packed_write: Option<PackedWrite>,
@@ -163,6 +166,7 @@ impl Machine {
             generation: 0,
             transition: None,
             configured: true,
+            lane_open: false,
             packed_write: None,
             seat: None,
         };

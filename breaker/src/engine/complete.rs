@@ -237,8 +237,28 @@ impl Breaker {
         match recorded {
             Recorded::Done => {}
             Recorded::Tripped => self.open_tripped(generation),
-            Recorded::Locked => self.record_locked(stamp, admission, ending.outcome(), started),
+            Recorded::Locked => {
+                // A CLOSED success not observed nor timed: into the time window's lane, if
+                // it is open.
+                if admission == Admission::Counted
+                    && ending == Ending::Success
+                    && started.is_none()
+                    && self.record_in_lane(stamp)
+                {
+                    return;
+                }
+                self.record_locked(stamp, admission, ending.outcome(), started);
+            }
         }
+    }
+
+    /// Counts a CLOSED success in the time window's lane, if the lock opened it in the
+    /// permit's generation for a bucket that still holds the present (`engine/lane.rs`).
+    #[inline]
+    fn record_in_lane(&self, stamp: Stamp) -> bool {
+        self.shared()
+            .lane()
+            .is_some_and(|lane| lane.count_success(stamp, || self.shared().word(), self.clock()))
     }
 
     /// The end of a call that noted its start, of a breaker whose calls are observed or

@@ -22,6 +22,7 @@ use crate::RejectReason;
 use crate::State;
 
 use super::flags::{Flag, Flags};
+use super::lane::TimeLane;
 use super::packed::{PackedWindow, Threshold};
 use super::tally::{CallTotals, Ending, OwnerRow, RareEnding, Seat, Tally};
 use super::word::Word;
@@ -162,12 +163,46 @@ impl Shared {
     /// Reads the machine under its lock. `read` changes nothing that is published (a time
     /// window moving on to the present is not).
     pub(crate) fn inspect<R>(&self, read: impl FnOnce(&mut Machine) -> R) -> R {
-        read(&mut self.lock())
+        let mut m = self.lock();
+        let out = read(&mut m);
+        self.open_lane(&mut m);
+        out
     }
 
+    /// Locks the machine, and closes the time window's lane into it (see `engine/lane.rs`):
+    /// whatever is done under the lock finds the window's exact counts, and a success that
+    /// read the lane before fails its swap.
+    #[inline(always)]
     fn lock(&self) -> MutexGuard<'_, Machine> {
         // No user code runs under this lock: listeners are called after it is released.
-        self.machine.lock()
+        let mut m = self.machine.lock();
+        if m.lane_open() {
+            self.close_lane(&mut m);
+        }
+        m
+    }
+
+    /// Closes the open lane, counting what it counted into the machine's window.
+    #[inline]
+    fn close_lane(&self, m: &mut Machine) {
+        let successes = self.lane().map_or(0, TimeLane::close);
+        m.lane_closed(successes);
+    }
+
+    /// The time window's lane, once it was first opened.
+    #[inline(always)]
+    pub(crate) fn lane(&self) -> Option<&TimeLane> {
+        self.identity.rare().map(|rare| &rare.lane)
+    }
+
+    /// Under the lock, last: opens the lane if the machine says no success can trip its
+    /// window (`Machine::lane`).
+    #[inline(always)]
+    fn open_lane(&self, m: &mut Machine) {
+        if let Some(bucket) = m.lane() {
+            self.identity.rare_made().lane.open(bucket);
+            m.lane_opened();
+        }
     }
 
     /// Publishes the machine to the lock-free paths: the packed window's threshold and the
@@ -226,6 +261,10 @@ impl Shared {
         let timed = m.times_calls() || flags.has_either(Flag::Observed, Flag::Throttle);
         let word = Word::new(m.generation(), state, limited, timed);
         hot.word.store(word.bits(), Ordering::Release);
+        // After the word: a success that reads the opened lane finds its generation.
+        if state == State::Closed {
+            self.open_lane(m);
+        }
     }
 
     /// Stores the period of OPEN that rejection without the lock reads, in the clock's

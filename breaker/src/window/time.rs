@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::{Mark, Totals};
 use crate::clock::{ClockSource, CoarsePeriod};
+use crate::engine::LaneBucket;
 
 /// Outcomes of the last `span`, at a granularity of `span / buckets`.
 ///
@@ -14,7 +15,10 @@ use crate::clock::{ClockSource, CoarsePeriod};
 /// Within the newest bucket, recording compares the time with the bucket's end and divides
 /// nothing. On the production clock the newest bucket is also kept on the kernel's coarse
 /// clock (see `clock::coarse`): while that clock proves the bucket has not ended, recording
-/// needs no reading of the precise clock, and the bucket ends exactly when it did.
+/// needs no reading of the precise clock, and the bucket ends exactly when it did. A success
+/// that cannot trip the window is counted beside it, in the breaker's lane
+/// (`engine/lane.rs`), and added to the newest bucket under the lock
+/// ([`add_successes`](Self::add_successes)).
 #[derive(Debug)]
 pub(crate) struct TimeWindow {
     buckets: Box<[Wide]>,
@@ -145,6 +149,31 @@ impl TimeWindow {
         if let (Some(start), Some(end)) = (ticks(start), ticks(self.current_end)) {
             self.coarse = period(start, end);
         }
+    }
+
+    /// The counts the window holds, as they stand: not moved on to the present.
+    pub(crate) fn held(&self) -> Totals {
+        self.totals.narrow()
+    }
+
+    /// Where the newest bucket ends: on the coarse clock if paired with it, and in ticks;
+    /// `None` when its end is past what ticks can tell.
+    pub(crate) fn lane_bucket(&self) -> Option<LaneBucket> {
+        Some(LaneBucket {
+            coarse: self.coarse,
+            end: self.origin.checked_add(self.current_end)?,
+        })
+    }
+
+    /// Adds `n` successes to the newest bucket, as `n` calls of
+    /// [`record_current`](Self::record_current) would.
+    pub(crate) fn add_successes(&mut self, n: u64) {
+        let more = |counts: Wide| Wide {
+            calls: counts.calls + n,
+            ..counts
+        };
+        self.buckets[self.slot] = more(self.buckets[self.slot]);
+        self.totals = more(self.totals);
     }
 
     pub(crate) fn totals(&mut self, now: Option<u64>) -> Totals {
@@ -358,6 +387,72 @@ mod tests {
             }
         );
         assert_eq!(w.totals(at(origin, 15_000)), Totals::default());
+    }
+
+    /// A window of 10s in 10 buckets of 1s whose first bucket is paired with a coarse
+    /// clock that reads the ticks themselves (an offset of 0), so that a test chooses the
+    /// coarse reading.
+    fn paired_exactly(origin: u64) -> TimeWindow {
+        let mut w = TimeWindow::new(Duration::from_secs(10), 10, origin);
+        w.pair(|from, until| Some(CoarsePeriod { from, until }));
+        w
+    }
+
+    /// [`TimeWindow::surely_current`] at the coarse reading `coarse`.
+    fn surely_current_at(w: &TimeWindow, coarse: u64) -> bool {
+        w.coarse.is_some_and(|p| p.surely_holds_at(coarse))
+    }
+
+    #[test]
+    fn a_coarse_reading_near_the_buckets_end_is_left_to_the_precise_clock() {
+        let origin = 5_000;
+        let w = paired_exactly(origin);
+        let end = origin + 1_000_000_000;
+        // Sure until 20ms (two ticks) and a 1024th of the bucket (976,562ns, the clocks'
+        // drift) before the bucket's end.
+        let sure_until = end - 20_000_000 - 976_562;
+        assert!(surely_current_at(&w, origin));
+        assert!(surely_current_at(&w, origin + 500_000_000));
+        assert!(surely_current_at(&w, sure_until - 1));
+        assert!(!surely_current_at(&w, sure_until));
+        assert!(!surely_current_at(&w, end - 1));
+        assert!(!surely_current_at(&w, end));
+        assert!(!surely_current_at(&w, end + 1));
+    }
+
+    #[test]
+    fn a_call_near_the_buckets_end_lands_in_the_bucket_of_its_precise_reading() {
+        let origin = 5_000;
+        let one_ok = Totals {
+            calls: 1,
+            failures: 0,
+            slow: 0,
+        };
+        let both = Totals {
+            calls: 2,
+            failures: 1,
+            slow: 0,
+        };
+        // Half-way through the first bucket the coarse clock is sure: a failure is counted
+        // there without the time. 10ms before its end it is not: the precise clock places
+        // the next call, at 999ms still in the first bucket...
+        let mut w = paired_exactly(origin);
+        assert!(surely_current_at(&w, origin + 500_000_000));
+        w.record_current(FAIL);
+        assert!(!surely_current_at(&w, origin + 990_000_000));
+        assert_eq!(w.record(OK, at(origin, 999)), both);
+        // ...which expires with it at 10s.
+        assert_eq!(w.totals(at(origin, 9_999)), both);
+        assert_eq!(w.totals(at(origin, 10_000)), Totals::default());
+
+        // ...and at 1s in the second, which expires at 11s.
+        let mut w = paired_exactly(origin);
+        w.record_current(FAIL);
+        assert!(!surely_current_at(&w, origin + 990_000_000));
+        assert_eq!(w.record(OK, at(origin, 1_000)), both);
+        assert_eq!(w.totals(at(origin, 10_000)), one_ok);
+        assert_eq!(w.totals(at(origin, 10_999)), one_ok);
+        assert_eq!(w.totals(at(origin, 11_000)), Totals::default());
     }
 
     /// A window of an hour in 10 buckets of 6 minutes, paired with the coarse clock as if

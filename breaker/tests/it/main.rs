@@ -3,7 +3,7 @@
 //! runs one subject's tests.
 //!
 //! The loom models are binaries of their own (`tests/loom.rs`, `tests/loom_open_period.rs`,
-//! `tests/loom_open_cap.rs`):
+//! `tests/loom_open_cap.rs`, `tests/loom_time_lane.rs`):
 //! they compile only under `--cfg loom`, where the runtime's atomics are loom's.
 
 #[cfg(feature = "admin")]
@@ -24,6 +24,7 @@ mod recovery;
 mod rules;
 mod shadow;
 mod throttle;
+mod time_lane;
 mod transition_reasons;
 // Beside the binary, not in it: the fuzz target includes the reference model by its path.
 #[path = "../support/mod.rs"]

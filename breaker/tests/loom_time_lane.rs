@@ -1,0 +1,151 @@
+#![cfg(loom)]
+//! Model checking, with loom, of the time window's lane (`engine/lane.rs`): a CLOSED success
+//! counted without the lock racing what the lock does, a failure, the failure that trips
+//! the window, a rotation of the buckets and a reset. Whatever the order, every success is
+//! counted once, in the generation it was admitted in, and the failure that reaches the
+//! threshold trips the window judged with every success before it.
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" cargo test -p breakerbox --test loom_time_lane --release
+//! ```
+
+use std::time::Duration;
+
+use breakerbox::clock::ManualClock;
+use breakerbox::{Breaker, Config, State};
+use loom::sync::Arc;
+use loom::thread;
+
+fn check(model: impl Fn() + Send + Sync + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound.get_or_insert(3);
+    builder.check(model);
+}
+
+/// A time window of `span` in `buckets`, judged from 2 calls at a failure rate of 0.5.
+fn breaker(span: Duration, buckets: u32) -> (Arc<Breaker>, ManualClock) {
+    let config = Config::builder()
+        .time_window(span, buckets)
+        .min_calls(2)
+        .failure_rate(0.5)
+        .build()
+        .unwrap();
+    let clock = ManualClock::new();
+    (
+        Arc::new(Breaker::with_clock("libraryd", config, clock.clone())),
+        clock,
+    )
+}
+
+fn succeed_n(b: &Breaker, n: usize) {
+    for _ in 0..n {
+        b.try_acquire().expect("closed").success();
+    }
+}
+
+fn fail_n(b: &Breaker, n: usize) {
+    for _ in 0..n {
+        b.try_acquire().expect("closed").failure();
+    }
+}
+
+/// The state and the window's calls and failures.
+fn window(b: &Breaker) -> (State, u32, u32) {
+    let s = b.snapshot();
+    (s.state, s.calls, s.failures)
+}
+
+#[test]
+fn a_lane_success_racing_a_failure_is_counted_once() {
+    check(|| {
+        let (b, _) = breaker(Duration::from_secs(10), 10);
+        // Judged and healthy: the lane is open.
+        succeed_n(&b, 2);
+        let success = b.try_acquire().unwrap();
+        let failing = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.try_acquire().unwrap().failure())
+        };
+        success.success();
+        failing.join().unwrap();
+        assert_eq!(window(&b), (State::Closed, 4, 1));
+    });
+}
+
+#[test]
+fn a_lane_success_racing_the_failure_that_trips_is_judged_before_it_or_discarded() {
+    check(|| {
+        let (b, _) = breaker(Duration::from_secs(10), 10);
+        succeed_n(&b, 3);
+        fail_n(&b, 2);
+        let success = b.try_acquire().unwrap();
+        let failing = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.try_acquire().unwrap().failure())
+        };
+        success.success();
+        failing.join().unwrap();
+        match window(&b) {
+            // The success first: 3 of 7.
+            (State::Closed, calls, failures) => assert_eq!((calls, failures), (7, 3)),
+            // The failure first: 3 of 6 tripped, and the success, of the generation before,
+            // was discarded.
+            (State::Open, calls, failures) => assert_eq!((calls, failures), (6, 3)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            b.snapshot().totals.success,
+            4,
+            "every end is a lifetime total"
+        );
+    });
+}
+
+#[test]
+fn a_lane_success_racing_a_rotation_is_counted_once_in_a_live_bucket() {
+    check(|| {
+        // Two buckets of a second.
+        let (b, clock) = breaker(Duration::from_secs(2), 2);
+        succeed_n(&b, 2);
+        let success = b.try_acquire().unwrap();
+        let rotating = {
+            let b = Arc::clone(&b);
+            let clock = clock.clone();
+            thread::spawn(move || {
+                clock.advance(Duration::from_secs(1));
+                // Moves the window to the second bucket.
+                fail_n(&b, 1);
+            })
+        };
+        success.success();
+        rotating.join().unwrap();
+        assert_eq!(window(&b), (State::Closed, 4, 1));
+        clock.advance(Duration::from_secs(1));
+        // The first bucket expired: the success is in it if its reading was before the
+        // rotation, else in the second, with the failure.
+        let (state, calls, failures) = window(&b);
+        assert_eq!((state, failures), (State::Closed, 1));
+        assert!(calls == 1 || calls == 2, "{calls} calls");
+    });
+}
+
+#[test]
+fn a_stale_success_racing_a_reset_never_counts_in_the_next_generation() {
+    check(|| {
+        let (b, _) = breaker(Duration::from_secs(10), 10);
+        succeed_n(&b, 2);
+        let stale = b.try_acquire().unwrap();
+        let resetting = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || {
+                b.reset();
+                // Judged again: the lane opens in the new generation.
+                succeed_n(&b, 2);
+            })
+        };
+        stale.success();
+        resetting.join().unwrap();
+        // Counted before the reset, which emptied the window, or discarded after it.
+        assert_eq!(window(&b), (State::Closed, 2, 0));
+    });
+}
