@@ -27,6 +27,7 @@
 //! ```
 
 mod address;
+mod backlog;
 mod command;
 mod connection;
 mod health;
@@ -124,6 +125,7 @@ pub struct FleetBuilder {
     timeout: Duration,
     max_names: usize,
     max_instances: usize,
+    backlog: usize,
     secret: Option<sign::Secret>,
     #[cfg(feature = "fleet-tls")]
     tls: tls::Trust,
@@ -166,6 +168,7 @@ impl Fleet {
             timeout: Duration::from_millis(250),
             max_names: 10_000,
             max_instances: 1_000,
+            backlog: 10_000,
             secret: None,
             #[cfg(feature = "fleet-tls")]
             tls: tls::Trust::default(),
@@ -347,6 +350,29 @@ impl FleetBuilder {
         self
     }
 
+    /// The most messages heard from the store and not read yet by this instance's task
+    /// (10,000 by default). When its peers' messages come faster than it reads them, the
+    /// task drops what waits past this bound, and reads the view anew from the store
+    /// instead: a [`FleetEvent::Degraded`] then a [`FleetEvent::Recovered`] say so, and
+    /// [`FleetHealth::messages_dropped`] counts them. The process's memory stays bounded
+    /// whatever the load; a view read anew is as exact as one that heard every message.
+    ///
+    /// ```
+    /// use breakerbox::fleet::Fleet;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let fleet = Fleet::builder("redis://127.0.0.1:6379").backlog(1_000).start()?;
+    /// assert_eq!(fleet.health().messages_dropped, 0);
+    /// let none = Fleet::builder("redis://127.0.0.1:6379").backlog(0).start();
+    /// assert_eq!(none.err().unwrap().to_string(), "fleet: backlog must be above 0, got 0");
+    /// # Ok::<(), breakerbox::fleet::FleetError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn backlog(mut self, messages: usize) -> Self {
+        self.backlog = messages;
+        self
+    }
+
     /// A key the instances of one service share: every message and every stored opinion is
     /// signed with HMAC-SHA256 under it, and what is not signed with it (by a writer to the
     /// store without the key, or an instance with another) is ignored and counted
@@ -440,6 +466,9 @@ impl FleetBuilder {
         if self.max_names == 0 || self.max_instances == 0 {
             return invalid("bounds", "must be above 0".into());
         }
+        if self.backlog == 0 {
+            return invalid("backlog", format!("must be above 0, got {}", self.backlog));
+        }
         if self.prefix.is_empty() || self.prefix.contains(['{', '}']) {
             return invalid(
                 "prefix",
@@ -483,6 +512,7 @@ impl FleetBuilder {
             snapshot_every: self.snapshot_every,
             timeout: self.timeout,
             lease_ttl: self.ttl,
+            backlog: self.backlog,
             signer,
         };
         let (commands, receiver) = mpsc::unbounded_channel();

@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use tokio::sync::mpsc::{UnboundedReceiver, WeakUnboundedSender};
 use tokio::time::{Instant, MissedTickBehavior};
 
+use super::backlog::Backlog;
 use super::command::{Command, Settings};
-use super::connection::{Conn, Heard, Messages, Waits};
+use super::connection::{Conn, Heard, Waits};
 use super::layout::{self, Keys, Kind, Message};
 use super::members::{Joined, Left, Members};
 use super::sign;
@@ -116,13 +116,14 @@ impl Task {
         }
     }
 
-    async fn connect(&mut self) -> Result<(Conn, Messages), Failure> {
+    async fn connect(&mut self) -> Result<(Conn, Backlog), Failure> {
         let wait = self.settings.timeout;
         // A connection, with its TLS handshake, may take longer than an answer: it is on no
         // caller's path.
         let waits = Waits {
             wait,
             connecting: (wait * 4).max(CONNECT_AT_LEAST),
+            backlog: self.settings.backlog,
         };
         // Subscribed again after every reconnection: the channels of the names tracked now.
         self.deaf.clear();
@@ -140,7 +141,7 @@ impl Task {
     }
 
     /// Serves one connection until it fails (`Err`) or every handle is gone (`Ok`).
-    async fn serve(&mut self, mut conn: Conn, mut stream: Messages) -> Result<(), Failure> {
+    async fn serve(&mut self, mut conn: Conn, mut backlog: Backlog) -> Result<(), Failure> {
         if self.epoch.is_none() {
             let (secs, micros): (u64, u64) = bounded(
                 self.settings.timeout,
@@ -165,15 +166,17 @@ impl Task {
         loop {
             let deadline = self.members.next_deadline();
             tokio::select! {
-                message = stream.next() => match message {
+                heard = backlog.next() => match heard {
                     None => return Err("the subscription was closed".into()),
-                    Some(Heard::Message(message)) => self.on_message(&message),
-                    // A node's messages were lost while its connection was made again.
-                    Some(Heard::Lost) => self.snapshot(&mut conn, None).await?,
-                    Some(Heard::Unsubscribed(channel)) => self.resubscribe(&mut conn, &channel).await?,
-                    Some(Heard::Switched) => {
-                        return Err("the sentinels named another master, or one of them was lost".into())
-                    }
+                    Some(heard) => match backlog.overflowed() {
+                        None => self.heard(&mut conn, heard).await?,
+                        Some(dropped) => {
+                            let dropped = dropped + u64::from(matches!(heard, Heard::Message(_)));
+                            let kept = std::iter::once(heard).filter(|h| !matches!(h, Heard::Message(_)));
+                            let kept: Vec<Heard> = kept.collect();
+                            self.catch_up(&mut conn, &mut backlog, kept, dropped).await?;
+                        }
+                    },
                 },
                 command = self.commands.recv() => match command {
                     None => {
@@ -202,6 +205,48 @@ impl Task {
                 }
             }
         }
+    }
+
+    /// Serves what the subscription heard.
+    async fn heard(&mut self, conn: &mut Conn, heard: Heard) -> Result<(), Failure> {
+        match heard {
+            Heard::Message(message) => self.on_message(&message),
+            // A node's messages were lost while its connection was made again.
+            Heard::Lost => self.snapshot(conn, None).await?,
+            Heard::Unsubscribed(channel) => self.resubscribe(conn, &channel).await?,
+            Heard::Switched => {
+                return Err("the sentinels named another master, or one of them was lost".into())
+            }
+        }
+        Ok(())
+    }
+
+    /// The messages came faster than the task read them, and some were dropped: the rest of
+    /// the backlog goes too, and the view is read anew from the store, where every message
+    /// dropped was written before it was published; the view is degraded meanwhile.
+    /// `kept` is what else was heard and not dropped, served afterwards.
+    async fn catch_up(
+        &mut self,
+        conn: &mut Conn,
+        backlog: &mut Backlog,
+        mut kept: Vec<Heard>,
+        dropped: u64,
+    ) -> Result<(), Failure> {
+        self.inner.degraded(&format!(
+            "messages came faster than they were read: more than {} waited, and were dropped; the view is read anew",
+            self.settings.backlog
+        ));
+        let (more, cleared) = backlog.clear();
+        kept.extend(more);
+        self.inner
+            .health
+            .count(|h| &mut h.messages_dropped, dropped + cleared);
+        self.snapshot(conn, None).await?;
+        self.inner.recovered();
+        for heard in kept {
+            self.heard(conn, heard).await?;
+        }
+        Ok(())
     }
 
     fn on_message(&mut self, message: &redis::Msg) {
