@@ -34,6 +34,7 @@ mod health;
 mod layout;
 mod lease;
 mod members;
+mod opinions;
 mod sign;
 mod snapshot;
 mod store;

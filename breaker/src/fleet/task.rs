@@ -14,10 +14,10 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::backlog::Backlog;
 use super::command::{Command, Settings};
 use super::connection::{Conn, Heard, Waits};
-use super::layout::{self, Keys, Kind, Message};
+use super::layout::{self, Kind, Message};
 use super::members::{Joined, Left, Members};
-use super::sign;
-use super::store::{bounded, bounded_for_name, later, millis, millis_rounded_up, Failure};
+use super::opinions::Own;
+use super::store::{bounded, later, Failure};
 use super::view::Applied;
 use super::Inner;
 use crate::{Breaker, State};
@@ -26,27 +26,21 @@ use crate::{Breaker, State};
 /// busy machine takes more than the default `timeout` for a handshake.
 const CONNECT_AT_LEAST: Duration = Duration::from_secs(2);
 
-/// An opinion of this instance's own, kept to be renewed and rewritten after a reconnection.
-struct Own {
-    until: Instant,
-    seq: u64,
-}
-
 pub(crate) struct Task {
     pub(super) inner: Arc<Inner>,
     pub(super) settings: Settings,
-    channel: String,
+    pub(super) channel: String,
     commands: UnboundedReceiver<Command>,
     /// What new members' listeners send on; weak, so that the task ends with the handles.
     sender: WeakUnboundedSender<Command>,
-    own: HashMap<Arc<str>, Own>,
+    pub(super) own: HashMap<Arc<str>, Own>,
     pub(super) members: Members,
     /// This process's messages, counted: every message carries `epoch + seq`.
-    seq: u64,
+    pub(super) seq: u64,
     /// Where this process's sequence numbers start: the store's time in microseconds at its
     /// first connection, so that an instance restarted under its fixed id speaks with higher
     /// numbers than in its former life, and its peers hear it.
-    epoch: Option<u64>,
+    pub(super) epoch: Option<u64>,
     /// Names forgotten (their breakers left or are gone) whose own opinion is still to be
     /// withdrawn from the store.
     gone: Vec<Arc<str>>,
@@ -249,9 +243,23 @@ impl Task {
         Ok(())
     }
 
+    /// Applies a message heard, or each message of a batch.
     fn on_message(&mut self, message: &redis::Msg) {
         let text = String::from_utf8_lossy(message.get_payload_bytes());
-        let parsed = match Message::parse(&text) {
+        match layout::unbatch(&text) {
+            None => self.on_text(&text),
+            Some(Ok(texts)) => texts.into_iter().for_each(|text| self.on_text(text)),
+            Some(Err(layout::Malformed(what))) => {
+                self.inner.health.count(|h| &mut h.messages_malformed, 1);
+                #[cfg(feature = "tracing")]
+                tracing::warn!(text = %text, field = what, "fleet message ignored: malformed");
+                let _ = what;
+            }
+        }
+    }
+
+    fn on_text(&mut self, text: &str) {
+        let parsed = match Message::parse(text) {
             Ok(parsed) => parsed,
             Err(layout::Malformed(what)) => {
                 self.inner.health.count(|h| &mut h.messages_malformed, 1);
@@ -304,7 +312,11 @@ impl Task {
     }
 
     /// A command while connected.
-    async fn online(&mut self, conn: &mut Conn, command: Command) -> Result<(), Failure> {
+    pub(super) async fn online(
+        &mut self,
+        conn: &mut Conn,
+        command: Command,
+    ) -> Result<(), Failure> {
         match command {
             Command::Join { breaker, quorum } => {
                 if let Some((name, own_open)) = self.join(&breaker, quorum) {
@@ -452,158 +464,6 @@ impl Task {
             }
         }
         Ok(())
-    }
-
-    /// A message of this instance's, signed if the fleet has a secret.
-    fn message(&self, kind: Kind, seq: u64, until_ms: u64, expires_ms: u64, name: &str) -> String {
-        let message = Message {
-            kind,
-            instance: &self.inner.instance,
-            seq,
-            until_ms,
-            expires_ms,
-            name,
-            tag: None,
-        };
-        message.text(self.settings.signer.as_ref())
-    }
-
-    /// The channel the opinions of `name` are published on, and the command that does it.
-    fn channel_of(&self, name: &str) -> (String, &'static str) {
-        let sharded = self.settings.store.sharded();
-        let channel = match sharded {
-            false => self.channel.clone(),
-            true => layout::name_channel(&self.settings.prefix, name),
-        };
-        (channel, layout::publish(sharded))
-    }
-
-    /// The sequence number `seq` of this process as its messages carry it.
-    fn wire(&self, seq: u64) -> u64 {
-        self.epoch.unwrap_or(0).saturating_add(seq)
-    }
-
-    /// Keeps an opinion of this instance's: `name` OPEN for `left` from now.
-    fn opine(&mut self, name: Arc<str>, left: Duration) {
-        self.seq += 1;
-        let own = Own {
-            until: later(Instant::now(), left),
-            seq: self.seq,
-        };
-        self.own.insert(name, own);
-    }
-
-    /// Withdraws this instance's opinion of `name`, and publishes that.
-    async fn withdraw(&mut self, conn: &mut Conn, name: &Arc<str>) -> Result<(), Failure> {
-        self.own.remove(name);
-        self.seq += 1;
-        let keys = Keys::new(&self.settings.prefix, name);
-        let message = self.message(Kind::Closed, self.wire(self.seq), 0, 0, name);
-        let (channel, publish) = self.channel_of(name);
-        let mut script = layout::WITHDRAW.prepare_invoke();
-        script
-            .key(&keys.live)
-            .key(&keys.until)
-            .arg(&*self.inner.instance)
-            .arg(channel)
-            .arg(message)
-            .arg(publish);
-        let wait = self.settings.timeout;
-        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
-        Ok(())
-    }
-
-    /// Gives the probe lease of `name` back, and publishes that, so that waiters ask now.
-    async fn release_lease(&mut self, conn: &mut Conn, name: &Arc<str>) -> Result<(), Failure> {
-        self.release_lease_as(conn, name, Kind::Free).await
-    }
-
-    /// Gives the probe lease of `name` back, publishing `kind`: `Free`, or `Passed` when
-    /// the trial passed and the waiters half-open.
-    async fn release_lease_as(
-        &mut self,
-        conn: &mut Conn,
-        name: &Arc<str>,
-        kind: Kind,
-    ) -> Result<(), Failure> {
-        self.seq += 1;
-        let keys = Keys::new(&self.settings.prefix, name);
-        let message = self.message(kind, self.wire(self.seq), 0, 0, name);
-        let (channel, publish) = self.channel_of(name);
-        let mut script = layout::RELEASE_LEASE.prepare_invoke();
-        script
-            .key(&keys.lease)
-            .arg(&*self.inner.instance)
-            .arg(channel)
-            .arg(message)
-            .arg(publish);
-        let wait = self.settings.timeout;
-        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
-        Ok(())
-    }
-
-    /// Writes (renews) this instance's opinion of `name` and publishes it.
-    async fn write(&mut self, conn: &mut Conn, name: &Arc<str>) -> Result<(), Failure> {
-        let Some(own) = self.own.get(name) else {
-            return Ok(());
-        };
-        let left = own.until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            self.own.remove(name);
-            return Ok(());
-        }
-        let keys = Keys::new(&self.settings.prefix, name);
-        let (seq, left) = (self.wire(own.seq), millis_rounded_up(left).max(1));
-        let ttl = millis(self.settings.ttl);
-        // What the row keeps after its end: with a secret, the time left it may claim and
-        // the tag of both.
-        let row = match &self.settings.signer {
-            None => seq.to_string(),
-            Some(signer) => {
-                let tag = signer.tag(&sign::row_text(&self.inner.instance, seq, left, name));
-                format!("{seq} {left} {tag}")
-            }
-        };
-        let message = self.message(Kind::Open, seq, left, left.min(ttl), name);
-        let (channel, publish) = self.channel_of(name);
-        let mut script = layout::OPINE.prepare_invoke();
-        script
-            .key(&keys.live)
-            .key(&keys.until)
-            .arg(&*self.inner.instance)
-            .arg(row)
-            .arg(left)
-            .arg(ttl)
-            .arg(channel)
-            .arg(message)
-            .arg(publish);
-        let wait = self.settings.timeout;
-        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
-        Ok(())
-    }
-
-    /// Renews every opinion of this instance's that still holds.
-    async fn renew(&mut self, conn: &mut Conn) -> Result<(), Failure> {
-        let now = Instant::now();
-        self.own.retain(|_, own| own.until > now);
-        let names: Vec<Arc<str>> = self.own.keys().cloned().collect();
-        for name in names {
-            self.write(conn, &name).await?;
-        }
-        Ok(())
-    }
-
-    /// On the way out: the opinions of an instance that stops stop counting now, not at the
-    /// end of their time-to-live.
-    async fn withdraw_all(&mut self, conn: &mut Conn) {
-        let names: Vec<Arc<str>> = self.own.keys().cloned().collect();
-        for name in names {
-            let _ = self.online(conn, Command::Withdraw { name }).await;
-        }
-        // And its leases go back, so that a waiter asks at once.
-        for name in self.members.give_all_back() {
-            let _ = self.release_lease(conn, &name).await;
-        }
     }
 }
 
