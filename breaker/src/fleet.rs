@@ -352,7 +352,8 @@ impl FleetBuilder {
     }
 
     /// The most messages heard from the store and not read yet by this instance's task
-    /// (10,000 by default). When its peers' messages come faster than it reads them, the
+    /// (10,000 by default; a batch of renewals counts as the messages it carries, so that
+    /// the bound holds the bytes to a few megabytes too). When its peers' messages come faster than it reads them, the
     /// task drops what waits past this bound, and reads the view anew from the store
     /// instead: a [`FleetEvent::Degraded`] then a [`FleetEvent::Recovered`] say so, and
     /// [`FleetHealth::messages_dropped`] counts them. The process's memory stays bounded

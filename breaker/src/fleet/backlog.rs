@@ -4,8 +4,9 @@
 //! from the store instead (`Task::catch_up`). Memory stays bounded whatever the load; Redis's
 //! own `client-output-buffer-limit pubsub` cannot act on messages already in this process.
 //!
-//! Only the messages count and drop: the rare news of the connection itself (a node lost, a
-//! channel unsubscribed, a failover) always gets through.
+//! Only the messages count and drop, a batch as the messages it carries, so that the bound
+//! bounds the bytes too: the rare news of the connection itself (a node lost, a channel
+//! unsubscribed, a failover) always gets through.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -14,11 +15,12 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
 use super::connection::{Heard, Messages};
+use super::layout;
 
 /// The counts the feeding and the reading sides share.
 struct Counts {
     bound: usize,
-    /// Messages queued and not read yet.
+    /// Messages queued and not read yet, a batch as the messages it carries.
     waiting: AtomicUsize,
     /// Whether a message was dropped since the task last asked.
     overflowed: AtomicBool,
@@ -30,13 +32,13 @@ struct Counts {
 /// subscription.
 #[derive(Clone)]
 pub(crate) struct Feed {
-    sender: UnboundedSender<Heard>,
+    sender: UnboundedSender<(Heard, usize)>,
     counts: Arc<Counts>,
 }
 
-/// The reading side, the task's.
+/// The reading side, the task's: what was heard, with the messages it counts for.
 pub(crate) struct Backlog {
-    receiver: UnboundedReceiver<Heard>,
+    receiver: UnboundedReceiver<(Heard, usize)>,
     counts: Arc<Counts>,
 }
 
@@ -64,19 +66,22 @@ impl Feed {
     /// Queues what was heard; a message past the bound is dropped instead, and the backlog
     /// marked overflowed.
     pub(crate) fn push(&self, heard: Heard) -> Result<(), Gone> {
-        if matches!(heard, Heard::Message(_)) {
-            let counts = &self.counts;
-            if counts.waiting.fetch_add(1, Ordering::AcqRel) >= counts.bound {
-                counts.waiting.fetch_sub(1, Ordering::AcqRel);
-                counts.dropped.fetch_add(1, Ordering::Relaxed);
-                counts.overflowed.store(true, Ordering::Release);
-                return match self.sender.is_closed() {
-                    true => Err(Gone),
-                    false => Ok(()),
-                };
-            }
+        let weight = match &heard {
+            Heard::Message(message) => layout::carried(message.get_payload_bytes()),
+            _ => 0,
+        };
+        let counts = &self.counts;
+        if weight > 0 && counts.waiting.fetch_add(weight, Ordering::AcqRel) + weight > counts.bound
+        {
+            counts.waiting.fetch_sub(weight, Ordering::AcqRel);
+            counts.dropped.fetch_add(weight as u64, Ordering::Relaxed);
+            counts.overflowed.store(true, Ordering::Release);
+            return match self.sender.is_closed() {
+                true => Err(Gone),
+                false => Ok(()),
+            };
         }
-        self.sender.send(heard).map_err(|_| Gone)
+        self.sender.send((heard, weight)).map_err(|_| Gone)
     }
 
     /// Drains `stream` into the backlog on a task of its own, until the stream ends or the
@@ -100,13 +105,12 @@ impl Feed {
 }
 
 impl Backlog {
-    /// The next thing heard; `None` when the connection's side is gone.
-    pub(crate) async fn next(&mut self) -> Option<Heard> {
-        let heard = self.receiver.recv().await?;
-        if matches!(heard, Heard::Message(_)) {
-            self.counts.waiting.fetch_sub(1, Ordering::AcqRel);
-        }
-        Some(heard)
+    /// The next thing heard, with the messages it carries (0 for the connection's news);
+    /// `None` when the connection's side is gone.
+    pub(crate) async fn next(&mut self) -> Option<(Heard, usize)> {
+        let (heard, weight) = self.receiver.recv().await?;
+        self.counts.waiting.fetch_sub(weight, Ordering::AcqRel);
+        Some((heard, weight))
     }
 
     /// How many messages were dropped since the last time it said, if any were: `Some` once
@@ -122,12 +126,10 @@ impl Backlog {
     /// Drops every message queued, and hands back the rest, in order; with how many it dropped.
     pub(crate) fn clear(&mut self) -> (Vec<Heard>, u64) {
         let (mut kept, mut dropped) = (Vec::new(), 0);
-        while let Ok(heard) = self.receiver.try_recv() {
+        while let Ok((heard, weight)) = self.receiver.try_recv() {
+            self.counts.waiting.fetch_sub(weight, Ordering::AcqRel);
             match heard {
-                Heard::Message(_) => {
-                    self.counts.waiting.fetch_sub(1, Ordering::AcqRel);
-                    dropped += 1;
-                }
+                Heard::Message(_) => dropped += weight as u64,
                 other => kept.push(other),
             }
         }
@@ -166,17 +168,22 @@ mod tests {
         feed.push(message("4")).unwrap();
         assert_eq!(backlog.overflowed(), Some(2));
         assert_eq!(backlog.overflowed(), None, "said once");
-        assert_eq!(text(&backlog.next().await.unwrap()), "1");
+        assert_eq!(text(&backlog.next().await.unwrap().0), "1");
         // One read: room for one more.
         feed.push(message("5")).unwrap();
         assert_eq!(backlog.overflowed(), None);
         let (kept, dropped) = backlog.clear();
         assert_eq!(kept.iter().map(text).collect::<Vec<_>>(), ["lost"]);
         assert_eq!(dropped, 2);
-        // Cleared: the whole bound again.
+        // Cleared: the whole bound again, which a batch fills as the messages it carries.
         feed.push(message("6")).unwrap();
-        feed.push(message("7")).unwrap();
+        feed.push(message("3|1|a1|b")).unwrap();
+        assert_eq!(backlog.overflowed(), Some(2));
+        let (_, dropped) = backlog.clear();
+        assert_eq!(dropped, 1);
+        feed.push(message("3|1|a1|b")).unwrap();
         assert_eq!(backlog.overflowed(), None);
+        assert_eq!(text(&backlog.next().await.unwrap().0), "3|1|a1|b");
         drop(backlog);
         assert!(feed.push(message("8")).is_err(), "the reader is gone");
     }

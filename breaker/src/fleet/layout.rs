@@ -229,6 +229,28 @@ pub(crate) fn unbatch(text: &str) -> Option<Result<Vec<&str>, Malformed>> {
     Some(Ok(texts))
 }
 
+/// How many messages `payload` carries: those of a [`batch`] (at least one), else one. Read
+/// from the lengths alone, without a copy: the backlog weighs what it holds by it.
+pub(crate) fn carried(payload: &[u8]) -> usize {
+    let Some(mut rest) = payload.strip_prefix(b"3|") else {
+        return 1;
+    };
+    let mut count = 0;
+    while let Some(bar) = rest.iter().position(|&b| b == b'|') {
+        let len = std::str::from_utf8(&rest[..bar])
+            .ok()
+            .and_then(|len| len.parse::<usize>().ok());
+        match len {
+            Some(len) if len <= rest.len() - bar - 1 => {
+                count += 1;
+                rest = &rest[bar + 1 + len..];
+            }
+            _ => break,
+        }
+    }
+    count.max(1)
+}
+
 /// A message on the channel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Message<'a> {
@@ -421,6 +443,10 @@ mod tests {
             "3|26|1|open|a|3|500|200|pay|3|x29|2|open|b|4|500|200|tag|n\n3|é"
         );
         assert_eq!(unbatch(&batch), Some(Ok(vec![&*texts[0], &*texts[1]])));
+        assert_eq!(carried(batch.as_bytes()), 2);
+        assert_eq!(carried(b"1|open|a|3|500|200|n"), 1);
+        assert_eq!(carried(b"3|"), 1);
+        assert_eq!(carried(b"3|1|a9|short"), 1, "as far as it reads");
         assert_eq!(unbatch("3|"), Some(Ok(vec![])));
         assert_eq!(unbatch("1|open|a|3|500|200|n"), None, "not a batch");
         for broken in ["3|9|short", "3|x|1|open", "3|1", "3|1|é"] {

@@ -162,12 +162,14 @@ impl Task {
             tokio::select! {
                 heard = backlog.next() => match heard {
                     None => return Err("the subscription was closed".into()),
-                    Some(heard) => match backlog.overflowed() {
+                    Some((heard, weight)) => match backlog.overflowed() {
                         None => self.heard(&mut conn, heard).await?,
                         Some(dropped) => {
-                            let dropped = dropped + u64::from(matches!(heard, Heard::Message(_)));
-                            let kept = std::iter::once(heard).filter(|h| !matches!(h, Heard::Message(_)));
-                            let kept: Vec<Heard> = kept.collect();
+                            let kept = match heard {
+                                Heard::Message(_) => Vec::new(),
+                                news => vec![news],
+                            };
+                            let dropped = dropped + weight as u64;
                             self.catch_up(&mut conn, &mut backlog, kept, dropped).await?;
                         }
                     },
