@@ -12,6 +12,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::StreamExt;
+use redis::ScriptInvocation;
 use tokio::time::Instant;
 
 use super::command::Command;
@@ -24,6 +26,10 @@ use super::task::Task;
 /// The most renewals one message carries on one node: a message waiting in a peer's backlog
 /// stays a few kilobytes.
 pub(crate) const BATCH: usize = 64;
+
+/// The most renewals written at once: a round of many names costs a few round trips, not one
+/// per name, and the task is soon free for what it hears.
+const IN_FLIGHT: usize = 64;
 
 /// An opinion of this instance's own, kept to be renewed and rewritten after a reconnection.
 pub(super) struct Own {
@@ -141,13 +147,26 @@ impl Task {
         name: &Arc<str>,
         publish: bool,
     ) -> Result<bool, Failure> {
-        let Some(own) = self.own.get(name) else {
+        let Some(script) = self.opine_script(name, publish) else {
             return Ok(false);
         };
+        let wait = self.settings.timeout;
+        let written = bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
+        Ok(written.is_some())
+    }
+
+    /// The script that writes (renews) this instance's opinion of `name`, publishing it if
+    /// `publish`; `None` when the opinion ended.
+    fn opine_script(
+        &mut self,
+        name: &Arc<str>,
+        publish: bool,
+    ) -> Option<ScriptInvocation<'static>> {
+        let own = self.own.get(name)?;
         let left = own.until.saturating_duration_since(Instant::now());
         if left.is_zero() {
             self.own.remove(name);
-            return Ok(false);
+            return None;
         }
         let keys = Keys::new(&self.settings.prefix, name);
         let (seq, left) = (self.wire(own.seq), millis_rounded_up(left).max(1));
@@ -179,22 +198,39 @@ impl Task {
             .arg(channel)
             .arg(message)
             .arg(publish);
-        let wait = self.settings.timeout;
-        let written = bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
-        Ok(written.is_some())
+        Some(script)
     }
 
-    /// Renews every opinion of this instance's that still holds. On one node their messages
-    /// go out after the writes, [`BATCH`] to a message; on a cluster each with its write, on
-    /// its name's channel.
+    /// Renews every opinion of this instance's that still holds, up to [`IN_FLIGHT`] writes
+    /// at once. On one node their messages go out after the writes, [`BATCH`] to a message;
+    /// on a cluster each with its write, on its name's channel.
     pub(super) async fn renew(&mut self, conn: &mut Conn) -> Result<(), Failure> {
         let started = Instant::now();
         self.own.retain(|_, own| own.until > started);
         let names: Vec<Arc<str>> = self.own.keys().cloned().collect();
         let batched = !self.settings.store.sharded();
-        let mut renewed = Vec::new();
+        let wait = self.settings.timeout;
+        // Collected before the stream is built, each call owning what it needs (as the
+        // snapshot's): with the closure inside the stream, rustc cannot prove the task's
+        // future `Send`.
+        let mut calls = Vec::with_capacity(names.len());
         for name in names {
-            if self.write_as(conn, &name, !batched).await? {
+            let Some(script) = self.opine_script(&name, !batched) else {
+                continue;
+            };
+            let mut conn = conn.clone();
+            calls.push(async move {
+                let written = bounded_for_name(&name, wait, script.invoke_async::<i64>(&mut conn));
+                (written.await, name)
+            });
+        }
+        let written: Vec<_> = futures_util::stream::iter(calls)
+            .buffered(IN_FLIGHT)
+            .collect()
+            .await;
+        let mut renewed = Vec::with_capacity(written.len());
+        for (written, name) in written {
+            if written?.is_some() {
                 renewed.push(name);
             }
         }
@@ -218,7 +254,6 @@ impl Task {
             let seq = self.wire(own.seq);
             texts.push(self.message(Kind::Open, seq, left, left.min(expires), name));
         }
-        let wait = self.settings.timeout;
         for chunk in texts.chunks(BATCH) {
             let mut publish = redis::cmd("PUBLISH");
             publish.arg(&self.channel).arg(layout::batch(chunk));
