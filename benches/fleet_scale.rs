@@ -32,8 +32,8 @@ const SNAPSHOT_EVERY: Duration = Duration::from_secs(15);
 const PATIENCE: Duration = Duration::from_secs(90);
 /// The names whose quorum's adoption is timed, one after the other.
 const TIMED: usize = 5;
-/// The process's resident bytes past which a wait gives up: the fleet's tasks buffer what
-/// they have not read yet, and a run must not take the machine's memory.
+/// The process's resident bytes past which a wait gives up: the fleet's backlogs are bounded
+/// (before they were, a mass OPEN took 12 GiB), and a run must never take the machine's memory.
 const RSS_CAP: u64 = 4 << 30;
 
 /// The process's resident bytes, from `/proc/self/status` (0 where there is none).

@@ -241,7 +241,7 @@ pub(crate) fn carried(payload: &[u8]) -> usize {
             .ok()
             .and_then(|len| len.parse::<usize>().ok());
         match len {
-            Some(len) if len <= rest.len() - bar - 1 => {
+            Some(len) if len < rest.len() - bar => {
                 count += 1;
                 rest = &rest[bar + 1 + len..];
             }
