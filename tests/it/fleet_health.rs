@@ -105,10 +105,11 @@ async fn a_backlog_past_its_bound_degrades_the_view_until_it_is_read_anew_exact(
     };
     let mut conn = store(&server).await;
     plant(&mut conn, "n0", &[("ghost", "{far} 1")]).await;
-    // No periodic snapshot within the test: only the backlog's overflow reads the view anew.
+    // No periodic snapshot within the test: only the backlog's overflow reads the view anew,
+    // at most every ttl/3 (400 ms).
     let fleet = Fleet::builder(server.url())
         .instance("me")
-        .ttl(Duration::from_secs(30))
+        .ttl(TTL)
         .timeout(Duration::from_millis(300))
         .snapshot_every(Duration::from_secs(600))
         .backlog(8)

@@ -48,6 +48,10 @@ pub(crate) struct Task {
     leases_gone: Vec<Arc<str>>,
     /// Names forgotten whose channel (on a cluster) is still to be unsubscribed from.
     deaf: Vec<Arc<str>>,
+    /// When the view, degraded by a backlog past its bound, is to be read anew.
+    catch_up: Option<Instant>,
+    /// When the view was last asked for whole.
+    read_at: Instant,
 }
 
 impl Task {
@@ -71,6 +75,8 @@ impl Task {
             gone: Vec::new(),
             leases_gone: Vec::new(),
             deaf: Vec::new(),
+            catch_up: None,
+            read_at: Instant::now(),
         }
     }
 
@@ -146,7 +152,8 @@ impl Task {
         }
         // Messages were lost while unsubscribed: the snapshot makes up for them, and the
         // store may have lost this instance's opinions, which are written again.
-        self.snapshot(&mut conn, None).await?;
+        self.catch_up = None;
+        self.read_anew(&mut conn).await?;
         self.renew(&mut conn).await?;
         self.inner.recovered();
         let mut renew = tokio::time::interval_at(
@@ -165,12 +172,14 @@ impl Task {
                     Some((heard, weight)) => match backlog.overflowed() {
                         None => self.heard(&mut conn, heard).await?,
                         Some(dropped) => {
-                            let kept = match heard {
+                            let mut kept = match heard {
                                 Heard::Message(_) => Vec::new(),
                                 news => vec![news],
                             };
-                            let dropped = dropped + weight as u64;
-                            self.catch_up(&mut conn, &mut backlog, kept, dropped).await?;
+                            kept.extend(self.overflowed(&mut backlog, dropped + weight as u64));
+                            for heard in kept {
+                                self.heard(&mut conn, heard).await?;
+                            }
                         }
                     },
                 },
@@ -191,8 +200,9 @@ impl Task {
                 _ = snapshot.tick() => {
                     self.prune(None);
                     self.withdraw_gone(&mut conn).await?;
-                    self.snapshot(&mut conn, None).await?;
+                    self.read_anew(&mut conn).await?;
                 }
+                () = at(self.catch_up) => self.read_anew(&mut conn).await?,
                 () = at(deadline) => {
                     let lease = (&mut conn, &self.settings);
                     let idle = self.members.on_deadline(&self.inner, Some(lease), Instant::now()).await;
@@ -208,7 +218,7 @@ impl Task {
         match heard {
             Heard::Message(message) => self.on_message(&message),
             // A node's messages were lost while its connection was made again.
-            Heard::Lost => self.snapshot(conn, None).await?,
+            Heard::Lost => self.read_anew(conn).await?,
             Heard::Unsubscribed(channel) => self.resubscribe(conn, &channel).await?,
             Heard::Switched => {
                 return Err("the sentinels named another master, or one of them was lost".into())
@@ -218,29 +228,32 @@ impl Task {
     }
 
     /// The messages came faster than the task read them, and some were dropped: the rest of
-    /// the backlog goes too, and the view is read anew from the store, where every message
-    /// dropped was written before it was published; the view is degraded meanwhile.
-    /// `kept` is what else was heard and not dropped, served afterwards.
-    async fn catch_up(
-        &mut self,
-        conn: &mut Conn,
-        backlog: &mut Backlog,
-        mut kept: Vec<Heard>,
-        dropped: u64,
-    ) -> Result<(), Failure> {
+    /// the backlog goes too (handing back the connection's news in it), and the view is
+    /// degraded until it is read anew, at once, or a third of the ttl after it was last read
+    /// whole: every message dropped was written to the store before it was published, and a
+    /// load past what the task reads costs the store at most three readings per ttl.
+    fn overflowed(&mut self, backlog: &mut Backlog, dropped: u64) -> Vec<Heard> {
+        let (kept, cleared) = backlog.clear();
+        self.inner
+            .health
+            .count(|h| &mut h.messages_dropped, dropped + cleared);
         self.inner.degraded(&format!(
             "messages came faster than they were read: more than {} waited, and were dropped; the view is read anew",
             self.settings.backlog
         ));
-        let (more, cleared) = backlog.clear();
-        kept.extend(more);
-        self.inner
-            .health
-            .count(|h| &mut h.messages_dropped, dropped + cleared);
+        if self.catch_up.is_none() {
+            let at = later(self.read_at, self.settings.ttl / 3);
+            self.catch_up = Some(at.max(Instant::now()));
+        }
+        kept
+    }
+
+    /// Reads every name tracked anew: a view degraded by its backlog is whole again.
+    async fn read_anew(&mut self, conn: &mut Conn) -> Result<(), Failure> {
+        self.read_at = Instant::now();
         self.snapshot(conn, None).await?;
-        self.inner.recovered();
-        for heard in kept {
-            self.heard(conn, heard).await?;
+        if self.catch_up.take().is_some() {
+            self.inner.recovered();
         }
         Ok(())
     }
