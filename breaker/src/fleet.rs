@@ -355,7 +355,7 @@ impl FleetBuilder {
     /// (10,000 by default; a batch of renewals counts as the messages it carries, so that
     /// the bound holds the bytes to a few megabytes too). When its peers' messages come faster than it reads them, the
     /// task drops what waits past this bound, and reads the view anew from the store
-    /// instead: a [`FleetEvent::Degraded`] then a [`FleetEvent::Recovered`] say so, and
+    /// instead (at once, or a third of the ttl after its last whole reading): a [`FleetEvent::Degraded`] then a [`FleetEvent::Recovered`] say so, and
     /// [`FleetHealth::messages_dropped`] counts them. The process's memory stays bounded
     /// whatever the load; a view read anew is as exact as one that heard every message.
     ///
