@@ -39,8 +39,8 @@ const SNAPSHOT_EVERY: Duration = Duration::from_secs(15);
 const PATIENCE: Duration = Duration::from_secs(90);
 /// The names whose quorum's adoption is timed, one after the other.
 const TIMED: usize = 5;
-/// The process's resident bytes past which a wait gives up: the fleet's tasks buffer what
-/// they have not read yet, and a run must not take the machine's memory.
+/// The process's resident bytes past which a wait gives up: the fleet's backlogs are bounded
+/// (before they were, a mass OPEN took 12 GiB), and a run must never take the machine's memory.
 const RSS_CAP: u64 = 4 << 30;
 
 /// The process's resident bytes, from `/proc/self/status` (0 where there is none).
@@ -53,6 +53,34 @@ fn rss() -> u64 {
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         })
         .map_or(0, |kb| kb * 1024)
+}
+
+/// The most resident bytes [`rss`] read, every 10 ms, since the last [`Peak::reset`].
+#[derive(Clone, Default)]
+struct Peak(Arc<std::sync::atomic::AtomicU64>);
+
+impl Peak {
+    fn start() -> Self {
+        let peak = Peak::default();
+        let watched = peak.clone();
+        tokio::spawn(async move {
+            loop {
+                watched
+                    .0
+                    .fetch_max(rss(), std::sync::atomic::Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+        peak
+    }
+
+    fn reset(&self) {
+        self.0.store(rss(), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 fn mib(bytes: u64) -> String {
@@ -359,6 +387,7 @@ async fn fleet_at_scale(instances: usize, names: usize) {
             );
         }
     }
+    let peak = Peak::start();
     let rss_before = rss();
     let (at_rest, scripts) = commands_per_second(&mut conn, TTL).await;
     println!(
@@ -408,6 +437,10 @@ async fn fleet_at_scale(instances: usize, names: usize) {
     // every other name); each opens what its peers have not opened for it already.
     let before = info(&mut conn, "stats", "total_commands_processed").await;
     let (scripts_before, _) = command_stat(&mut conn, "evalsha").await;
+    let dropped =
+        |fleets: &[Fleet]| -> u64 { fleets.iter().map(|f| f.health().messages_dropped).sum() };
+    let dropped_before = dropped(&fleets);
+    peak.reset();
     let start = Instant::now();
     for own in &breakers {
         for b in &own[mass.clone()] {
@@ -457,6 +490,11 @@ async fn fleet_at_scale(instances: usize, names: usize) {
         "after it, {} names OPEN by every instance: {busy:.0} commands/s ({scripts:.0} scripts/s); the process holds {}",
         open_at_rest + TIMED + mass.len(),
         mib(rss())
+    );
+    println!(
+        "peak of the process from the mass OPEN to here: {}; messages dropped past the backlogs meanwhile: {}",
+        mib(peak.get()),
+        dropped(&fleets) - dropped_before
     );
     let memory = info(&mut conn, "memory", "used_memory").await;
     println!("the store's used_memory: {:.1} MiB", memory / 1048576.0);

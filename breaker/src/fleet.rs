@@ -27,6 +27,7 @@
 //! ```
 
 mod address;
+mod backlog;
 mod command;
 mod connection;
 mod health;
@@ -34,6 +35,7 @@ mod layout;
 mod lease;
 mod members;
 mod nodes;
+mod opinions;
 mod sentinels;
 mod sign;
 mod snapshot;
@@ -126,6 +128,7 @@ pub struct FleetBuilder {
     timeout: Duration,
     max_names: usize,
     max_instances: usize,
+    backlog: usize,
     secret: Option<sign::Secret>,
     #[cfg(feature = "fleet-tls")]
     tls: tls::Trust,
@@ -183,6 +186,7 @@ impl Fleet {
             timeout: Duration::from_millis(250),
             max_names: 10_000,
             max_instances: 1_000,
+            backlog: 10_000,
             secret: None,
             #[cfg(feature = "fleet-tls")]
             tls: tls::Trust::default(),
@@ -366,6 +370,30 @@ impl FleetBuilder {
         self
     }
 
+    /// The most messages heard from the store and not read yet by this instance's task
+    /// (10,000 by default; a batch of renewals counts as the messages it carries, so that
+    /// the bound holds the bytes to a few megabytes too). When its peers' messages come faster than it reads them, the
+    /// task drops what waits past this bound, and reads the view anew from the store
+    /// instead (at once, or a third of the ttl after its last whole reading): a [`FleetEvent::Degraded`] then a [`FleetEvent::Recovered`] say so, and
+    /// [`FleetHealth::messages_dropped`] counts them. The process's memory stays bounded
+    /// whatever the load; a view read anew is as exact as one that heard every message.
+    ///
+    /// ```
+    /// use breakerbox::fleet::Fleet;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let fleet = Fleet::builder("redis://127.0.0.1:6379").backlog(1_000).start()?;
+    /// assert_eq!(fleet.health().messages_dropped, 0);
+    /// let none = Fleet::builder("redis://127.0.0.1:6379").backlog(0).start();
+    /// assert_eq!(none.err().unwrap().to_string(), "fleet: backlog must be above 0, got 0");
+    /// # Ok::<(), breakerbox::fleet::FleetError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn backlog(mut self, messages: usize) -> Self {
+        self.backlog = messages;
+        self
+    }
+
     /// A key the instances of one service share: every message and every stored opinion is
     /// signed with HMAC-SHA256 under it, and what is not signed with it (by a writer to the
     /// store without the key, or an instance with another) is ignored and counted
@@ -459,6 +487,9 @@ impl FleetBuilder {
         if self.max_names == 0 || self.max_instances == 0 {
             return invalid("bounds", "must be above 0".into());
         }
+        if self.backlog == 0 {
+            return invalid("backlog", format!("must be above 0, got {}", self.backlog));
+        }
         if self.prefix.is_empty() || self.prefix.contains(['{', '}']) {
             return invalid(
                 "prefix",
@@ -502,6 +533,7 @@ impl FleetBuilder {
             snapshot_every: self.snapshot_every,
             timeout: self.timeout,
             lease_ttl: self.ttl,
+            backlog: self.backlog,
             signer,
         };
         let (commands, receiver) = mpsc::unbounded_channel();

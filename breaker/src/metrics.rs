@@ -23,6 +23,7 @@
 //! | `circuitbreaker_state_transitions_total{from_state,to_state,reason}` | counter | transitions since the breaker joined the registry (its creation, for a `#[circuit_breaker]` function's), whether or not a collector existed then, by why ([`TransitionReason::as_str`](crate::events::TransitionReason::as_str): `failure_rate`, `slow_call_rate`, `open_elapsed`, `probe_failed`, `probe_timed_out`, `trial_passed`, `ramp_completed`, `pushback`, `manual_open`, `fleet_open`, `forced`, `disabled`, `reset`, `reconfigured`) |
 //! | `circuitbreaker_fleet_degraded{fleet_instance}` | gauge | with feature `fleet`, for a registry a fleet joined ([`FleetBuilder::join`](crate::fleet::FleetBuilder::join)): 1 while this instance's fleet cannot reach its store and its breakers judge alone, 0 otherwise; labelled with the fleet's instance id (not `instance`, which Prometheus sets to the scrape target) |
 //! | `circuitbreaker_fleet_refused_total{fleet_instance,what}` | counter | with feature `fleet`, beside `circuitbreaker_fleet_degraded`: what this instance's fleet refused, by `what`: `messages_malformed`, `messages_forged` (a missing or wrong signature), `rows_skipped` (malformed rows, keys of the wrong type), `rows_forged` ([`Fleet::health`](crate::fleet::Fleet::health) has the same counts) |
+//! | `circuitbreaker_fleet_messages_dropped_total{fleet_instance}` | counter | with feature `fleet`, beside `circuitbreaker_fleet_degraded`: messages this instance's fleet dropped unread because more than its backlog waited ([`FleetBuilder::backlog`](crate::fleet::FleetBuilder::backlog)), its view read anew from the store instead; near zero in a healthy fleet |
 //! | `circuitbreaker_open_members` | gauge | for a keyed family (label `name` only): its members out of the pool (OPEN, HALF_OPEN, FORCED_OPEN), which `max_open_percent` caps |
 //! | `circuitbreaker_trips_refused_total` | counter | for a keyed family (label `name` only): trips its `max_open_percent` refused, each a member held CLOSED ([`Event::TripRefused`]) |
 //! | `circuitbreaker_keys_evicted_total{busy}` | counter | for a keyed family (label `name` only): keys evicted to make room for new ones, by whether calls were in flight on the evicted breaker (`busy="true"`: their results went to a breaker no longer seen) |
@@ -66,6 +67,8 @@ use std::sync::Arc;
 use crate::sync::process::Mutex;
 
 mod durations;
+#[cfg(feature = "fleet")]
+mod fleet;
 
 pub use durations::BUCKETS as CALL_DURATION_BUCKETS;
 
@@ -458,50 +461,6 @@ impl BreakerCollector {
         for (name, keyed) in &families {
             let refused = keyed.open_count().refused();
             ConstCounter::new(refused).encode(family.encode_family(&[("name", &**name)])?)?;
-        }
-        Ok(())
-    }
-}
-
-#[cfg(feature = "fleet")]
-impl BreakerCollector {
-    /// `circuitbreaker_fleet_degraded`: whether this instance's fleet lost its store, and
-    /// `circuitbreaker_fleet_refused_total`: what it refused to believe; for
-    /// the collectors of a registry a fleet joined ([`FleetBuilder::join`](crate::fleet::FleetBuilder::join)).
-    fn encode_fleet(&self, encoder: &mut DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
-        let help = "Whether this instance's fleet lost its store (1) and breakers judge alone, \
-                    or reaches it (0).";
-        let mut family = encoder.encode_descriptor(
-            "circuitbreaker_fleet_degraded",
-            help,
-            None,
-            MetricType::Gauge,
-        )?;
-        let fleet = crate::fleet::Fleet::of(self.registry);
-        if let Some(fleet) = &fleet {
-            let labels = [("fleet_instance", fleet.instance())];
-            let degraded = i64::from(fleet.is_degraded());
-            ConstGauge::new(degraded).encode(family.encode_family(&labels)?)?;
-        }
-        let help = "What this instance's fleet refused to believe: messages it could not read \
-                    or whose signature was wrong, rows of the store it skipped or found forged.";
-        let mut family = encoder.encode_descriptor(
-            "circuitbreaker_fleet_refused",
-            help,
-            None,
-            MetricType::Counter,
-        )?;
-        if let Some(fleet) = &fleet {
-            let health = fleet.health();
-            for (what, count) in [
-                ("messages_malformed", health.messages_malformed),
-                ("messages_forged", health.messages_forged),
-                ("rows_skipped", health.rows_skipped),
-                ("rows_forged", health.rows_forged),
-            ] {
-                let labels = [("fleet_instance", fleet.instance()), ("what", what)];
-                ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
-            }
         }
         Ok(())
     }

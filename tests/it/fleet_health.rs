@@ -1,5 +1,6 @@
 //! The fleet's health as a state: a listener that subscribes after the store failed hears
-//! it first, and the counts of what an instance refused add up exactly.
+//! it first, the counts of what an instance refused add up exactly, and a backlog of
+//! messages past its bound degrades the view until it is read anew, exact.
 //!
 //! The tests with a store need `redis-server` on the PATH (CI installs it); without it each
 //! says loudly that it skipped, unless `CI=true`, where it fails.
@@ -68,4 +69,93 @@ async fn malformed_messages_and_skipped_rows_are_counted() {
     .await;
     let health = fleet.health();
     assert_eq!((health.rows_skipped, health.degraded), (2, None));
+}
+
+/// Peers' opinions written into the store and published as an instance's script would, in
+/// one pipeline: every peer of `peers` holds every name of `names` OPEN for ten minutes.
+async fn flood(conn: &mut redis::aio::MultiplexedConnection, peers: &[String], names: &[String]) {
+    let (secs, _): (u64, u64) = redis::cmd("TIME").query_async(conn).await.unwrap();
+    let far = (secs + 600) * 1000;
+    let mut pipe = redis::pipe();
+    for name in names {
+        for peer in peers {
+            pipe.cmd("ZADD")
+                .arg(format!("breaker:fleet:{{{name}}}:live"))
+                .arg(far)
+                .arg(peer)
+                .ignore();
+            pipe.cmd("HSET")
+                .arg(format!("breaker:fleet:{{{name}}}:until"))
+                .arg(peer)
+                .arg(format!("{far} 1"))
+                .ignore();
+            pipe.cmd("PUBLISH")
+                .arg("breaker:fleet:opinions")
+                .arg(format!("1|open|{peer}|1|600000|600000|{name}"))
+                .ignore();
+        }
+    }
+    pipe.query_async::<()>(conn).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backlog_past_its_bound_degrades_the_view_until_it_is_read_anew_exact() {
+    let Some(server) = RedisServer::start_or_skip("fleet_health::backlog") else {
+        return;
+    };
+    let mut conn = store(&server).await;
+    plant(&mut conn, "n0", &[("ghost", "{far} 1")]).await;
+    // No periodic snapshot within the test: only the backlog's overflow reads the view anew,
+    // at most every ttl/3 (400 ms).
+    let fleet = Fleet::builder(server.url())
+        .instance("me")
+        .ttl(TTL)
+        .timeout(Duration::from_millis(300))
+        .snapshot_every(Duration::from_secs(600))
+        .backlog(8)
+        .start()
+        .unwrap();
+    let seen = events(&fleet);
+    let names: Vec<String> = (0..40).map(|i| format!("n{i}")).collect();
+    let breakers: Vec<_> = names
+        .iter()
+        .map(|n| breaker(n, Duration::from_secs(30)))
+        .collect();
+    for b in &breakers {
+        // A quorum no flood reaches: the view alone is under test.
+        fleet.join(b, 1_000);
+    }
+    fleet.flush().await;
+    eventually("the ghost's opinion read", || fleet.peers_open("n0") == 1).await;
+    // Gone from the store behind the fleet's back: only a snapshot forgets it.
+    let _: () = redis::pipe()
+        .cmd("DEL")
+        .arg("breaker:fleet:{n0}:live")
+        .arg("breaker:fleet:{n0}:until")
+        .ignore()
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+
+    let peers: Vec<String> = (0..50).map(|i| format!("p{i}")).collect();
+    flood(&mut conn, &peers, &names).await;
+    eventually("the view degraded and recovered", || {
+        let events = seen.lock().unwrap();
+        let degraded = events.iter().position(|e| {
+            matches!(e, FleetEvent::Degraded { reason } if reason.contains("messages came faster than they were read"))
+        });
+        degraded.is_some_and(|at| events[at..].contains(&FleetEvent::Recovered))
+    })
+    .await;
+    // Exactly the store's opinions: every peer on every name, and no ghost; each overflow
+    // while the flood lasts degrades the view again until it is read anew.
+    eventually("the view recovered, holding the store's opinions", || {
+        !fleet.is_degraded() && names.iter().all(|n| fleet.peers_open(n) == peers.len())
+    })
+    .await;
+    assert_eq!(fleet.peers_open("n0"), 50);
+    assert!(fleet.health().messages_dropped > 0);
+    assert!(breakers
+        .iter()
+        .all(|b| b.state() == breakerbox::State::Closed));
 }

@@ -78,14 +78,10 @@ async fn after_a_failover_the_fleet_finds_the_new_master_and_opinions_flow_again
         set.wait_ready();
         set.force_failover();
     });
-    let deadline = tokio::time::Instant::now() + FAILOVER_TIMEOUT * 2;
-    while tokio::task::block_in_place(|| set.master_port()) != Some(new) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the sentinel never named the replica master"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually_async("the sentinel names the replica master", || async {
+        tokio::task::block_in_place(|| set.master_port()) == Some(new)
+    })
+    .await;
 
     // After: the instances left the old master, found the new one, and b's opinion with a's
     // (written again there) makes a quorum at c, within the sentinel's timeout.

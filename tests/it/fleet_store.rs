@@ -1,6 +1,7 @@
 //! The fleet's store side against a real `redis-server` on loopback: opinions published and
 //! withdrawn, nothing sent per call, expiry of a dead instance, a lost message healed by a
-//! snapshot, malformed messages ignored, and the store paused or killed mid-traffic.
+//! snapshot, malformed messages ignored, the store paused or killed mid-traffic, and a round
+//! of renewals sent as one message.
 //!
 //! Needs `redis-server` on the PATH (CI installs it); without it each test says loudly that
 //! it skipped, unless `CI=true`, where it fails.
@@ -299,4 +300,86 @@ async fn a_paused_then_killed_store_leaves_every_call_to_local_judgement() {
         .await
         .unwrap();
     assert_eq!(live, ["a"]);
+}
+
+/// The texts of a batch of messages (`3|`, then `<bytes>|<text>` each), in order.
+fn unbatch(batch: &str) -> Vec<String> {
+    let mut rest = batch.strip_prefix("3|").expect("a batch");
+    let mut texts = Vec::new();
+    while let Some((len, after)) = rest.split_once('|') {
+        let len: usize = len.parse().expect("a length");
+        texts.push(after[..len].to_string());
+        rest = &after[len..];
+    }
+    assert!(rest.is_empty(), "{batch}");
+    texts
+}
+
+/// The next message heard, within 10 s.
+async fn next(heard: &mut redis::aio::PubSubStream) -> String {
+    use futures_util::StreamExt;
+    let message = tokio::time::timeout(Duration::from_secs(10), heard.next()).await;
+    let message = message.expect("a message within 10 s").expect("subscribed");
+    String::from_utf8(message.get_payload_bytes().to_vec()).unwrap()
+}
+
+/// `kind|instance|seq|name` of a message's text.
+fn gist(text: &str) -> String {
+    let parts: Vec<&str> = text.splitn(7, '|').collect();
+    format!("{}|{}|{}|{}", parts[1], parts[2], parts[3], parts[6])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_of_renewals_is_one_message_and_keeps_the_peers_counting() {
+    let Some(server) = RedisServer::start_or_skip("fleet_store::a_round_of_renewals") else {
+        return;
+    };
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut pubsub = client.get_async_pubsub().await.unwrap();
+    pubsub.subscribe("breaker:fleet:opinions").await.unwrap();
+    let mut heard = pubsub.into_on_message();
+    // No snapshot within the test: only messages reach b.
+    let (fa, fb) = (
+        instance(&server, "a", Duration::from_secs(60)),
+        instance(&server, "b", Duration::from_secs(60)),
+    );
+    let names = ["x", "y|z", "w"];
+    let own: Vec<_> = names
+        .iter()
+        .map(|n| breaker(n, Duration::from_secs(30)))
+        .collect();
+    let theirs: Vec<_> = names
+        .iter()
+        .map(|n| breaker(n, Duration::from_secs(30)))
+        .collect();
+    for b in &theirs {
+        fb.join(b, 2);
+    }
+    for b in &own {
+        fa.join(b, 2);
+    }
+    fa.flush().await;
+    fb.flush().await;
+    own.iter().for_each(|b| trip(b));
+
+    // The OPENs go out alone, at once, with their writes.
+    let mut opens = Vec::new();
+    while opens.len() < names.len() {
+        let text = next(&mut heard).await;
+        assert!(text.starts_with("1|open|a|"), "{text}");
+        opens.push(gist(&text));
+    }
+    opens.sort();
+    // Each round of renewals (every ttl/3), the same opinions in one message. The fourth
+    // round comes at least a ttl after the OPENs: by then the renewals alone keep b
+    // counting a.
+    for _ in 0..4 {
+        let text = next(&mut heard).await;
+        let mut renewed: Vec<String> = unbatch(&text).iter().map(|t| gist(t)).collect();
+        renewed.sort();
+        assert_eq!(renewed, opens, "{text}");
+    }
+    for n in names {
+        assert_eq!(fb.peers_open(n), 1, "{n}");
+    }
 }

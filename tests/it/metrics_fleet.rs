@@ -72,6 +72,12 @@ async fn the_fleet_s_health_is_a_series_that_turns_to_1_when_the_store_is_gone()
     for what in ["messages_forged", "rows_skipped", "rows_forged"] {
         assert!(text.contains(&refused(what, 0)), "{what}: {text}");
     }
+    assert!(
+        text.contains(
+            "circuitbreaker_fleet_messages_dropped_total{fleet_instance=\"metrics-1\"} 0\n"
+        ),
+        "{text}"
+    );
 
     server.kill();
     eventually("the series says the store is gone", || {

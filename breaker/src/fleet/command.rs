@@ -39,6 +39,8 @@ pub(crate) struct Settings {
     pub(crate) snapshot_every: Duration,
     pub(crate) timeout: Duration,
     pub(crate) lease_ttl: Duration,
+    /// The most messages heard and not read yet (see `backlog.rs`).
+    pub(crate) backlog: usize,
     /// The key that signs and checks messages and rows, if the fleet has one.
     pub(crate) signer: Option<Signer>,
 }

@@ -14,6 +14,7 @@ use redis::cluster_async::ClusterConnection;
 use redis::sentinel::SentinelClient;
 use redis::{Client, Cmd, Pipeline, PushInfo, PushKind, RedisFuture, Value};
 
+use super::backlog::{self, Backlog, Feed};
 use super::layout;
 use super::nodes::Nodes;
 use super::sentinels::Sentinels;
@@ -52,14 +53,16 @@ pub(crate) enum Heard {
     Switched,
 }
 
-/// The subscription's stream; it ends when the subscription is gone.
+/// A subscription's stream, before it enters the [`Backlog`]; it ends when the subscription
+/// is gone.
 pub(crate) type Messages = Pin<Box<dyn Stream<Item = Heard> + Send>>;
 
 /// How long the task waits for the store: `wait` for an answer, `connecting` for a
-/// connection with its handshake.
+/// connection with its handshake; and the most messages heard and not read yet.
 pub(crate) struct Waits {
     pub(crate) wait: Duration,
     pub(crate) connecting: Duration,
+    pub(crate) backlog: usize,
 }
 
 impl Store {
@@ -69,14 +72,15 @@ impl Store {
         matches!(self, Self::Cluster(_))
     }
 
-    /// Connects and subscribes to `channels`.
+    /// Connects and subscribes to `channels`: what is heard waits in the backlog.
     pub(crate) async fn connect(
         &self,
         channels: &[String],
         waits: &Waits,
-    ) -> Result<(Conn, Messages), Failure> {
-        match self {
-            Self::Node(client) => node(client.clone(), channels, waits).await,
+    ) -> Result<(Conn, Backlog), Failure> {
+        let (feed, backlog) = backlog::bounded(waits.backlog);
+        let (conn, messages) = match self {
+            Self::Node(client) => node(client.clone(), channels, waits).await?,
             Self::Sentinel(sentinels) => {
                 let master = &sentinels.master;
                 let mut sentinel = sentinels.client().map_err(|e| e.to_string())?;
@@ -88,19 +92,26 @@ impl Store {
                     .map_err(|e| format!("the sentinels: {e}"))?;
                 let client = bounded(waits.connecting, sentinel.async_get_client()).await?;
                 let (mut conn, messages) = node(client, channels, waits).await?;
-                let messages = Box::pin(futures_util::stream::select(messages, switches));
+                let messages: Messages = Box::pin(futures_util::stream::select(messages, switches));
                 // The sentinels' answer may be stale by a failover: never write to a replica.
                 let role: Vec<Value> =
                     bounded(waits.wait, redis::cmd("ROLE").query_async(&mut conn)).await?;
                 match role.first() {
-                    Some(Value::BulkString(role)) if role == b"master" => Ok((conn, messages)),
-                    _ => Err(format!(
-                        "the node the sentinels named for {master:?} is not its master (yet)"
-                    )),
+                    Some(Value::BulkString(role)) if role == b"master" => (conn, messages),
+                    _ => {
+                        return Err(format!(
+                            "the node the sentinels named for {master:?} is not its master (yet)"
+                        ))
+                    }
                 }
             }
-            Self::Cluster(nodes) => cluster(nodes, channels, waits).await,
-        }
+            // The cluster client pushes into the backlog itself.
+            Self::Cluster(nodes) => {
+                return Ok((cluster(nodes, channels, waits, feed).await?, backlog))
+            }
+        };
+        feed.drain(messages);
+        Ok((conn, backlog))
     }
 }
 
@@ -144,17 +155,21 @@ async fn switches(
     Ok(Box::pin(switched.chain(lost)))
 }
 
-/// A cluster's connection, speaking RESP3, its pushes (the sharded messages) on a channel.
+/// A cluster's connection, speaking RESP3, its pushes (the sharded messages) into `feed`.
 async fn cluster(
     nodes: &Nodes,
     channels: &[String],
     waits: &Waits,
-) -> Result<(Conn, Messages), Failure> {
-    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel::<PushInfo>();
+    feed: Feed,
+) -> Result<Conn, Failure> {
+    let push = move |push: PushInfo| match heard(push) {
+        Some(heard) => feed.push(heard),
+        None => Ok(()),
+    };
     let client = nodes
         .builder()
         .use_protocol(redis::ProtocolVersion::RESP3)
-        .push_sender(sender)
+        .push_sender(push)
         .connection_timeout(waits.connecting)
         .response_timeout(waits.wait)
         .retries(2)
@@ -164,23 +179,21 @@ async fn cluster(
     for channel in channels {
         bounded(waits.wait, conn.ssubscribe(channel)).await?;
     }
-    let messages = futures_util::stream::unfold(receiver, |mut receiver| async move {
-        let push = receiver.recv().await?;
-        Some((push, receiver))
-    })
-    .filter_map(|push| async move {
-        match push.kind {
-            PushKind::Disconnection => Some(Heard::Lost),
-            PushKind::SUnsubscribe => match push.data.first() {
-                Some(Value::BulkString(channel)) => Some(Heard::Unsubscribed(
-                    String::from_utf8_lossy(channel).into_owned(),
-                )),
-                _ => None,
-            },
-            _ => redis::Msg::from_push_info(push).map(Heard::Message),
-        }
-    });
-    Ok((Conn::Cluster(conn), Box::pin(messages)))
+    Ok(Conn::Cluster(conn))
+}
+
+/// What a cluster's push tells the task, if anything.
+fn heard(push: PushInfo) -> Option<Heard> {
+    match push.kind {
+        PushKind::Disconnection => Some(Heard::Lost),
+        PushKind::SUnsubscribe => match push.data.first() {
+            Some(Value::BulkString(channel)) => Some(Heard::Unsubscribed(
+                String::from_utf8_lossy(channel).into_owned(),
+            )),
+            _ => None,
+        },
+        _ => redis::Msg::from_push_info(push).map(Heard::Message),
+    }
 }
 
 impl Conn {

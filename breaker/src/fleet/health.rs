@@ -53,6 +53,10 @@ pub struct FleetHealth {
     /// Messages ignored because their signature was missing or wrong
     /// ([`FleetBuilder::secret`](super::FleetBuilder::secret)).
     pub messages_forged: u64,
+    /// Messages dropped unread because more than the backlog's bound
+    /// ([`FleetBuilder::backlog`](super::FleetBuilder::backlog)) waited: the view was read
+    /// anew from the store instead.
+    pub messages_dropped: u64,
     /// Rows of the store that a snapshot skipped: malformed, or under a key of the wrong type.
     pub rows_skipped: u64,
     /// Rows of the store ignored because their signature was missing or wrong, or because they

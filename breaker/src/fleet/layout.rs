@@ -70,7 +70,7 @@ const SWEEP: &str = "local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', n
 
 /// `KEYS`: live, until. `ARGV`: instance, what the row keeps after the end (`seq`, or with a
 /// secret `seq left tag`), ms until the OPEN ends, ttl ms, channel, the message, the publish
-/// command (see [`publish`]). Writes (or
+/// command (see [`publish`]; empty: the message goes out later, in a [`batch`]). Writes (or
 /// renews) the instance's OPEN opinion and publishes the message (made by
 /// [`Message::text`], whose times left are those written here), atomically; returns the ms
 /// until it stops counting.
@@ -85,7 +85,7 @@ local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 local keep = math.floor(tonumber(last[2]) - now) + 1000
 redis.call('PEXPIRE', KEYS[1], keep)
 redis.call('PEXPIRE', KEYS[2], keep)
-redis.call(ARGV[7], ARGV[5], ARGV[6])
+if ARGV[7] ~= '' then redis.call(ARGV[7], ARGV[5], ARGV[6]) end
 return expires - now
 "
     ))
@@ -197,6 +197,59 @@ return 1
 ",
     )
 });
+
+/// Messages sent as one on the channel (renewals on one node): `3|`, then each message's
+/// text as `<bytes>|<text>`. A message's text may hold any character (a name is free), its
+/// length says where it ends.
+pub(crate) fn batch(texts: &[String]) -> String {
+    let mut batch = String::from("3|");
+    for text in texts {
+        batch.push_str(&text.len().to_string());
+        batch.push('|');
+        batch.push_str(text);
+    }
+    batch
+}
+
+/// The texts of a [`batch`], in order; `None` for a message that is not one.
+pub(crate) fn unbatch(text: &str) -> Option<Result<Vec<&str>, Malformed>> {
+    let mut rest = text.strip_prefix("3|")?;
+    let mut texts = Vec::new();
+    while !rest.is_empty() {
+        let Some((len, after)) = rest.split_once('|') else {
+            return Some(Err(Malformed("batch")));
+        };
+        let len = match len.parse::<usize>() {
+            Ok(len) if len <= after.len() && after.is_char_boundary(len) => len,
+            _ => return Some(Err(Malformed("batch"))),
+        };
+        texts.push(&after[..len]);
+        rest = &after[len..];
+    }
+    Some(Ok(texts))
+}
+
+/// How many messages `payload` carries: those of a [`batch`] (at least one), else one. Read
+/// from the lengths alone, without a copy: the backlog weighs what it holds by it.
+pub(crate) fn carried(payload: &[u8]) -> usize {
+    let Some(mut rest) = payload.strip_prefix(b"3|") else {
+        return 1;
+    };
+    let mut count = 0;
+    while let Some(bar) = rest.iter().position(|&b| b == b'|') {
+        let len = std::str::from_utf8(&rest[..bar])
+            .ok()
+            .and_then(|len| len.parse::<usize>().ok());
+        match len {
+            Some(len) if len < rest.len() - bar => {
+                count += 1;
+                rest = &rest[bar + 1 + len..];
+            }
+            _ => break,
+        }
+    }
+    count.max(1)
+}
 
 /// A message on the channel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -376,6 +429,29 @@ mod tests {
             Err(Malformed("empty instance or name"))
         );
         assert_eq!(Message::parse(""), Err(Malformed("version")));
+    }
+
+    #[test]
+    fn a_batch_reads_back_its_messages_whatever_their_names_hold() {
+        let texts = vec![
+            "1|open|a|3|500|200|pay|3|x".to_string(),
+            "2|open|b|4|500|200|tag|n\n3|é".to_string(),
+        ];
+        let batch = batch(&texts);
+        assert_eq!(
+            batch,
+            "3|26|1|open|a|3|500|200|pay|3|x29|2|open|b|4|500|200|tag|n\n3|é"
+        );
+        assert_eq!(unbatch(&batch), Some(Ok(vec![&*texts[0], &*texts[1]])));
+        assert_eq!(carried(batch.as_bytes()), 2);
+        assert_eq!(carried(b"1|open|a|3|500|200|n"), 1);
+        assert_eq!(carried(b"3|"), 1);
+        assert_eq!(carried(b"3|1|a9|short"), 1, "as far as it reads");
+        assert_eq!(unbatch("3|"), Some(Ok(vec![])));
+        assert_eq!(unbatch("1|open|a|3|500|200|n"), None, "not a batch");
+        for broken in ["3|9|short", "3|x|1|open", "3|1", "3|1|é"] {
+            assert_eq!(unbatch(broken), Some(Err(Malformed("batch"))), "{broken}");
+        }
     }
 
     #[test]

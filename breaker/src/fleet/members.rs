@@ -249,7 +249,9 @@ impl Members {
         };
         let view = inner.view.lock();
         for slot in slots.iter_mut() {
-            let Some(breaker) = slot.member.live() else {
+            // Only a CLOSED breaker adopts: asked first, it spares the view's reading of the
+            // others, which most messages (renewals) would find so.
+            let Some(breaker) = slot.member.live().filter(|b| b.state() == State::Closed) else {
                 continue;
             };
             let Some(end) = view.quorum_until(name, now, slot.member.quorum) else {
@@ -259,7 +261,7 @@ impl Members {
             let fresh = voters
                 .iter()
                 .any(|(id, seq)| !slot.adopted.contains(&(Box::from(*id), *seq)));
-            if !fresh || breaker.state() != State::Closed {
+            if !fresh {
                 continue;
             }
             // A claim longer than this breaker would ever open by itself counts only that long:

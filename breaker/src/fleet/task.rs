@@ -8,16 +8,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use tokio::sync::mpsc::{UnboundedReceiver, WeakUnboundedSender};
 use tokio::time::{Instant, MissedTickBehavior};
 
+use super::backlog::Backlog;
 use super::command::{Command, Settings};
-use super::connection::{Conn, Heard, Messages, Waits};
-use super::layout::{self, Keys, Kind, Message};
+use super::connection::{Conn, Heard, Waits};
+use super::layout::{self, Kind, Message};
 use super::members::{Joined, Left, Members};
-use super::sign;
-use super::store::{bounded, bounded_for_name, later, millis, millis_rounded_up, Failure};
+use super::opinions::Own;
+use super::store::{bounded, later, Failure};
 use super::view::Applied;
 use super::Inner;
 use crate::{Breaker, State};
@@ -26,27 +26,21 @@ use crate::{Breaker, State};
 /// busy machine takes more than the default `timeout` for a handshake.
 const CONNECT_AT_LEAST: Duration = Duration::from_secs(2);
 
-/// An opinion of this instance's own, kept to be renewed and rewritten after a reconnection.
-struct Own {
-    until: Instant,
-    seq: u64,
-}
-
 pub(crate) struct Task {
     pub(super) inner: Arc<Inner>,
     pub(super) settings: Settings,
-    channel: String,
+    pub(super) channel: String,
     commands: UnboundedReceiver<Command>,
     /// What new members' listeners send on; weak, so that the task ends with the handles.
     sender: WeakUnboundedSender<Command>,
-    own: HashMap<Arc<str>, Own>,
+    pub(super) own: HashMap<Arc<str>, Own>,
     pub(super) members: Members,
     /// This process's messages, counted: every message carries `epoch + seq`.
-    seq: u64,
+    pub(super) seq: u64,
     /// Where this process's sequence numbers start: the store's time in microseconds at its
     /// first connection, so that an instance restarted under its fixed id speaks with higher
     /// numbers than in its former life, and its peers hear it.
-    epoch: Option<u64>,
+    pub(super) epoch: Option<u64>,
     /// Names forgotten (their breakers left or are gone) whose own opinion is still to be
     /// withdrawn from the store.
     gone: Vec<Arc<str>>,
@@ -54,6 +48,10 @@ pub(crate) struct Task {
     leases_gone: Vec<Arc<str>>,
     /// Names forgotten whose channel (on a cluster) is still to be unsubscribed from.
     deaf: Vec<Arc<str>>,
+    /// When the view, degraded by a backlog past its bound, is to be read anew.
+    catch_up: Option<Instant>,
+    /// When the view was last asked for whole.
+    read_at: Instant,
 }
 
 impl Task {
@@ -77,6 +75,8 @@ impl Task {
             gone: Vec::new(),
             leases_gone: Vec::new(),
             deaf: Vec::new(),
+            catch_up: None,
+            read_at: Instant::now(),
         }
     }
 
@@ -116,13 +116,14 @@ impl Task {
         }
     }
 
-    async fn connect(&mut self) -> Result<(Conn, Messages), Failure> {
+    async fn connect(&mut self) -> Result<(Conn, Backlog), Failure> {
         let wait = self.settings.timeout;
         // A connection, with its TLS handshake, may take longer than an answer: it is on no
         // caller's path.
         let waits = Waits {
             wait,
             connecting: (wait * 4).max(CONNECT_AT_LEAST),
+            backlog: self.settings.backlog,
         };
         // Subscribed again after every reconnection: the channels of the names tracked now.
         self.deaf.clear();
@@ -140,7 +141,7 @@ impl Task {
     }
 
     /// Serves one connection until it fails (`Err`) or every handle is gone (`Ok`).
-    async fn serve(&mut self, mut conn: Conn, mut stream: Messages) -> Result<(), Failure> {
+    async fn serve(&mut self, mut conn: Conn, mut backlog: Backlog) -> Result<(), Failure> {
         if self.epoch.is_none() {
             let (secs, micros): (u64, u64) = bounded(
                 self.settings.timeout,
@@ -151,7 +152,8 @@ impl Task {
         }
         // Messages were lost while unsubscribed: the snapshot makes up for them, and the
         // store may have lost this instance's opinions, which are written again.
-        self.snapshot(&mut conn, None).await?;
+        self.catch_up = None;
+        self.read_anew(&mut conn).await?;
         self.renew(&mut conn).await?;
         self.inner.recovered();
         let mut renew = tokio::time::interval_at(
@@ -165,15 +167,21 @@ impl Task {
         loop {
             let deadline = self.members.next_deadline();
             tokio::select! {
-                message = stream.next() => match message {
+                heard = backlog.next() => match heard {
                     None => return Err("the subscription was closed".into()),
-                    Some(Heard::Message(message)) => self.on_message(&message),
-                    // A node's messages were lost while its connection was made again.
-                    Some(Heard::Lost) => self.snapshot(&mut conn, None).await?,
-                    Some(Heard::Unsubscribed(channel)) => self.resubscribe(&mut conn, &channel).await?,
-                    Some(Heard::Switched) => {
-                        return Err("the sentinels named another master, or one of them was lost".into())
-                    }
+                    Some((heard, weight)) => match backlog.overflowed() {
+                        None => self.heard(&mut conn, heard).await?,
+                        Some(dropped) => {
+                            let mut kept = match heard {
+                                Heard::Message(_) => Vec::new(),
+                                news => vec![news],
+                            };
+                            kept.extend(self.overflowed(&mut backlog, dropped + weight as u64));
+                            for heard in kept {
+                                self.heard(&mut conn, heard).await?;
+                            }
+                        }
+                    },
                 },
                 command = self.commands.recv() => match command {
                     None => {
@@ -192,8 +200,9 @@ impl Task {
                 _ = snapshot.tick() => {
                     self.prune(None);
                     self.withdraw_gone(&mut conn).await?;
-                    self.snapshot(&mut conn, None).await?;
+                    self.read_anew(&mut conn).await?;
                 }
+                () = at(self.catch_up) => self.read_anew(&mut conn).await?,
                 () = at(deadline) => {
                     let lease = (&mut conn, &self.settings);
                     let idle = self.members.on_deadline(&self.inner, Some(lease), Instant::now()).await;
@@ -204,9 +213,68 @@ impl Task {
         }
     }
 
+    /// Serves what the subscription heard.
+    async fn heard(&mut self, conn: &mut Conn, heard: Heard) -> Result<(), Failure> {
+        match heard {
+            Heard::Message(message) => self.on_message(&message),
+            // A node's messages were lost while its connection was made again.
+            Heard::Lost => self.read_anew(conn).await?,
+            Heard::Unsubscribed(channel) => self.resubscribe(conn, &channel).await?,
+            Heard::Switched => {
+                return Err("the sentinels named another master, or one of them was lost".into())
+            }
+        }
+        Ok(())
+    }
+
+    /// The messages came faster than the task read them, and some were dropped: the rest of
+    /// the backlog goes too (handing back the connection's news in it), and the view is
+    /// degraded until it is read anew, at once, or a third of the ttl after it was last read
+    /// whole: every message dropped was written to the store before it was published, and a
+    /// load past what the task reads costs the store at most three readings per ttl.
+    fn overflowed(&mut self, backlog: &mut Backlog, dropped: u64) -> Vec<Heard> {
+        let (kept, cleared) = backlog.clear();
+        self.inner
+            .health
+            .count(|h| &mut h.messages_dropped, dropped + cleared);
+        self.inner.degraded(&format!(
+            "messages came faster than they were read: more than {} waited, and were dropped; the view is read anew",
+            self.settings.backlog
+        ));
+        if self.catch_up.is_none() {
+            let at = later(self.read_at, self.settings.ttl / 3);
+            self.catch_up = Some(at.max(Instant::now()));
+        }
+        kept
+    }
+
+    /// Reads every name tracked anew: a view degraded by its backlog is whole again.
+    async fn read_anew(&mut self, conn: &mut Conn) -> Result<(), Failure> {
+        self.read_at = Instant::now();
+        self.snapshot(conn, None).await?;
+        if self.catch_up.take().is_some() {
+            self.inner.recovered();
+        }
+        Ok(())
+    }
+
+    /// Applies a message heard, or each message of a batch.
     fn on_message(&mut self, message: &redis::Msg) {
         let text = String::from_utf8_lossy(message.get_payload_bytes());
-        let parsed = match Message::parse(&text) {
+        match layout::unbatch(&text) {
+            None => self.on_text(&text),
+            Some(Ok(texts)) => texts.into_iter().for_each(|text| self.on_text(text)),
+            Some(Err(layout::Malformed(what))) => {
+                self.inner.health.count(|h| &mut h.messages_malformed, 1);
+                #[cfg(feature = "tracing")]
+                tracing::warn!(text = %text, field = what, "fleet message ignored: malformed");
+                let _ = what;
+            }
+        }
+    }
+
+    fn on_text(&mut self, text: &str) {
+        let parsed = match Message::parse(text) {
             Ok(parsed) => parsed,
             Err(layout::Malformed(what)) => {
                 self.inner.health.count(|h| &mut h.messages_malformed, 1);
@@ -259,7 +327,11 @@ impl Task {
     }
 
     /// A command while connected.
-    async fn online(&mut self, conn: &mut Conn, command: Command) -> Result<(), Failure> {
+    pub(super) async fn online(
+        &mut self,
+        conn: &mut Conn,
+        command: Command,
+    ) -> Result<(), Failure> {
         match command {
             Command::Join { breaker, quorum } => {
                 if let Some((name, own_open)) = self.join(&breaker, quorum) {
@@ -407,158 +479,6 @@ impl Task {
             }
         }
         Ok(())
-    }
-
-    /// A message of this instance's, signed if the fleet has a secret.
-    fn message(&self, kind: Kind, seq: u64, until_ms: u64, expires_ms: u64, name: &str) -> String {
-        let message = Message {
-            kind,
-            instance: &self.inner.instance,
-            seq,
-            until_ms,
-            expires_ms,
-            name,
-            tag: None,
-        };
-        message.text(self.settings.signer.as_ref())
-    }
-
-    /// The channel the opinions of `name` are published on, and the command that does it.
-    fn channel_of(&self, name: &str) -> (String, &'static str) {
-        let sharded = self.settings.store.sharded();
-        let channel = match sharded {
-            false => self.channel.clone(),
-            true => layout::name_channel(&self.settings.prefix, name),
-        };
-        (channel, layout::publish(sharded))
-    }
-
-    /// The sequence number `seq` of this process as its messages carry it.
-    fn wire(&self, seq: u64) -> u64 {
-        self.epoch.unwrap_or(0).saturating_add(seq)
-    }
-
-    /// Keeps an opinion of this instance's: `name` OPEN for `left` from now.
-    fn opine(&mut self, name: Arc<str>, left: Duration) {
-        self.seq += 1;
-        let own = Own {
-            until: later(Instant::now(), left),
-            seq: self.seq,
-        };
-        self.own.insert(name, own);
-    }
-
-    /// Withdraws this instance's opinion of `name`, and publishes that.
-    async fn withdraw(&mut self, conn: &mut Conn, name: &Arc<str>) -> Result<(), Failure> {
-        self.own.remove(name);
-        self.seq += 1;
-        let keys = Keys::new(&self.settings.prefix, name);
-        let message = self.message(Kind::Closed, self.wire(self.seq), 0, 0, name);
-        let (channel, publish) = self.channel_of(name);
-        let mut script = layout::WITHDRAW.prepare_invoke();
-        script
-            .key(&keys.live)
-            .key(&keys.until)
-            .arg(&*self.inner.instance)
-            .arg(channel)
-            .arg(message)
-            .arg(publish);
-        let wait = self.settings.timeout;
-        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
-        Ok(())
-    }
-
-    /// Gives the probe lease of `name` back, and publishes that, so that waiters ask now.
-    async fn release_lease(&mut self, conn: &mut Conn, name: &Arc<str>) -> Result<(), Failure> {
-        self.release_lease_as(conn, name, Kind::Free).await
-    }
-
-    /// Gives the probe lease of `name` back, publishing `kind`: `Free`, or `Passed` when
-    /// the trial passed and the waiters half-open.
-    async fn release_lease_as(
-        &mut self,
-        conn: &mut Conn,
-        name: &Arc<str>,
-        kind: Kind,
-    ) -> Result<(), Failure> {
-        self.seq += 1;
-        let keys = Keys::new(&self.settings.prefix, name);
-        let message = self.message(kind, self.wire(self.seq), 0, 0, name);
-        let (channel, publish) = self.channel_of(name);
-        let mut script = layout::RELEASE_LEASE.prepare_invoke();
-        script
-            .key(&keys.lease)
-            .arg(&*self.inner.instance)
-            .arg(channel)
-            .arg(message)
-            .arg(publish);
-        let wait = self.settings.timeout;
-        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
-        Ok(())
-    }
-
-    /// Writes (renews) this instance's opinion of `name` and publishes it.
-    async fn write(&mut self, conn: &mut Conn, name: &Arc<str>) -> Result<(), Failure> {
-        let Some(own) = self.own.get(name) else {
-            return Ok(());
-        };
-        let left = own.until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            self.own.remove(name);
-            return Ok(());
-        }
-        let keys = Keys::new(&self.settings.prefix, name);
-        let (seq, left) = (self.wire(own.seq), millis_rounded_up(left).max(1));
-        let ttl = millis(self.settings.ttl);
-        // What the row keeps after its end: with a secret, the time left it may claim and
-        // the tag of both.
-        let row = match &self.settings.signer {
-            None => seq.to_string(),
-            Some(signer) => {
-                let tag = signer.tag(&sign::row_text(&self.inner.instance, seq, left, name));
-                format!("{seq} {left} {tag}")
-            }
-        };
-        let message = self.message(Kind::Open, seq, left, left.min(ttl), name);
-        let (channel, publish) = self.channel_of(name);
-        let mut script = layout::OPINE.prepare_invoke();
-        script
-            .key(&keys.live)
-            .key(&keys.until)
-            .arg(&*self.inner.instance)
-            .arg(row)
-            .arg(left)
-            .arg(ttl)
-            .arg(channel)
-            .arg(message)
-            .arg(publish);
-        let wait = self.settings.timeout;
-        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
-        Ok(())
-    }
-
-    /// Renews every opinion of this instance's that still holds.
-    async fn renew(&mut self, conn: &mut Conn) -> Result<(), Failure> {
-        let now = Instant::now();
-        self.own.retain(|_, own| own.until > now);
-        let names: Vec<Arc<str>> = self.own.keys().cloned().collect();
-        for name in names {
-            self.write(conn, &name).await?;
-        }
-        Ok(())
-    }
-
-    /// On the way out: the opinions of an instance that stops stop counting now, not at the
-    /// end of their time-to-live.
-    async fn withdraw_all(&mut self, conn: &mut Conn) {
-        let names: Vec<Arc<str>> = self.own.keys().cloned().collect();
-        for name in names {
-            let _ = self.online(conn, Command::Withdraw { name }).await;
-        }
-        // And its leases go back, so that a waiter asks at once.
-        for name in self.members.give_all_back() {
-            let _ = self.release_lease(conn, &name).await;
-        }
     }
 }
 
