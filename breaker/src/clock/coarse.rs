@@ -69,6 +69,13 @@ impl CoarsePeriod {
         Self::paired(from, until, || ticks_now)
     }
 
+    /// Whether the coarse reading `now` proves the period holds the present: what
+    /// [`left`] tells of this period at that reading, for tests that choose the reading.
+    #[cfg(test)]
+    pub(crate) fn surely_holds_at(self, now: u64) -> bool {
+        left_at(now, self.from, self.until).is_some()
+    }
+
     /// The period `[from, until)` in ticks, moved by `offset` into the coarse clock's
     /// nanoseconds.
     fn at_offset(from: u64, until: u64, offset: u64) -> Option<Self> {
