@@ -114,12 +114,14 @@ fn current(word: u64, second: u64) -> (u64, u64) {
     }
 }
 
-/// The present second as the budget counts it: the newest second a precise reading told,
-/// and that second's end on the kernel's coarse clock (see `clock::coarse`), paired once a
-/// second by the first reading that tells it. While a coarse reading is more than the
-/// coarse clock's margin before that end, the present is in that second, and the precise
-/// clock is not read; near the end, and on a clock without a coarse twin (a
-/// [`ManualClock`](crate::clock::ManualClock), tokio's, a user's), it is.
+/// The present second on the production clock, as the budget counts it: the newest second
+/// a precise reading told, and that second's end on the kernel's coarse clock (see
+/// `clock::coarse`), paired once a second by the first reading that tells it. While a
+/// coarse reading is more than the coarse clock's margin (20ms and a 1024th of the second)
+/// before that end, the present is in that second, and the precise clock is not read; near
+/// the end it is. A clock without a coarse twin (a
+/// [`ManualClock`](crate::clock::ManualClock), tokio's, a user's) is read as it always was,
+/// and nothing is learned.
 ///
 /// Two words, each only ever raised (`fetch_max`), read without a lock, and no pair of them
 /// is torn in a way that matters: `learned` is raised before `until`, and read after it, so
@@ -249,16 +251,20 @@ impl RetryBudget {
     }
 
     /// The present second on `clock` (the breaker's), as the budget counts it: on the
-    /// coarse clock while it proves the second (see [`Present`]), else on `clock`.
+    /// production clock, on its coarse twin while that proves the second (see [`Present`]);
+    /// on any other clock, read as it is.
     #[inline]
     pub(crate) fn second(&self, clock: &ClockSource) -> u64 {
-        match self.present.surely() {
-            Some(second) => second,
-            None => self.second_precise(clock),
+        match clock {
+            ClockSource::Counter => match self.present.surely() {
+                Some(second) => second,
+                None => self.second_precise(clock),
+            },
+            _ => second_of(LazyNow::new(clock).ticks()),
         }
     }
 
-    /// [`second`](Self::second) on the breaker's own clock, learned for the coarse one.
+    /// [`second`](Self::second) on the production clock itself, learned for the coarse one.
     #[inline(never)]
     fn second_precise(&self, clock: &ClockSource) -> u64 {
         let second = second_of(LazyNow::new(clock).ticks());
@@ -473,7 +479,10 @@ mod tests {
                 None
             });
         }
-        assert_eq!(asked, [(43 * SECOND, 44 * SECOND), (45 * SECOND, 46 * SECOND)]);
+        assert_eq!(
+            asked,
+            [(43 * SECOND, 44 * SECOND), (45 * SECOND, 46 * SECOND)]
+        );
         // 43 and 45 found no coarse twin: the pairing of 42 stays, and a coarse reading
         // within 42 tells the newest second learned. (It cannot come after a precise
         // reading of 45, which the `learned` it read was raised by; one that does come
@@ -492,9 +501,16 @@ mod tests {
         assert_eq!(p.surely(), None);
         assert_eq!(p.surely_at(SECOND / 2), None);
         let b = RetryBudget::new();
-        let clock = ClockSource::custom(crate::clock::ManualClock::new());
+        let manual = crate::clock::ManualClock::new();
+        let clock = ClockSource::custom(manual.clone());
         assert_eq!(b.second(&clock), 0);
-        assert_eq!(b.present.until.load(Ordering::Relaxed), 0);
+        manual.advance(std::time::Duration::from_millis(2_500));
+        assert_eq!(b.second(&clock), 2);
+        assert_eq!(
+            b.present.learned.load(Ordering::Relaxed),
+            0,
+            "nothing learned"
+        );
     }
 
     #[test]
@@ -509,7 +525,10 @@ mod tests {
         // Whatever the coarse clock proves now is the second learned, or a later one read
         // precisely.
         let again = b.second(&clock);
-        assert!(again == second || again == second + 1, "{second} then {again}");
+        assert!(
+            again == second || again == second + 1,
+            "{second} then {again}"
+        );
     }
 
     #[test]
