@@ -252,8 +252,9 @@ impl RetryBudget {
 
     /// The present second on `clock` (the breaker's), as the budget counts it: on the
     /// production clock, on its coarse twin while that proves the second (see [`Present`]);
-    /// on any other clock, read as it is.
-    #[inline]
+    /// on any other clock, read as it is. Inlined into the runner, where a call of its own
+    /// cost more than the other clocks' reading.
+    #[inline(always)]
     pub(crate) fn second(&self, clock: &ClockSource) -> u64 {
         match clock {
             ClockSource::Counter => match self.present.surely() {
