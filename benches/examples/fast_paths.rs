@@ -8,10 +8,11 @@
 //! ```
 //!
 //! Every breaker made here runs on a `ManualClock`: the production clock's OPEN reads the
-//! kernel's coarse clock through the vDSO, which valgrind cannot follow. The annotated
-//! functions run on their default clock, the production one, which only the call policy's
-//! retry budget reads (its time-stamp counter); its calibration, once per process, is left out
-//! of the count. The loop and the downstream (with its mix of failures) are counted with the
+//! kernel's coarse clock, whose vDSO valgrind does not map, so that under valgrind the
+//! reading is a system call, not what a service runs. The annotated functions run on their
+//! default clock, the production one, which only the call policy's retry budget reads (its
+//! coarse clock, and its time-stamp counter once a second or near a second's end); the
+//! counter's calibration, once per process, is left out of the count. The loop and the downstream (with its mix of failures) are counted with the
 //! breaker, as in the criterion benchmarks.
 
 #[path = "../common/mod.rs"]

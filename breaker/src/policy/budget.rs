@@ -5,7 +5,12 @@
 //! second and its count, so a bucket left from ten seconds ago is reset by the same
 //! compare-and-swap that counts into it. The ratio is held in parts per billion and compared
 //! in integers: a budget of 0.3 allows exactly 3 retries per 10 first attempts.
+//!
+//! The present second is read on the production clock's coarse twin while that clock proves
+//! it (see [`Present`]), and on the breaker's clock otherwise: every call with retries asks
+//! for it, and the precise clock is the dearest part of a call that succeeds.
 
+use crate::clock::{ClockSource, CoarsePeriod, LazyNow};
 use crate::sync::{AtomicU64, Ordering};
 
 /// Seconds the budget remembers, one bucket each.
@@ -38,7 +43,7 @@ impl Limit {
 }
 
 /// The second of a clock reading in ticks (nanoseconds since the breaker's origin).
-pub(crate) fn second_of(ticks: u64) -> u64 {
+fn second_of(ticks: u64) -> u64 {
     ticks / NANOS_PER_SECOND
 }
 
@@ -109,6 +114,93 @@ fn current(word: u64, second: u64) -> (u64, u64) {
     }
 }
 
+/// The present second on the production clock, as the budget counts it: the newest second
+/// a precise reading told, and that second's end on the kernel's coarse clock (see
+/// `clock::coarse`), paired once a second by the first reading that tells it. While a
+/// coarse reading is more than the coarse clock's margin (20ms and a 1024th of the second)
+/// before that end, the present is in that second, and the precise clock is not read; near
+/// the end it is. A clock without a coarse twin (a
+/// [`ManualClock`](crate::clock::ManualClock), tokio's, a user's) is read as it always was,
+/// and nothing is learned.
+///
+/// Two words, each only ever raised (`fetch_max`), read without a lock, and no pair of them
+/// is torn in a way that matters: `learned` is raised before `until`, and read after it, so
+/// the second read is never older than the one `until` ends. A newer one (a reading of the
+/// next second learned, its pairing not yet published) comes from a precise reading that
+/// happened before this coarse one, which therefore is past the end `until` tells less the
+/// margin: the coarse clock proves nothing, and the precise one is read.
+struct Present {
+    /// The newest second a precise reading told, plus one; 0 before any.
+    learned: AtomicU64,
+    /// The end of a learned second on the coarse clock, in nanoseconds; 0 when none was
+    /// paired (more than the coarse margin when one was).
+    until: AtomicU64,
+}
+
+impl Present {
+    fn new() -> Self {
+        Self {
+            learned: AtomicU64::new(0),
+            until: AtomicU64::new(0),
+        }
+    }
+
+    /// The present second if the coarse clock proves it. `until` is read first, `learned`
+    /// second, the clock last.
+    #[inline(always)]
+    fn surely(&self) -> Option<u64> {
+        let until = self.until.load(Ordering::Acquire);
+        let learned = self.learned.load(Ordering::Acquire);
+        let from = || until.saturating_sub(NANOS_PER_SECOND);
+        ClockSource::coarse_left(from, until).and_then(|_| learned.checked_sub(1))
+    }
+
+    /// [`surely`](Self::surely) at the coarse reading `now`.
+    #[cfg(test)]
+    fn surely_at(&self, now: u64) -> Option<u64> {
+        let until = self.until.load(Ordering::Acquire);
+        let learned = self.learned.load(Ordering::Acquire);
+        let period = CoarsePeriod {
+            from: until.saturating_sub(NANOS_PER_SECOND),
+            until,
+        };
+        (until != 0 && period.surely_holds_at(now))
+            .then(|| learned.checked_sub(1))
+            .flatten()
+    }
+
+    /// Notes `second`, which a precise reading told, and pairs it with the coarse clock if
+    /// it is the newest: `period` tells a span in ticks on the coarse clock (`None` for a
+    /// clock without a coarse twin).
+    #[inline]
+    fn learn(&self, second: u64, period: impl FnOnce(u64, u64) -> Option<CoarsePeriod>) {
+        if second >= self.learned.load(Ordering::Relaxed) {
+            self.learn_anew(second, period);
+        }
+    }
+
+    /// [`learn`](Self::learn) for a second newer than the newest learned: once a second,
+    /// out of the line of every call. Of readings racing with the same second, the first
+    /// pairs it.
+    #[cold]
+    #[inline(never)]
+    fn learn_anew(&self, second: u64, period: impl FnOnce(u64, u64) -> Option<CoarsePeriod>) {
+        let next = second.saturating_add(1);
+        if self.learned.fetch_max(next, Ordering::AcqRel) >= next {
+            return;
+        }
+        let Some(from) = second.checked_mul(NANOS_PER_SECOND) else {
+            return;
+        };
+        let Some(until) = from.checked_add(NANOS_PER_SECOND) else {
+            return;
+        };
+        if let Some(paired) = period(from, until) {
+            self.until.fetch_max(paired.until, Ordering::Release);
+        }
+    }
+}
+
 /// A retry the budget allowed: where it was counted, to give it back if no attempt follows.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Withdrawal {
@@ -144,6 +236,7 @@ pub(crate) struct RetryBudget {
     retries: Buckets,
     retried: AtomicU64,
     exhausted: AtomicU64,
+    present: Present,
 }
 
 impl RetryBudget {
@@ -153,7 +246,32 @@ impl RetryBudget {
             retries: Buckets::new(),
             retried: AtomicU64::new(0),
             exhausted: AtomicU64::new(0),
+            present: Present::new(),
         }
+    }
+
+    /// The present second on `clock` (the breaker's), as the budget counts it: on the
+    /// production clock, on its coarse twin while that proves the second (see [`Present`]);
+    /// on any other clock, read as it is. Inlined into the runner, where a call of its own
+    /// cost more than the other clocks' reading.
+    #[inline(always)]
+    pub(crate) fn second(&self, clock: &ClockSource) -> u64 {
+        match clock {
+            ClockSource::Counter => match self.present.surely() {
+                Some(second) => second,
+                None => self.second_precise(clock),
+            },
+            _ => second_of(LazyNow::new(clock).ticks()),
+        }
+    }
+
+    /// [`second`](Self::second) on the production clock itself, learned for the coarse one.
+    #[inline(never)]
+    fn second_precise(&self, clock: &ClockSource) -> u64 {
+        let second = second_of(LazyNow::new(clock).ticks());
+        self.present
+            .learn(second, |from, until| clock.coarse_period(from, until));
+        second
     }
 
     /// Counts a first attempt made at `second`.
@@ -308,6 +426,110 @@ mod tests {
             handles.into_iter().map(|h| h.join().unwrap()).sum()
         });
         assert_eq!(taken, 200);
+    }
+
+    const SECOND: u64 = NANOS_PER_SECOND;
+
+    /// A budget that learned second `second` from a precise reading, on a coarse clock
+    /// `offset` ahead of the ticks and paired exactly.
+    fn learned(second: u64, offset: u64) -> Present {
+        let present = Present::new();
+        present.learn(second, |from, until| {
+            Some(CoarsePeriod {
+                from: from + offset,
+                until: until + offset,
+            })
+        });
+        present
+    }
+
+    #[test]
+    fn a_coarse_reading_well_inside_the_learned_second_tells_it() {
+        let offset = 7 * SECOND + 123;
+        let p = learned(42, offset);
+        let start = 42 * SECOND + offset;
+        assert_eq!(p.surely_at(start), Some(42));
+        assert_eq!(p.surely_at(start + SECOND / 2), Some(42));
+        // A coarse reading trails the precise one: one from before the second's start
+        // still tells the second a precise reading already told.
+        assert_eq!(p.surely_at(start - 5_000_000), Some(42));
+    }
+
+    #[test]
+    fn a_coarse_reading_near_the_seconds_end_is_left_to_the_precise_clock() {
+        let offset = 7 * SECOND + 123;
+        let p = learned(42, offset);
+        let end = 43 * SECOND + offset;
+        // Sure until 20ms (two ticks) and a 1024th of the second (976,562ns, the clocks'
+        // drift) before its end.
+        let sure_until = end - 20_000_000 - 976_562;
+        assert_eq!(p.surely_at(sure_until - 1), Some(42));
+        assert_eq!(p.surely_at(sure_until), None);
+        assert_eq!(p.surely_at(end - 1), None);
+        assert_eq!(p.surely_at(end), None);
+        assert_eq!(p.surely_at(end + SECOND / 2), None, "in the next second");
+    }
+
+    #[test]
+    fn each_second_is_paired_once_and_only_the_newest() {
+        let p = learned(42, 0);
+        let mut asked = Vec::new();
+        for second in [42, 41, 43, 43, 42, 45] {
+            p.learn(second, |from, until| {
+                asked.push((from, until));
+                None
+            });
+        }
+        assert_eq!(
+            asked,
+            [(43 * SECOND, 44 * SECOND), (45 * SECOND, 46 * SECOND)]
+        );
+        // 43 and 45 found no coarse twin: the pairing of 42 stays, and a coarse reading
+        // within 42 tells the newest second learned. (It cannot come after a precise
+        // reading of 45, which the `learned` it read was raised by; one that does come
+        // after it is past 42's end, and proves nothing.)
+        assert_eq!(p.learned.load(Ordering::Relaxed), 46);
+        assert_eq!(p.until.load(Ordering::Relaxed), 43 * SECOND);
+        assert_eq!(p.surely_at(42 * SECOND + SECOND / 2), Some(45));
+    }
+
+    #[test]
+    fn a_clock_without_a_coarse_twin_is_always_read() {
+        let p = Present::new();
+        assert_eq!(p.surely(), None, "nothing learned");
+        p.learn(0, |_, _| None);
+        assert_eq!(p.learned.load(Ordering::Relaxed), 1);
+        assert_eq!(p.surely(), None);
+        assert_eq!(p.surely_at(SECOND / 2), None);
+        let b = RetryBudget::new();
+        let manual = crate::clock::ManualClock::new();
+        let clock = ClockSource::custom(manual.clone());
+        assert_eq!(b.second(&clock), 0);
+        manual.advance(std::time::Duration::from_millis(2_500));
+        assert_eq!(b.second(&clock), 2);
+        assert_eq!(
+            b.present.learned.load(Ordering::Relaxed),
+            0,
+            "nothing learned"
+        );
+    }
+
+    #[test]
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn the_production_clock_pairs_its_second_with_the_coarse_clock() {
+        let b = RetryBudget::new();
+        let clock = ClockSource::Counter;
+        let second = b.second(&clock);
+        let until = b.present.until.load(Ordering::Relaxed);
+        assert_eq!(b.present.learned.load(Ordering::Relaxed), second + 1);
+        assert_ne!(until, 0, "paired");
+        // Whatever the coarse clock proves now is the second learned, or a later one read
+        // precisely.
+        let again = b.second(&clock);
+        assert!(
+            again == second || again == second + 1,
+            "{second} then {again}"
+        );
     }
 
     #[test]

@@ -121,9 +121,8 @@ impl Breaker {
         state: Option<&PolicyState>,
     ) -> Option<Attempt<'a>> {
         let state = state?;
-        let withdrawal = state
-            .budget()
-            .withdraw_held(self.budget_second(), state.limit())?;
+        let budget = state.budget();
+        let withdrawal = budget.withdraw_held(budget.second(self.clock()), state.limit())?;
         let permit = as_attempt(number, || slot.admit(self)).ok()?;
         if permit.is_shadowed() {
             return None;

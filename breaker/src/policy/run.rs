@@ -6,12 +6,11 @@ use std::task::Poll;
 use std::time::Duration;
 
 use crate::breaker::note::{as_attempt, Attempt};
-use crate::clock::LazyNow;
 use crate::engine::CallSlot;
 use crate::{policy::TimedOut, Breaker, CallError, Classify, Outcome, Permit};
 
 use super::backoff;
-use super::budget::{second_of, Unspent};
+use super::budget::Unspent;
 use super::{Plan, PolicyState};
 
 /// How the call policy judges an attempt's output: its outcome, and for a failure the
@@ -265,7 +264,8 @@ impl Breaker {
         let state = ((plan.retries > 0 || plan.hedge != 0) && !permit.is_shadowed())
             .then(|| self.policy_state());
         if let Some(state) = state {
-            state.budget().deposit(self.budget_second());
+            let budget = state.budget();
+            budget.deposit(budget.second(self.clock()));
         }
         Ok((slot, permit, state))
     }
@@ -292,9 +292,8 @@ impl Breaker {
         }
         // Spent only by an attempt that starts: dropped in the backoff (the caller gave up)
         // or with the retry rejected, it is given back.
-        let withdrawal = state
-            .budget()
-            .withdraw_held(self.budget_second(), state.limit())?;
+        let budget = state.budget();
+        let withdrawal = budget.withdraw_held(budget.second(self.clock()), state.limit())?;
         Some((withdrawal, pushback))
     }
 
@@ -320,11 +319,6 @@ impl Breaker {
         attempt(permit, 1, future, timeout, &mut classify)
             .await
             .into_result(self)
-    }
-
-    /// The present second on the breaker's clock, as the retry budget counts it.
-    pub(crate) fn budget_second(&self) -> u64 {
-        second_of(LazyNow::new(self.clock()).ticks())
     }
 }
 

@@ -178,7 +178,7 @@ where
         let rejected = matches!(result, Err(BreakerError::Rejected(_)));
         match (self.retried, self.withdrawal.take()) {
             // The first attempt, admitted: a deposit in the budget.
-            (0, _) if !rejected => budget.deposit(self.breaker.budget_second()),
+            (0, _) if !rejected => budget.deposit(budget.second(self.breaker.clock())),
             (_, Some(held)) => held.settle(rejected),
             _ => {}
         }
@@ -189,7 +189,7 @@ where
         if self.retried >= plan.retries {
             return None;
         }
-        let withdrawal = budget.withdraw(self.breaker.budget_second(), state.limit())?;
+        let withdrawal = budget.withdraw(budget.second(self.breaker.clock()), state.limit())?;
         self.withdrawal = Some(Held {
             breaker: self.breaker.clone(),
             withdrawal,
