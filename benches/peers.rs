@@ -10,13 +10,10 @@
 //!
 //! Run with `cargo bench -p breaker-benches --bench peers`; `benches/README.md` has the table of one run.
 
-use std::future::Future;
 use std::hint::black_box;
 use std::io;
-use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
-use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -30,6 +27,10 @@ use tower::{Service, ServiceExt};
 
 mod common;
 
+#[path = "common/asynchronous.rs"]
+mod asynchronous;
+
+use asynchronous::{block_on, PolicyDown};
 use common::{
     call_failsafe, call_ours, call_recloser, downstream, failsafe_consecutive, ours, recloser,
     Down, Mix, MIN_CALLS, OPEN, PROBES, RATE, WINDOW,
@@ -37,18 +38,6 @@ use common::{
 
 /// Breakers measured while open stay open for the whole run.
 const OPEN_LONG: Duration = Duration::from_secs(3600);
-
-/// Polls `future` to completion on this thread; nothing here waits.
-#[inline(always)]
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
-            return out;
-        }
-    }
-}
 
 // ---- the breakers under test, built alike ----
 
@@ -635,28 +624,6 @@ fn tower_policy() -> impl Service<u64, Response = u64, Error = TowerPolicyError>
         .build();
     let svc = tower::service_fn(|n: u64| downstream_async(n));
     retry.layer(breaker.layer_fn(time_limit.layer(svc)))
-}
-
-/// The downstream's error for the attribute with a timeout, which needs `From<TimedOut>`.
-#[derive(Debug)]
-struct PolicyDown;
-
-impl Classify for PolicyDown {
-    fn classify(&self) -> breakerbox::Outcome {
-        breakerbox::Outcome::Failure
-    }
-}
-
-impl From<breakerbox::Rejected> for PolicyDown {
-    fn from(_: breakerbox::Rejected) -> Self {
-        PolicyDown
-    }
-}
-
-impl From<breakerbox::policy::TimedOut> for PolicyDown {
-    fn from(_: breakerbox::policy::TimedOut) -> Self {
-        PolicyDown
-    }
 }
 
 /// The same policy written in the attribute. Its breaker is on the default clock, the

@@ -19,13 +19,14 @@
 #[allow(dead_code)]
 mod common;
 
-use std::future::Future;
+#[path = "../common/asynchronous.rs"]
+mod asynchronous;
+
 use std::hint::black_box;
-use std::pin::pin;
 use std::process::ExitCode;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use asynchronous::{block_on, PolicyDown};
 use breakerbox::clock::{Clock, ManualClock, MonotonicClock};
 use breakerbox::{circuit_breaker, Breaker, Config};
 use common::{call_ours, Down, Mix, MIN_CALLS, OPEN, PROBES, RATE, WINDOW};
@@ -70,45 +71,10 @@ const PATHS: [(&str, &str); 12] = [
     ),
 ];
 
-/// Polls `future` to completion on this thread; nothing here waits. Inlined, as in the
-/// criterion benchmarks, so that no future is copied into a function of its own.
-#[inline(always)]
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
-            return out;
-        }
-    }
-}
-
 /// A CLOSED count window never reads the clock: the default clock is never asked.
 #[circuit_breaker(window = 20, min = 10, rate = 0.5, open = "5s", probes = 3)]
 async fn annotated(n: u64) -> Result<u64, Down> {
     Ok(black_box(n) + 1)
-}
-
-/// The downstream's error for the attribute with a timeout, which needs `From<TimedOut>`.
-#[derive(Debug)]
-struct PolicyDown;
-
-impl breakerbox::Classify for PolicyDown {
-    fn classify(&self) -> breakerbox::Outcome {
-        breakerbox::Outcome::Failure
-    }
-}
-
-impl From<breakerbox::Rejected> for PolicyDown {
-    fn from(_: breakerbox::Rejected) -> Self {
-        PolicyDown
-    }
-}
-
-impl From<breakerbox::policy::TimedOut> for PolicyDown {
-    fn from(_: breakerbox::policy::TimedOut) -> Self {
-        PolicyDown
-    }
 }
 
 /// The call policy in the attribute, on the default clock, the production one (this package

@@ -50,6 +50,17 @@ fn sentinel_installed(what: &str) -> bool {
     installed
 }
 
+/// A `redis-sentinel` of the configuration file `config`, its output dropped.
+fn spawn_sentinel(config: &std::path::Path) -> std::process::Child {
+    Command::new("redis-sentinel")
+        .arg(config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-sentinel starts")
+}
+
 /// The port of a server's `redis://127.0.0.1:PORT` (or `rediss://`) URL.
 pub fn port(server: &RedisServer) -> u16 {
     server.url().rsplit(':').next().unwrap().parse().unwrap()
@@ -85,13 +96,7 @@ impl SentinelSet {
             ),
         )
         .unwrap();
-        let sentinel = Command::new("redis-sentinel")
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-sentinel starts");
+        let sentinel = spawn_sentinel(&config);
         let set = Self {
             master,
             replica,
@@ -242,13 +247,7 @@ impl GuardedSentinel {
             ),
         )
         .unwrap();
-        let sentinel = Command::new("redis-sentinel")
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-sentinel starts");
+        let sentinel = spawn_sentinel(&config);
         let mut cli = pki.cli_args();
         cli.extend(["--pass", SENTINEL_PASSWORD, "--no-auth-warning"].map(String::from));
         let set = Self {
