@@ -9,4 +9,5 @@ pub mod pki;
 pub mod process;
 pub mod sentinel;
 pub mod text_codec;
+pub mod wait;
 pub mod webdriver;

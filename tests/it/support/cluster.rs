@@ -5,12 +5,13 @@
 //! cluster mode runs: `--port 0`, `--tls-port`, the bus on TLS too (`--tls-cluster yes`).
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use breaker_workspace::redis_server::{free_port, RedisServer};
 
 use super::pki::Pki;
 use super::sentinel::port;
+use super::wait;
 
 pub struct Cluster {
     pub masters: Vec<RedisServer>,
@@ -200,18 +201,17 @@ impl Cluster {
 
     /// Blocks until every running master says the cluster is ok.
     pub fn wait_ok(&self) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let ok = (0..self.masters.len()).all(|i| {
-                self.cluster_info(i)
-                    .is_some_and(|info| info.contains("cluster_state:ok"))
-            });
-            if ok {
-                return;
-            }
-            assert!(Instant::now() < deadline, "the cluster never said ok");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait::until(
+            "every running master says the cluster is ok",
+            Duration::from_secs(30),
+            Duration::from_millis(50),
+            || {
+                (0..self.masters.len()).all(|i| {
+                    self.cluster_info(i)
+                        .is_some_and(|info| info.contains("cluster_state:ok"))
+                })
+            },
+        );
     }
 
     /// `CLUSTER INFO` of master `i`, over TLS with `redis-cli` when the nodes speak TLS.

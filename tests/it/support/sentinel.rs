@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use breaker_workspace::redis_server::{free_port, RedisServer};
 
 use super::pki::Pki;
+use super::wait;
 
 /// The master's name the sentinel knows it by.
 pub const MASTER: &str = "fleetmaster";
@@ -104,11 +105,12 @@ impl SentinelSet {
             sentinel_port,
             dir,
         };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while set.master_port().is_none() {
-            assert!(Instant::now() < deadline, "redis-sentinel never answered");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait::until(
+            "redis-sentinel answers",
+            Duration::from_secs(10),
+            Duration::from_millis(10),
+            || set.master_port().is_some(),
+        );
         Some(set)
     }
 
@@ -137,33 +139,27 @@ impl SentinelSet {
 
     /// Blocks until the sentinel knows the replica in sync, so that it can promote it.
     pub fn wait_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(30);
         let replica_port = port(&self.replica).to_string();
-        loop {
-            let known = (|| {
-                let url = format!("redis://127.0.0.1:{}", self.sentinel_port);
-                let mut conn = redis::Client::open(url).ok()?.get_connection().ok()?;
-                let replicas: Vec<std::collections::HashMap<String, String>> =
-                    redis::cmd("SENTINEL")
-                        .arg("REPLICAS")
-                        .arg(MASTER)
-                        .query(&mut conn)
-                        .ok()?;
-                Some(replicas.iter().any(|r| {
-                    r.get("port") == Some(&replica_port)
-                        && r.get("flags").map(String::as_str) == Some("slave")
-                        && r.get("master-link-status").map(String::as_str) == Some("ok")
-                }))
-            })();
-            if known == Some(true) {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the sentinel never knew the replica in sync"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let in_sync = || -> Option<bool> {
+            let url = format!("redis://127.0.0.1:{}", self.sentinel_port);
+            let mut conn = redis::Client::open(url).ok()?.get_connection().ok()?;
+            let replicas: Vec<std::collections::HashMap<String, String>> = redis::cmd("SENTINEL")
+                .arg("REPLICAS")
+                .arg(MASTER)
+                .query(&mut conn)
+                .ok()?;
+            Some(replicas.iter().any(|r| {
+                r.get("port") == Some(&replica_port)
+                    && r.get("flags").map(String::as_str) == Some("slave")
+                    && r.get("master-link-status").map(String::as_str) == Some("ok")
+            }))
+        };
+        wait::until(
+            "the sentinel knows the replica in sync",
+            Duration::from_secs(30),
+            Duration::from_millis(50),
+            || in_sync() == Some(true),
+        );
     }
 
     /// Asks the sentinel for a failover until it takes it (it refuses while it knows no
@@ -257,11 +253,12 @@ impl GuardedSentinel {
             cli,
             dir,
         };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while set.master_port() != Some(set.master.port()) {
-            assert!(Instant::now() < deadline, "redis-sentinel never answered");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait::until(
+            "redis-sentinel names its master",
+            Duration::from_secs(10),
+            Duration::from_millis(10),
+            || set.master_port() == Some(set.master.port()),
+        );
         Some(set)
     }
 
