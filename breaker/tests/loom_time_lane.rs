@@ -1,9 +1,11 @@
 #![cfg(loom)]
 //! Model checking, with loom, of the time window's lane (`engine/lane.rs`): a CLOSED success
-//! counted without the lock racing what the lock does, a failure, the failure that trips
-//! the window, a rotation of the buckets and a reset. Whatever the order, every success is
-//! counted once, in the generation it was admitted in, and the failure that reaches the
-//! threshold trips the window judged with every success before it.
+//! or failure counted without the lock racing what the lock does, a failure, the failure
+//! that trips the window, a rotation of the buckets and a reset, and two failures racing
+//! for the lane's last credit. Whatever the order, every result is counted once, in the
+//! generation it was admitted in, and the failure that reaches the threshold trips the
+//! window judged with every result before it. The main thread counts first, so it owns the
+//! breaker's totals and swaps the lane from its guess; the spawned ones read the word.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" cargo test -p breakerbox --test loom_time_lane --release
@@ -133,7 +135,8 @@ fn a_lane_success_racing_a_rotation_is_counted_once_in_a_live_bucket() {
 fn a_stale_success_racing_a_reset_never_counts_in_the_next_generation() {
     check(|| {
         let (b, _) = breaker(Duration::from_secs(10), 10);
-        succeed_n(&b, 2);
+        // The third through the lane: the main thread, the totals' owner, then guesses.
+        succeed_n(&b, 3);
         let stale = b.try_acquire().unwrap();
         let resetting = {
             let b = Arc::clone(&b);
@@ -147,5 +150,61 @@ fn a_stale_success_racing_a_reset_never_counts_in_the_next_generation() {
         resetting.join().unwrap();
         // Counted before the reset, which emptied the window, or discarded after it.
         assert_eq!(window(&b), (State::Closed, 2, 0));
+    });
+}
+
+#[test]
+fn two_failures_racing_for_the_last_credit_trip_the_window_whichever_takes_it() {
+    check(|| {
+        let (b, _) = breaker(Duration::from_secs(10), 10);
+        // 2 successes: judged, and one more failure (1 of 3) cannot trip: a credit of 1.
+        succeed_n(&b, 2);
+        let first = b.try_acquire().unwrap();
+        let second = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.try_acquire().unwrap().failure())
+        };
+        first.failure();
+        second.join().unwrap();
+        // One took the credit; the other was judged under the lock with it: 2 of 4.
+        assert_eq!(window(&b), (State::Open, 4, 2));
+    });
+}
+
+#[test]
+fn a_lane_failure_racing_a_success_is_counted_once() {
+    check(|| {
+        let (b, _) = breaker(Duration::from_secs(10), 10);
+        succeed_n(&b, 3);
+        let failing = b.try_acquire().unwrap();
+        let succeeding = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.try_acquire().unwrap().success())
+        };
+        failing.failure();
+        succeeding.join().unwrap();
+        assert_eq!(window(&b), (State::Closed, 5, 1));
+    });
+}
+
+#[test]
+fn a_stale_failure_racing_a_reset_never_counts_in_the_next_generation() {
+    check(|| {
+        let (b, _) = breaker(Duration::from_secs(10), 10);
+        // The third through the lane: the main thread, the totals' owner, then guesses.
+        succeed_n(&b, 3);
+        let stale = b.try_acquire().unwrap();
+        let resetting = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || {
+                b.reset();
+                succeed_n(&b, 2);
+            })
+        };
+        stale.failure();
+        resetting.join().unwrap();
+        // Counted before the reset, which emptied the window, or discarded after it.
+        assert_eq!(window(&b), (State::Closed, 2, 0));
+        assert_eq!(b.snapshot().totals.failure, 1, "a lifetime total");
     });
 }

@@ -1,5 +1,6 @@
-//! How a permit's result reaches the breaker: one swap into the packed window when it can,
-//! the packed window's whole path when it must, the lock for everything else.
+//! How a permit's result reaches the breaker: one swap into the packed window (or a time
+//! window's lane) when it can, the packed window's whole path when it must, the lock for
+//! everything else.
 
 use std::time::{Duration, Instant};
 
@@ -30,7 +31,8 @@ impl Breaker {
     /// Inline is only the common case: a success into a full window of successes, or one
     /// swap that neither trips the window nor loses a race, counted by the totals' owner. It
     /// calls no function and holds few values; anything else goes to
-    /// `complete_packed_or_locked`, which decides again from the start.
+    /// `complete_in_lane_or_locked` (a time window's lane) or `complete_packed_or_locked`,
+    /// which decides again from the start.
     #[inline(always)]
     pub(crate) fn complete(
         &self,
@@ -60,7 +62,24 @@ impl Breaker {
         } else if self.record_from_word(stamp, ending, false) {
             return self.shared().count_as(ending, false);
         }
+        // A CLOSED call not observed nor timed may be a time window's: its lane first.
+        if started.is_none() && admission == Admission::Counted {
+            return self.complete_in_lane_or_locked(stamp, ending, seat);
+        }
         self.complete_packed_or_locked(stamp, admission, ending, started, seat);
+    }
+
+    /// A verdict of a CLOSED call not observed nor timed that `complete` did not record in
+    /// the packed window: a time window's lane takes it in one swap if it can (a function
+    /// apart from `complete_packed_or_locked`, light to call, so that the lane pays for none
+    /// of its registers), else the packed window's whole path or the lock. A guessing
+    /// owner's verdict skips the lane: the lock makes it watch again.
+    #[inline(never)]
+    fn complete_in_lane_or_locked(&self, stamp: Stamp, ending: Ending, seat: Seat) {
+        if !seat.guessing() && self.record_in_lane(stamp, ending, seat.watching()) {
+            return self.shared().count_as(ending, seat.owned());
+        }
+        self.complete_packed_or_locked(stamp, Admission::Counted, ending, None, seat);
     }
 
     /// Records a CLOSED permit's verdict into the packed window in one go, if it can: the
@@ -237,28 +256,24 @@ impl Breaker {
         match recorded {
             Recorded::Done => {}
             Recorded::Tripped => self.open_tripped(generation),
-            Recorded::Locked => {
-                // A CLOSED success not observed nor timed: into the time window's lane, if
-                // it is open.
-                if admission == Admission::Counted
-                    && ending == Ending::Success
-                    && started.is_none()
-                    && self.record_in_lane(stamp)
-                {
-                    return;
-                }
-                self.record_locked(stamp, admission, ending.outcome(), started);
-            }
+            Recorded::Locked => self.record_locked(stamp, admission, ending.outcome(), started),
         }
     }
 
-    /// Counts a CLOSED success in the time window's lane, if the lock opened it in the
-    /// permit's generation for a bucket that still holds the present (`engine/lane.rs`).
-    #[inline]
-    fn record_in_lane(&self, stamp: Stamp) -> bool {
-        self.shared()
-            .lane()
-            .is_some_and(|lane| lane.count_success(stamp, || self.shared().word(), self.clock()))
+    /// Counts a CLOSED success or failure, of a call not observed nor timed, in the time
+    /// window's lane, if the lock opened it in the permit's generation for a bucket that
+    /// still holds the present and, for a failure, with credit left (`engine/lane.rs`).
+    /// Says whether it did.
+    #[inline(always)]
+    fn record_in_lane(&self, stamp: Stamp, ending: Ending, owner: bool) -> bool {
+        let failure = match ending {
+            Ending::Success => false,
+            Ending::Failure => true,
+            _ => return false,
+        };
+        self.shared().lane().is_some_and(|lane| {
+            lane.count(stamp, failure, || self.shared().word(), self.clock(), owner)
+        })
     }
 
     /// The end of a call that noted its start, of a breaker whose calls are observed or

@@ -185,8 +185,8 @@ impl Shared {
     /// Closes the open lane, counting what it counted into the machine's window.
     #[inline]
     fn close_lane(&self, m: &mut Machine) {
-        let successes = self.lane().map_or(0, TimeLane::close);
-        m.lane_closed(successes);
+        let counted = self.lane().and_then(TimeLane::close);
+        m.lane_closed(counted.unwrap_or_default());
     }
 
     /// The time window's lane, once it was first opened.
@@ -201,7 +201,7 @@ impl Shared {
     fn open_lane(&self, m: &mut Machine) {
         if let Some(bucket) = m.lane() {
             self.identity.rare_made().lane.open(bucket);
-            m.lane_opened();
+            m.lane_opened(bucket);
         }
     }
 

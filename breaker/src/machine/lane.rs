@@ -1,16 +1,17 @@
 //! What the time window's lane (`engine/lane.rs`) asks of the machine: whether it may open,
-//! for which bucket, and where its successes go when it closes.
+//! for which bucket and how many failures, and where its counts go when it closes.
 
 use super::{Machine, Phase};
-use crate::engine::LaneBucket;
-use crate::rule::{judged, trips};
+use crate::engine::{LaneBucket, LaneCounts, MAX_CREDIT};
+use crate::rule::{failure_room, judged, trips};
 use crate::window::{LockedWindow, OutcomeWindow};
 
 impl Machine {
-    /// The bucket the lane may count successes in: the newest bucket of a CLOSED time
+    /// The bucket the lane may count results in: the newest bucket of a CLOSED time
     /// window, judged (at least `min_calls` completed) and not tripped, of a breaker that
     /// does not time its calls (no slow call to judge). One more success then only lowers
-    /// the failure rate, so none can trip the window. `None` otherwise.
+    /// the failure rate, so none can trip the window, and the failures that can come in a
+    /// row without tripping it are its credit. `None` otherwise.
     #[inline]
     pub(crate) fn lane(&self) -> Option<LaneBucket> {
         if !matches!(self.phase, Phase::Closed) {
@@ -23,10 +24,18 @@ impl Machine {
             return None;
         }
         let totals = window.held();
-        if !judged(totals.calls, self.config.min_calls()) || trips(&self.config, totals).is_some() {
+        let min_calls = self.config.min_calls();
+        if !judged(totals.calls, min_calls) || trips(&self.config, totals).is_some() {
             return None;
         }
-        window.lane_bucket()
+        let credit = failure_room(
+            totals.calls,
+            totals.failures,
+            min_calls,
+            self.config.failure_rate(),
+            MAX_CREDIT,
+        );
+        window.lane_bucket(credit)
     }
 
     /// Whether the lane is open: opened ([`lane_opened`](Self::lane_opened)) and not closed
@@ -36,22 +45,24 @@ impl Machine {
         self.lane_open
     }
 
-    /// The lane was opened for the bucket [`lane`](Self::lane) told.
+    /// The lane was opened for the bucket [`lane`](Self::lane) told, with its credit.
     #[inline]
-    pub(crate) fn lane_opened(&mut self) {
+    pub(crate) fn lane_opened(&mut self, bucket: LaneBucket) {
         self.lane_open = true;
+        self.lane_credit = bucket.credit;
     }
 
-    /// The lane was closed, having counted `successes` into the bucket it was opened for,
+    /// The lane was closed, having counted `counted` into the bucket it was opened for,
     /// which is still the newest: only the lock moves the window, and it closes the lane
-    /// first. They are counted there.
+    /// first. They are counted there: the successes, and the failures, the credit it took.
     #[inline]
-    pub(crate) fn lane_closed(&mut self, successes: u64) {
+    pub(crate) fn lane_closed(&mut self, counted: LaneCounts) {
         self.lane_open = false;
-        if let (OutcomeWindow::Locked(LockedWindow::Time(window)), 1..) =
-            (&mut self.window, successes)
-        {
-            window.add_successes(successes);
+        let failures = self.lane_credit.saturating_sub(counted.credit_left);
+        if let OutcomeWindow::Locked(LockedWindow::Time(window)) = &mut self.window {
+            if counted.successes != 0 || failures != 0 {
+                window.add_lane(counted.successes, u64::from(failures));
+            }
         }
     }
 }

@@ -16,9 +16,9 @@ use crate::engine::LaneBucket;
 /// nothing. On the production clock the newest bucket is also kept on the kernel's coarse
 /// clock (see `clock::coarse`): while that clock proves the bucket has not ended, recording
 /// needs no reading of the precise clock, and the bucket ends exactly when it did. A success
-/// that cannot trip the window is counted beside it, in the breaker's lane
-/// (`engine/lane.rs`), and added to the newest bucket under the lock
-/// ([`add_successes`](Self::add_successes)).
+/// that cannot trip the window, and a failure that cannot either, is counted beside it, in the
+/// breaker's lane (`engine/lane.rs`), and added to the newest bucket under the lock
+/// ([`add_lane`](Self::add_lane)).
 #[derive(Debug)]
 pub(crate) struct TimeWindow {
     buckets: Box<[Wide]>,
@@ -156,20 +156,22 @@ impl TimeWindow {
         self.totals.narrow()
     }
 
-    /// Where the newest bucket ends: on the coarse clock if paired with it, and in ticks;
-    /// `None` when its end is past what ticks can tell.
-    pub(crate) fn lane_bucket(&self) -> Option<LaneBucket> {
+    /// Where the newest bucket ends: on the coarse clock if paired with it, and in ticks,
+    /// for a lane given `credit` failures; `None` when its end is past what ticks can tell.
+    pub(crate) fn lane_bucket(&self, credit: u32) -> Option<LaneBucket> {
         Some(LaneBucket {
             coarse: self.coarse,
             end: self.origin.checked_add(self.current_end)?,
+            credit,
         })
     }
 
-    /// Adds `n` successes to the newest bucket, as `n` calls of
+    /// Adds `successes` and `failures` to the newest bucket, as as many calls of
     /// [`record_current`](Self::record_current) would.
-    pub(crate) fn add_successes(&mut self, n: u64) {
+    pub(crate) fn add_lane(&mut self, successes: u64, failures: u64) {
         let more = |counts: Wide| Wide {
-            calls: counts.calls + n,
+            calls: counts.calls + successes + failures,
+            failures: counts.failures + failures,
             ..counts
         };
         self.buckets[self.slot] = more(self.buckets[self.slot]);

@@ -1,6 +1,7 @@
-//! A time window's CLOSED successes counted without the lock, in its lane, while none can
-//! trip the window: every one is counted, in its own bucket and generation, and the call
-//! that reaches the threshold is still the one that trips. The races are loom's
+//! A time window's CLOSED results counted without the lock, in its lane, while none can
+//! trip the window (any success, and as many failures as the lane was given credit for):
+//! every one is counted, in its own bucket and generation, and the call that reaches the
+//! threshold is still the one that trips. The races are loom's
 //! (`tests/loom_time_lane.rs`); these are the sequences, on a manual clock.
 
 use std::time::Duration;
@@ -103,4 +104,82 @@ fn a_snapshot_between_lane_successes_counts_each_once() {
     clock.advance(Duration::from_millis(1_500));
     // At 4.5s the bucket [0s, 1s) of rounds 0 and 1 is gone: 11 calls of 33.
     assert_eq!(b.snapshot().calls, 22);
+}
+
+#[test]
+fn failures_past_the_lanes_credit_are_judged_and_the_one_that_reaches_the_rate_trips() {
+    let (b, _) = manual("libraryd", window(10_000, 10, 2));
+    // Judged at 2 calls: one more failure (1 of 3) cannot trip, two could (2 of 4).
+    succeed_n(&b, 2);
+    succeed_n(&b, 10);
+    // The lane's one credit, then the lock: 2 of 14, and a credit of 9 (11 of 23 stays
+    // under, 12 of 24 reaches the rate).
+    fail_n(&b, 2);
+    let s = b.snapshot();
+    assert_eq!((s.state, s.calls, s.failures), (State::Closed, 14, 2));
+    fail_n(&b, 9);
+    let s = b.snapshot();
+    assert_eq!((s.state, s.calls, s.failures), (State::Closed, 23, 11));
+    fail_n(&b, 1);
+    let s = b.snapshot();
+    assert_eq!((s.state, s.calls, s.failures), (State::Open, 24, 12));
+}
+
+#[test]
+fn failures_and_successes_in_any_order_trip_exactly_at_the_rate() {
+    for failures_first in [true, false] {
+        let (b, _) = manual("libraryd", window(10_000, 10, 4));
+        succeed_n(&b, 4);
+        let (mut calls, mut failed) = (4u32, 0u32);
+        // One failure and one success a round until the rate is reached: 4 + 2k calls with
+        // k failures never reach 0.5, so it never trips this way.
+        for _ in 0..50 {
+            if failures_first {
+                fail_n(&b, 1);
+                succeed_n(&b, 1);
+            } else {
+                succeed_n(&b, 1);
+                fail_n(&b, 1);
+            }
+            calls += 2;
+            failed += 1;
+        }
+        let s = b.snapshot();
+        assert_eq!(
+            (s.state, s.calls, s.failures),
+            (State::Closed, calls, failed)
+        );
+        // 50 of 104: the 4 failures that make 54 of 108 reach the rate; 3 do not.
+        fail_n(&b, 3);
+        assert_eq!(b.state(), State::Closed, "53 of 107");
+        fail_n(&b, 1);
+        let s = b.snapshot();
+        assert_eq!((s.state, s.calls, s.failures), (State::Open, 108, 54));
+    }
+}
+
+#[test]
+fn a_failure_admitted_in_an_earlier_generation_is_discarded_while_the_lane_is_open() {
+    let (b, _) = manual("libraryd", window(10_000, 10, 2));
+    let stale: Vec<_> = (0..3).map(|_| b.try_acquire().unwrap()).collect();
+    b.reset();
+    succeed_n(&b, 4);
+    stale.into_iter().for_each(|permit| permit.failure());
+    let s = b.snapshot();
+    assert_eq!((s.state, s.calls, s.failures), (State::Closed, 4, 0));
+    assert_eq!(s.totals.failure, 3, "a lifetime total");
+}
+
+#[test]
+fn a_failure_past_its_bucket_is_counted_in_the_next() {
+    // Two buckets of a second.
+    let (b, clock) = manual("libraryd", window(2_000, 2, 2));
+    succeed_n(&b, 3);
+    clock.advance(Duration::from_millis(1_000));
+    // The lane was opened for the first bucket, which has ended.
+    fail_n(&b, 1);
+    assert_eq!(b.snapshot().calls, 4);
+    clock.advance(Duration::from_millis(1_000));
+    let s = b.snapshot();
+    assert_eq!((s.calls, s.failures), (1, 1), "the first bucket expired");
 }
