@@ -92,7 +92,7 @@ pub(crate) use admit::shadowed;
 #[cfg(feature = "policy")]
 pub(crate) use bulkhead::CallSlot;
 pub(crate) use flags::Flag;
-pub(crate) use lane::{LaneBucket, LaneCounts, TimeLane, MAX_CREDIT};
+pub(crate) use lane::{LaneBucket, LaneCounts, OwnedSuccesses, TimeLane, MAX_CREDIT};
 pub(crate) use packed::{Packed, PackedCalls, Threshold, MAX_PACKED};
 pub(crate) use shared::Shared;
 pub(crate) use tally::Ending;

@@ -132,8 +132,8 @@ pub(crate) struct Machine {
     configured: bool,
     /// Whether the time window's lane was opened and not closed since (see `lane.rs`).
     lane_open: bool,
-    /// The failures the open lane was opened to take.
-    lane_credit: u32,
+    /// Whether the totals' owner was given a lane, whose count the lock takes.
+    owner_lane: bool,
     /// What the operation under way asks of the packed window's word, taken by its owner
     /// (see [`take_packed_write`](Self::take_packed_write)).
     packed_write: Option<PackedWrite>,
@@ -169,7 +169,7 @@ impl Machine {
             transition: None,
             configured: true,
             lane_open: false,
-            lane_credit: 0,
+            owner_lane: false,
             packed_write: None,
             seat: None,
         };

@@ -29,6 +29,28 @@
 //! the lane, and read after it: a reading of a later bucket's end means the lock closed
 //! the lane before storing it, and the swap then fails. Likewise the admission word, which
 //! the lock stores before the lane is opened: a later generation's means the lane was closed.
+//!
+//! # The owner's successes
+//!
+//! The thread that owns the breaker's totals (`engine/tally.rs`), the only one in a
+//! service that calls from one thread, counts its successes without a read-modify-write:
+//! when that thread opens the lane under the lock, it is *given* the lane
+//! ([`TimeLane::give_owner`]), and its own word, on a line of its own, holds the lane's tag
+//! and a count of none. A success of the owner, checked as any other against the lane's
+//! word, its generation and its bucket, adds one to that count with a plain store
+//! ([`TimeLane::count_owned`]); a lane it was not given sends it to the lock, which gives
+//! it the next. Every operation under the lock reads the count
+//! ([`TimeLane::take_owned`]) and the machine takes what was not taken before into the
+//! bucket and generation of the lane it belongs to (`Machine::owner_counted`).
+//!
+//! Without a read-modify-write, the owner cannot know that the lock closed the lane between
+//! its check and its store: such a success is counted when the lock next reads the count,
+//! into its own bucket while that bucket is in the window, and discarded if the generation
+//! changed since, as it would have been had it come after the change. Nothing that happens
+//! after the store misses it: whatever reads the breaker under the lock after it reads the
+//! count first. Only the owner writes the count, outside the lock or (giving it a lane)
+//! under it, so the lane it counts in changes only under the lock, with what the lock keeps
+//! of that lane: its generation, its bucket, and how much of the count it took.
 
 use crate::clock::{ClockSource, CoarsePeriod};
 use crate::sync::{AtomicU64, Ordering};
@@ -49,6 +71,9 @@ const OPEN: u64 = 1 << 32;
 const COUNTS: u64 = CREDIT | SUCCESSES;
 const TAG_SHIFT: u32 = 33;
 const _: () = assert!(COUNTS == OPEN - 1, "the counts are the bits below OPEN");
+/// The owner's successes, below the tag of its lane; a count that holds this many takes no
+/// more.
+const OWNED: u64 = (1 << TAG_SHIFT) - 1;
 
 /// Where the lane's bucket ends, as the machine tells it when the lane may open, and the
 /// failures it may take.
@@ -60,32 +85,51 @@ pub(crate) struct LaneBucket {
     pub(crate) end: u64,
     /// The failures in a row that cannot trip the window (at most [`MAX_CREDIT`]).
     pub(crate) credit: u32,
+    /// The bucket's index in its window, for the owner's successes counted late.
+    pub(crate) index: u64,
+}
+
+/// Successes the owner counted in the lane it was given that the machine did not take yet,
+/// with that lane's generation and bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OwnedSuccesses {
+    pub(crate) generation: u64,
+    pub(crate) bucket: u64,
+    pub(crate) successes: u64,
 }
 
 /// What a lane counted between its opening and its closing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct LaneCounts {
     pub(crate) successes: u64,
-    /// The credit left: the failures it took are its opening credit less this.
-    pub(crate) credit_left: u32,
+    /// The credit it was opened with, less the credit left.
+    pub(crate) failures: u64,
 }
 
 /// The lane of a time window's results (see the module's docs).
 #[derive(Debug, Default)]
 pub(crate) struct TimeLane {
     word: AtomicU64,
-    /// The word as the breaker's totals' owner (`engine/tally.rs`) last left it by a swap,
-    /// written by it alone: the word its next swap tries first, unread.
-    owner_seen: OwnLine,
+    /// The successes of the breaker's totals' owner (`engine/tally.rs`) in the lane the lock
+    /// gave it, `tag << TAG_SHIFT | successes`: written by the owner alone.
+    owner: OwnLine,
     /// The bucket on the coarse clock; `coarse_until` is 0 when it has not been paired.
     coarse_from: AtomicU64,
     coarse_until: AtomicU64,
     /// The bucket's end in ticks, read when `coarse_until` is 0.
     end: AtomicU64,
+    /// Read and written under the breaker's lock only: the credit and bucket the lane was
+    /// last opened with, and the generation and bucket of the lane the owner was given and
+    /// how much of its count was taken.
+    credit: AtomicU64,
+    bucket: AtomicU64,
+    owner_generation: AtomicU64,
+    owner_bucket: AtomicU64,
+    owner_taken: AtomicU64,
 }
 
-/// A word on a cache line of its own: the owner's guess, away from the lane's word, which
-/// a thread reads slowly just after its own swap of it.
+/// A word on a cache line of its own: the owner's count, away from the lane's word, which
+/// the other threads swap.
 #[derive(Debug, Default)]
 #[repr(align(128))]
 struct OwnLine(AtomicU64);
@@ -114,9 +158,10 @@ impl TimeLane {
         }
         let closed = ((word >> TAG_SHIFT).wrapping_add(1)) << TAG_SHIFT;
         let counted = self.word.swap(closed, Ordering::AcqRel);
+        let left = (counted & CREDIT) >> CREDIT_SHIFT;
         Some(LaneCounts {
             successes: counted & SUCCESSES,
-            credit_left: ((counted & CREDIT) >> CREDIT_SHIFT) as u32,
+            failures: self.credit.load(Ordering::Relaxed).saturating_sub(left),
         })
     }
 
@@ -130,8 +175,11 @@ impl TimeLane {
         self.end.store(bucket.end, Ordering::Release);
         let closed = self.word.load(Ordering::Relaxed);
         debug_assert_eq!(closed & (OPEN | COUNTS), 0, "opened twice");
-        let credit = u64::from(bucket.credit.min(MAX_CREDIT)) << CREDIT_SHIFT;
-        self.word.store(closed | OPEN | credit, Ordering::Release);
+        let credit = u64::from(bucket.credit.min(MAX_CREDIT));
+        self.credit.store(credit, Ordering::Relaxed);
+        self.bucket.store(bucket.index, Ordering::Relaxed);
+        self.word
+            .store(closed | OPEN | credit << CREDIT_SHIFT, Ordering::Release);
     }
 
     /// Counts a success, or a `failure`, of the permit stamped `stamp` if the lane is open
@@ -139,13 +187,8 @@ impl TimeLane {
     /// bucket holds the present and, for a failure, credit is left; says whether it did. If
     /// not, nothing was written.
     ///
-    /// The breaker's totals' `owner` swaps first from the word its last swap left, unread
-    /// (a read of the word just after the thread's own swap of it waits for that swap to
-    /// be written back). That guess is a word of a lane the owner's own swap found open, and
-    /// so saw opened, with its bucket's end and its generation's admission word: what the
-    /// owner reads of them is that lane's, or a later one's, written after that lane was
-    /// closed, and then the word is no longer the guess and the swap fails. A guess that
-    /// fails for any reason leaves the decision to a reading of the word.
+    /// A success of the breaker's totals' `owner` goes to its own count
+    /// ([`count_owned`](Self::count_owned)); every other result swaps the word.
     #[inline(always)]
     pub(crate) fn count(
         &self,
@@ -155,34 +198,38 @@ impl TimeLane {
         clock: &ClockSource,
         owner: bool,
     ) -> bool {
-        if owner {
-            let guess = self.owner_seen.0.load(Ordering::Relaxed);
-            if guess & OPEN != 0 && stamp.is(word()) && self.holds_present(clock) {
-                if let Some(next) = counted(guess, failure) {
-                    if self
-                        .word
-                        .compare_exchange(guess, next, Ordering::AcqRel, Ordering::Relaxed)
-                        .is_ok()
-                    {
-                        self.owner_seen.0.store(next, Ordering::Relaxed);
-                        return true;
-                    }
-                }
-            }
+        if owner && !failure {
+            return self.count_owned(stamp, word, clock);
         }
-        self.count_read(stamp, failure, word, clock, owner)
+        self.count_swapped(stamp, failure, word, clock)
     }
 
-    /// [`count`](Self::count) from a reading of the word: every thread's but the owner's,
-    /// and the owner's when its guess failed.
+    /// The owner's success: one more in its own count, with a plain store, if the lock gave
+    /// it the lane that is open (see the module's docs); if not, the lock decides, and gives
+    /// it the lane it opens next.
+    #[inline(always)]
+    fn count_owned(&self, stamp: Stamp, word: impl Fn() -> Word, clock: &ClockSource) -> bool {
+        let seen = self.word.load(Ordering::Acquire);
+        if seen & OPEN == 0 || !stamp.is(word()) || !self.holds_present(clock) {
+            return false;
+        }
+        let owned = self.owner.0.load(Ordering::Relaxed);
+        if owned >> TAG_SHIFT != seen >> TAG_SHIFT || owned & OWNED == OWNED {
+            return false;
+        }
+        self.owner.0.store(owned + 1, Ordering::Release);
+        true
+    }
+
+    /// [`count`](Self::count) by a compare-and-swap of the word: a failure, or a success of
+    /// a thread that does not own the totals.
     #[inline(never)]
-    fn count_read(
+    fn count_swapped(
         &self,
         stamp: Stamp,
         failure: bool,
         word: impl Fn() -> Word,
         clock: &ClockSource,
-        owner: bool,
     ) -> bool {
         let mut seen = self.word.load(Ordering::Acquire);
         if seen & OPEN == 0 || !stamp.is(word()) || !self.holds_present(clock) {
@@ -196,18 +243,43 @@ impl TimeLane {
                 .word
                 .compare_exchange_weak(seen, next, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => {
-                    if owner {
-                        self.owner_seen.0.store(next, Ordering::Relaxed);
-                    }
-                    return true;
-                }
+                Ok(_) => return true,
                 // Another result: the same lane, try again.
                 Err(found) if found & !COUNTS == seen & !COUNTS => seen = found,
                 // Closed since: the lock decides.
                 Err(_) => return false,
             }
         }
+    }
+
+    /// Under the lock: what the owner counted in the lane it was given since the lock last
+    /// took its count, if anything.
+    #[inline]
+    pub(crate) fn take_owned(&self) -> Option<OwnedSuccesses> {
+        let counted = self.owner.0.load(Ordering::Acquire) & OWNED;
+        let taken = self.owner_taken.load(Ordering::Relaxed);
+        // Only the owner writes its count, and it is given a new lane, with a count of none,
+        // only under the lock, after this.
+        let successes = counted.checked_sub(taken).filter(|&n| n != 0)?;
+        self.owner_taken.store(counted, Ordering::Relaxed);
+        Some(OwnedSuccesses {
+            generation: self.owner_generation.load(Ordering::Relaxed),
+            bucket: self.owner_bucket.load(Ordering::Relaxed),
+            successes,
+        })
+    }
+
+    /// Under the lock, by the totals' owner, once the lane is open in `generation` and the
+    /// owner's count of the lane before was taken ([`take_owned`](Self::take_owned)): gives
+    /// the owner this lane, with a count of none.
+    #[inline]
+    pub(crate) fn give_owner(&self, generation: u64) {
+        let tag = self.word.load(Ordering::Relaxed) >> TAG_SHIFT;
+        self.owner_generation.store(generation, Ordering::Relaxed);
+        self.owner_bucket
+            .store(self.bucket.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.owner_taken.store(0, Ordering::Relaxed);
+        self.owner.0.store(tag << TAG_SHIFT, Ordering::Release);
     }
 
     /// Whether the clock proves the lane's bucket has not ended: the coarse clock if the

@@ -179,7 +179,19 @@ impl Shared {
         if m.lane_open() {
             self.close_lane(&mut m);
         }
+        if m.owner_has_lane() {
+            self.take_owned(&mut m);
+        }
         m
+    }
+
+    /// Takes what the totals' owner counted in the lane it was given, and the machine did
+    /// not take yet, into the machine (see `engine/lane.rs`).
+    #[inline]
+    fn take_owned(&self, m: &mut Machine) {
+        if let Some(late) = self.lane().and_then(TimeLane::take_owned) {
+            m.owner_counted(late);
+        }
     }
 
     /// Closes the open lane, counting what it counted into the machine's window.
@@ -200,8 +212,15 @@ impl Shared {
     #[inline(always)]
     fn open_lane(&self, m: &mut Machine) {
         if let Some(bucket) = m.lane() {
-            self.identity.rare_made().lane.open(bucket);
-            m.lane_opened(bucket);
+            let lane = &self.identity.rare_made().lane;
+            lane.open(bucket);
+            m.lane_opened();
+            // The owner's count of the lane before was taken when the lock was taken, and
+            // only the owner writes it: this thread, here.
+            if self.totals.seat().owned() {
+                lane.give_owner(m.generation());
+                m.owner_given();
+            }
         }
     }
 

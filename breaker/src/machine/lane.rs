@@ -2,7 +2,7 @@
 //! for which bucket and how many failures, and where its counts go when it closes.
 
 use super::{Machine, Phase};
-use crate::engine::{LaneBucket, LaneCounts, MAX_CREDIT};
+use crate::engine::{LaneBucket, LaneCounts, OwnedSuccesses, MAX_CREDIT};
 use crate::rule::{failure_room, judged, trips};
 use crate::window::{LockedWindow, OutcomeWindow};
 
@@ -45,23 +45,46 @@ impl Machine {
         self.lane_open
     }
 
-    /// The lane was opened for the bucket [`lane`](Self::lane) told, with its credit.
+    /// The lane was opened for the bucket [`lane`](Self::lane) told.
     #[inline]
-    pub(crate) fn lane_opened(&mut self, bucket: LaneBucket) {
+    pub(crate) fn lane_opened(&mut self) {
         self.lane_open = true;
-        self.lane_credit = bucket.credit;
+    }
+
+    /// Whether the totals' owner was given a lane, whose count the lock takes.
+    #[inline(always)]
+    pub(crate) fn owner_has_lane(&self) -> bool {
+        self.owner_lane
+    }
+
+    /// The totals' owner was given the lane just opened.
+    #[inline]
+    pub(crate) fn owner_given(&mut self) {
+        self.owner_lane = true;
+    }
+
+    /// What the owner counted in the lane it was given and the machine did not take yet:
+    /// counted into that lane's bucket if its generation is still the breaker's CLOSED and
+    /// the bucket still in the window; else discarded, as a result of an older generation,
+    /// or one that expired with its bucket.
+    pub(crate) fn owner_counted(&mut self, late: OwnedSuccesses) {
+        if late.generation != self.generation || !matches!(self.phase, Phase::Closed) {
+            return;
+        }
+        if let OutcomeWindow::Locked(LockedWindow::Time(window)) = &mut self.window {
+            window.add_successes_at(late.bucket, late.successes);
+        }
     }
 
     /// The lane was closed, having counted `counted` into the bucket it was opened for,
     /// which is still the newest: only the lock moves the window, and it closes the lane
-    /// first. They are counted there: the successes, and the failures, the credit it took.
+    /// first. They are counted there.
     #[inline]
     pub(crate) fn lane_closed(&mut self, counted: LaneCounts) {
         self.lane_open = false;
-        let failures = self.lane_credit.saturating_sub(counted.credit_left);
         if let OutcomeWindow::Locked(LockedWindow::Time(window)) = &mut self.window {
-            if counted.successes != 0 || failures != 0 {
-                window.add_lane(counted.successes, u64::from(failures));
+            if counted.successes != 0 || counted.failures != 0 {
+                window.add_lane(counted.successes, counted.failures);
             }
         }
     }

@@ -163,6 +163,7 @@ impl TimeWindow {
             coarse: self.coarse,
             end: self.origin.checked_add(self.current_end)?,
             credit,
+            index: self.current,
         })
     }
 
@@ -176,6 +177,18 @@ impl TimeWindow {
         };
         self.buckets[self.slot] = more(self.buckets[self.slot]);
         self.totals = more(self.totals);
+    }
+
+    /// Adds `successes` to the bucket of index `bucket`, the newest or an older one, if it is
+    /// still in the window; one that expired since takes them with it.
+    pub(crate) fn add_successes_at(&mut self, bucket: u64, successes: u64) {
+        let live = self.buckets.len() as u64;
+        if bucket > self.current || self.current - bucket >= live {
+            return;
+        }
+        let slot = (bucket % live) as usize;
+        self.buckets[slot].calls += successes;
+        self.totals.calls += successes;
     }
 
     pub(crate) fn totals(&mut self, now: Option<u64>) -> Totals {

@@ -4,6 +4,8 @@
 //! threshold is still the one that trips. The races are loom's
 //! (`tests/loom_time_lane.rs`); these are the sequences, on a manual clock.
 
+use std::sync::Arc;
+use std::thread;
 use std::time::Duration;
 
 use breakerbox::testing::{fail_n, manual};
@@ -182,4 +184,36 @@ fn a_failure_past_its_bucket_is_counted_in_the_next() {
     clock.advance(Duration::from_millis(1_000));
     let s = b.snapshot();
     assert_eq!((s.calls, s.failures), (1, 1), "the first bucket expired");
+}
+
+#[test]
+fn results_of_the_totals_owner_and_of_other_threads_are_each_counted_once() {
+    let (b, _) = manual("libraryd", window(10_000, 10, 4));
+    // This thread counts first: it owns the totals, and counts its successes on its own.
+    succeed_n(&b, 4);
+    let b = Arc::new(b);
+    let calls = |b: &Breaker| {
+        for i in 0..10_000 {
+            let permit = b.try_acquire().expect("one failure in ten never trips");
+            if i % 10 == 0 {
+                permit.failure();
+            } else {
+                permit.success();
+            }
+        }
+    };
+    let others: Vec<_> = (0..3)
+        .map(|_| {
+            let b = Arc::clone(&b);
+            thread::spawn(move || calls(&b))
+        })
+        .collect();
+    calls(&b);
+    others.into_iter().for_each(|t| t.join().unwrap());
+    let s = b.snapshot();
+    assert_eq!(
+        (s.state, s.calls, s.failures),
+        (State::Closed, 40_004, 4_000)
+    );
+    assert_eq!((s.totals.success, s.totals.failure), (36_004, 4_000));
 }
