@@ -39,6 +39,15 @@ fn breaker(span: Duration, buckets: u32) -> (Arc<Breaker>, ManualClock) {
     )
 }
 
+/// Runs `here` on this thread while `there` runs on another, on the same breaker, and waits
+/// for both.
+fn race(b: &Arc<Breaker>, here: impl FnOnce(), there: impl FnOnce(&Breaker) + Send + 'static) {
+    let b = Arc::clone(b);
+    let other = thread::spawn(move || there(&b));
+    here();
+    other.join().unwrap();
+}
+
 fn succeed_n(b: &Breaker, n: usize) {
     for _ in 0..n {
         b.try_acquire().expect("closed").success();
@@ -64,12 +73,11 @@ fn a_lane_success_racing_a_failure_is_counted_once() {
         // Judged and healthy: the lane is open.
         succeed_n(&b, 2);
         let success = b.try_acquire().unwrap();
-        let failing = {
-            let b = Arc::clone(&b);
-            thread::spawn(move || b.try_acquire().unwrap().failure())
-        };
-        success.success();
-        failing.join().unwrap();
+        race(
+            &b,
+            || success.success(),
+            |b| b.try_acquire().unwrap().failure(),
+        );
         assert_eq!(window(&b), (State::Closed, 4, 1));
     });
 }
@@ -81,12 +89,11 @@ fn a_lane_success_racing_the_failure_that_trips_is_judged_before_it_or_discarded
         succeed_n(&b, 3);
         fail_n(&b, 2);
         let success = b.try_acquire().unwrap();
-        let failing = {
-            let b = Arc::clone(&b);
-            thread::spawn(move || b.try_acquire().unwrap().failure())
-        };
-        success.success();
-        failing.join().unwrap();
+        race(
+            &b,
+            || success.success(),
+            |b| b.try_acquire().unwrap().failure(),
+        );
         match window(&b) {
             // The success first: 3 of 7.
             (State::Closed, calls, failures) => assert_eq!((calls, failures), (7, 3)),
@@ -110,17 +117,16 @@ fn a_lane_success_racing_a_rotation_is_counted_once_in_a_live_bucket() {
         let (b, clock) = breaker(Duration::from_secs(2), 2);
         succeed_n(&b, 2);
         let success = b.try_acquire().unwrap();
-        let rotating = {
-            let b = Arc::clone(&b);
-            let clock = clock.clone();
-            thread::spawn(move || {
-                clock.advance(Duration::from_secs(1));
+        let there = clock.clone();
+        race(
+            &b,
+            || success.success(),
+            move |b| {
+                there.advance(Duration::from_secs(1));
                 // Moves the window to the second bucket.
-                fail_n(&b, 1);
-            })
-        };
-        success.success();
-        rotating.join().unwrap();
+                fail_n(b, 1);
+            },
+        );
         assert_eq!(window(&b), (State::Closed, 4, 1));
         clock.advance(Duration::from_secs(1));
         // The first bucket expired: the success is in it if its reading was before the
@@ -135,19 +141,19 @@ fn a_lane_success_racing_a_rotation_is_counted_once_in_a_live_bucket() {
 fn a_stale_success_racing_a_reset_never_counts_in_the_next_generation() {
     check(|| {
         let (b, _) = breaker(Duration::from_secs(10), 10);
-        // The third through the lane: the main thread, the totals' owner, then guesses.
+        // The third through the lane: the main thread owns the totals, and counts its
+        // successes on its own.
         succeed_n(&b, 3);
         let stale = b.try_acquire().unwrap();
-        let resetting = {
-            let b = Arc::clone(&b);
-            thread::spawn(move || {
+        race(
+            &b,
+            || stale.success(),
+            |b| {
                 b.reset();
                 // Judged again: the lane opens in the new generation.
-                succeed_n(&b, 2);
-            })
-        };
-        stale.success();
-        resetting.join().unwrap();
+                succeed_n(b, 2);
+            },
+        );
         // Counted before the reset, which emptied the window, or discarded after it.
         assert_eq!(window(&b), (State::Closed, 2, 0));
     });
@@ -160,12 +166,11 @@ fn two_failures_racing_for_the_last_credit_trip_the_window_whichever_takes_it() 
         // 2 successes: judged, and one more failure (1 of 3) cannot trip: a credit of 1.
         succeed_n(&b, 2);
         let first = b.try_acquire().unwrap();
-        let second = {
-            let b = Arc::clone(&b);
-            thread::spawn(move || b.try_acquire().unwrap().failure())
-        };
-        first.failure();
-        second.join().unwrap();
+        race(
+            &b,
+            || first.failure(),
+            |b| b.try_acquire().unwrap().failure(),
+        );
         // One took the credit; the other was judged under the lock with it: 2 of 4.
         assert_eq!(window(&b), (State::Open, 4, 2));
     });
@@ -177,12 +182,11 @@ fn a_lane_failure_racing_a_success_is_counted_once() {
         let (b, _) = breaker(Duration::from_secs(10), 10);
         succeed_n(&b, 3);
         let failing = b.try_acquire().unwrap();
-        let succeeding = {
-            let b = Arc::clone(&b);
-            thread::spawn(move || b.try_acquire().unwrap().success())
-        };
-        failing.failure();
-        succeeding.join().unwrap();
+        race(
+            &b,
+            || failing.failure(),
+            |b| b.try_acquire().unwrap().success(),
+        );
         assert_eq!(window(&b), (State::Closed, 5, 1));
     });
 }
@@ -191,18 +195,18 @@ fn a_lane_failure_racing_a_success_is_counted_once() {
 fn a_stale_failure_racing_a_reset_never_counts_in_the_next_generation() {
     check(|| {
         let (b, _) = breaker(Duration::from_secs(10), 10);
-        // The third through the lane: the main thread, the totals' owner, then guesses.
+        // The third through the lane: the main thread owns the totals, and counts its
+        // successes on its own.
         succeed_n(&b, 3);
         let stale = b.try_acquire().unwrap();
-        let resetting = {
-            let b = Arc::clone(&b);
-            thread::spawn(move || {
+        race(
+            &b,
+            || stale.failure(),
+            |b| {
                 b.reset();
-                succeed_n(&b, 2);
-            })
-        };
-        stale.failure();
-        resetting.join().unwrap();
+                succeed_n(b, 2);
+            },
+        );
         // Counted before the reset, which emptied the window, or discarded after it.
         assert_eq!(window(&b), (State::Closed, 2, 0));
         assert_eq!(b.snapshot().totals.failure, 1, "a lifetime total");
