@@ -207,6 +207,11 @@ impl TimeLane {
     /// The owner's success: one more in its own count, with a plain store, if the lock gave
     /// it the lane that is open (see the module's docs); if not, the lock decides, and gives
     /// it the lane it opens next.
+    ///
+    /// The word is read again after the bucket's end and the admission word: the same lane
+    /// then means they were that lane's (the lock stores a later lane's only after closing
+    /// this one, with a new tag), so the success is of that lane's generation, at a time in
+    /// its bucket. A swap needs no second reading: it fails on a closed lane by itself.
     #[inline(always)]
     fn count_owned(&self, stamp: Stamp, word: impl Fn() -> Word, clock: &ClockSource) -> bool {
         let seen = self.word.load(Ordering::Acquire);
@@ -214,7 +219,8 @@ impl TimeLane {
             return false;
         }
         let owned = self.owner.0.load(Ordering::Relaxed);
-        if owned >> TAG_SHIFT != seen >> TAG_SHIFT || owned & OWNED == OWNED {
+        let lane = self.word.load(Ordering::Acquire) >> TAG_SHIFT;
+        if lane != seen >> TAG_SHIFT || owned >> TAG_SHIFT != lane || owned & OWNED == OWNED {
             return false;
         }
         self.owner.0.store(owned + 1, Ordering::Release);
