@@ -84,20 +84,41 @@ impl Task {
         name: &Arc<str>,
     ) -> Result<(), Failure> {
         self.own.remove(name);
-        self.seq += 1;
         let keys = Keys::new(&self.settings.prefix, name);
-        let message = self.message(Kind::Closed, self.wire(self.seq), 0, 0, name);
+        self.announce(
+            conn,
+            name,
+            &layout::WITHDRAW,
+            &[&keys.live, &keys.until],
+            Kind::Closed,
+        )
+        .await
+    }
+
+    /// Runs `script` on `keys` with this instance, the channel of `name` and a message of
+    /// `kind` for it (a new sequence number, no times), which the script publishes.
+    async fn announce(
+        &mut self,
+        conn: &mut Conn,
+        name: &Arc<str>,
+        script: &redis::Script,
+        keys: &[&str],
+        kind: Kind,
+    ) -> Result<(), Failure> {
+        self.seq += 1;
+        let message = self.message(kind, self.wire(self.seq), 0, 0, name);
         let (channel, publish) = self.channel_of(name);
-        let mut script = layout::WITHDRAW.prepare_invoke();
-        script
-            .key(&keys.live)
-            .key(&keys.until)
+        let mut invocation = script.prepare_invoke();
+        for key in keys {
+            invocation.key(*key);
+        }
+        invocation
             .arg(&*self.inner.instance)
             .arg(channel)
             .arg(message)
             .arg(publish);
         let wait = self.settings.timeout;
-        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
+        bounded_for_name(name, wait, invocation.invoke_async::<i64>(conn)).await?;
         Ok(())
     }
 
@@ -118,20 +139,9 @@ impl Task {
         name: &Arc<str>,
         kind: Kind,
     ) -> Result<(), Failure> {
-        self.seq += 1;
         let keys = Keys::new(&self.settings.prefix, name);
-        let message = self.message(kind, self.wire(self.seq), 0, 0, name);
-        let (channel, publish) = self.channel_of(name);
-        let mut script = layout::RELEASE_LEASE.prepare_invoke();
-        script
-            .key(&keys.lease)
-            .arg(&*self.inner.instance)
-            .arg(channel)
-            .arg(message)
-            .arg(publish);
-        let wait = self.settings.timeout;
-        bounded_for_name(name, wait, script.invoke_async::<i64>(conn)).await?;
-        Ok(())
+        self.announce(conn, name, &layout::RELEASE_LEASE, &[&keys.lease], kind)
+            .await
     }
 
     /// Writes (renews) this instance's opinion of `name` and publishes it.
