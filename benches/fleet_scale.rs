@@ -404,7 +404,20 @@ async fn fleet_at_scale(instances: usize, names: usize) {
     let mut adoption = Vec::new();
     for n in timed {
         fail_n(&breakers[0][n], 2);
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // The second opinion after every other instance heard the first: the quorum forms
+        // when the second is heard, which the time below measures.
+        let first = &all_names[n];
+        if time_until(PATIENCE, || {
+            fleets[2..].iter().all(|f| f.peers_open(first) >= 1)
+        })
+        .await
+        .is_none()
+        {
+            println!(
+                "{first}: the first opinion was not heard by every instance within {} s",
+                PATIENCE.as_secs()
+            );
+        }
         fail_n(&breakers[1][n], 2);
         let all = &breakers;
         let took = time_until(Duration::from_secs(20), || {
