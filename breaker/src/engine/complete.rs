@@ -70,10 +70,10 @@ impl Breaker {
     }
 
     /// A verdict of a CLOSED call not observed nor timed that `complete` did not record in
-    /// the packed window: a time window's lane takes it in one swap if it can (a function
-    /// apart from `complete_packed_or_locked`, light to call, so that the lane pays for none
-    /// of its registers), else the packed window's whole path or the lock. A guessing
-    /// owner's verdict skips the lane: the lock makes it watch again.
+    /// the packed window: a time window's lane takes it if it can, by a swap or (the owner's
+    /// success) a store (a function apart from `complete_packed_or_locked`, light to call,
+    /// so that the lane pays for none of its registers), else the packed window's whole path
+    /// or the lock. A guessing owner's verdict skips the lane: the lock makes it watch again.
     #[inline(never)]
     fn complete_in_lane_or_locked(&self, stamp: Stamp, ending: Ending, seat: Seat) {
         if !seat.guessing() && self.record_in_lane(stamp, ending, seat.watching()) {
